@@ -1,0 +1,99 @@
+/**
+ * Named fixtures for the contract suites. Each returns everything a test needs; tests destructure what they use.
+ * Roles: admin (escrow admin and factory owner), treasury, verifier (the marketplace verifier), poster, worker,
+ * verifierAgent (a task's own verifier), stranger; `others` are further funded accounts.
+ */
+import { ethers } from "hardhat";
+import { deployAll } from "../../scripts/deploy";
+
+export const USDC = (whole: number | bigint | string) => ethers.parseUnits(String(whole), 6);
+export const HOUR = 3600;
+export const DAY = 86_400;
+export const FEE_BPS = 1000;
+export const TASK_HASH = ethers.sha256(ethers.toUtf8Bytes("brief: translate the attached text"));
+export const EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"done"}'));
+export const CATEGORY = "general";
+export const ZONE = "global";
+export const STATUS = {
+  Funded: 0,
+  Assigned: 1,
+  Submitted: 2,
+  Verified: 3,
+  Completed: 4,
+  Cancelled: 5,
+  Disputed: 6,
+} as const;
+export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3 } as const;
+
+/** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */
+export async function deployEscrowFixture() {
+  const [admin, treasury, verifier, poster, worker, verifierAgent, stranger, ...others] = await ethers.getSigners();
+  const { escrow, agentFactory, mockUsdc, book } = await deployAll(
+    { admin: admin.address, treasury: treasury.address, verifier: verifier.address, feeBps: FEE_BPS, write: false },
+  );
+  const usdc = mockUsdc!;
+  const escrowAddress = await escrow.getAddress();
+  for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
+    await usdc.mint(account.address, USDC(1_000_000));
+    await usdc.connect(account).approve(escrowAddress, ethers.MaxUint256);
+  }
+  return { escrow, agentFactory, usdc, book, admin, treasury, verifier, poster, worker, verifierAgent, stranger, others };
+}
+
+/** A Funded task (id 1) of 100 USDC, one day long, judged by the marketplace verifier. */
+export async function fundedTaskFixture() {
+  const base = await deployEscrowFixture();
+  const { escrow, usdc, poster } = base;
+  const amount = USDC(100);
+  await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY);
+  return { ...base, taskId: 1n, amount };
+}
+
+/** Task 1 Assigned to `worker` by the marketplace verifier. */
+export async function assignedTaskFixture() {
+  const base = await fundedTaskFixture();
+  await base.escrow.connect(base.verifier).marketplaceAssign(base.taskId, base.worker.address);
+  return base;
+}
+
+/** Task 1 Submitted once by `worker`. */
+export async function submittedTaskFixture() {
+  const base = await assignedTaskFixture();
+  await base.escrow.connect(base.worker).submitEvidence(base.taskId, EVIDENCE_HASH);
+  return base;
+}
+
+/** Task 1 Verified (one failed verdict). */
+export async function failedVerdictFixture() {
+  const base = await submittedTaskFixture();
+  await base.escrow.connect(base.verifier).completeVerification(base.taskId, false);
+  return base;
+}
+
+/** Task 1 Disputed by the poster before the deadline. */
+export async function disputedTaskFixture() {
+  const base = await submittedTaskFixture();
+  await base.escrow.connect(base.poster).raiseDispute(base.taskId);
+  return base;
+}
+
+/** Task 1 escalated: submitted, never judged, poster claimed the timeout after the deadline. */
+export async function escalatedTaskFixture() {
+  const base = await submittedTaskFixture();
+  const { time } = await import("@nomicfoundation/hardhat-network-helpers");
+  await time.increase(DAY);
+  await base.escrow.connect(base.poster).claimTimeout(base.taskId);
+  return base;
+}
+
+/** Task 1 funded with its own verifier agent (createTaskWithVerifier) and assigned. */
+export async function agentVerifiedTaskFixture() {
+  const base = await deployEscrowFixture();
+  const { escrow, usdc, poster, verifierAgent, verifier, worker } = base;
+  const amount = USDC(100);
+  await escrow
+    .connect(poster)
+    .createTaskWithVerifier(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY, verifierAgent.address);
+  await escrow.connect(verifier).marketplaceAssign(1n, worker.address);
+  return { ...base, taskId: 1n, amount };
+}
