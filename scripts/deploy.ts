@@ -11,23 +11,13 @@ import path from "node:path";
 import hre from "hardhat";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import type { AgentFactory, MockUSDC, TaskEscrow } from "../typechain-types";
+import { addressBookPath, readAddressBook, type AddressBook } from "../server/chain/addressBook";
+
+export { addressBookPath, readAddressBook, type AddressBook };
 
 export const LOCAL_NETWORKS = new Set(["hardhat", "localhost"]);
 export const DEFAULT_FEE_BPS = 1000;
 export const DEFAULT_DEPLOY_FEE = 1_000_000n;
-
-export interface AddressBook {
-  chainId: number;
-  network: string;
-  escrow: { proxy: string; implementation: string };
-  agentFactory: { proxy: string; implementation: string };
-  token: { address: string; symbol: string; decimals: number };
-  admin: string;
-  treasury: string;
-  verifier: string;
-  feeBps: number;
-  startBlock: number;
-}
 
 export interface DeployOptions {
   /** Settlement token; a MockUSDC is deployed when omitted on a local network. */
@@ -40,6 +30,9 @@ export interface DeployOptions {
   deployFee?: bigint;
   /** Write `deployments/<network>.json` (default true). */
   write?: boolean;
+  /** The network name recorded in (and naming) the address book; defaults to the runtime's network. The devnet
+   * serves the in-process `hardhat` network as `localhost`. */
+  networkName?: string;
 }
 
 export interface Deployment {
@@ -48,14 +41,6 @@ export interface Deployment {
   agentFactory: AgentFactory;
   /** Present when the deployment created its own MockUSDC. */
   mockUsdc?: MockUSDC;
-}
-
-export function addressBookPath(network: string): string {
-  return path.join(__dirname, "..", "deployments", `${network}.json`);
-}
-
-export function readAddressBook(network: string): AddressBook {
-  return JSON.parse(fs.readFileSync(addressBookPath(network), "utf8")) as AddressBook;
 }
 
 function optionsFromEnv(network: string): DeployOptions {
@@ -112,9 +97,10 @@ export async function deployAll(
 
   const escrowProxy = await escrow.getAddress();
   const factoryProxy = await agentFactory.getAddress();
+  const networkName = options.networkName ?? network.name;
   const book: AddressBook = {
     chainId: Number((await ethers.provider.getNetwork()).chainId),
-    network: network.name,
+    network: networkName,
     escrow: { proxy: escrowProxy, implementation: await upgrades.erc1967.getImplementationAddress(escrowProxy) },
     agentFactory: {
       proxy: factoryProxy,
@@ -128,8 +114,8 @@ export async function deployAll(
     startBlock: escrowReceipt!.blockNumber,
   };
   if (options.write ?? true) {
-    fs.mkdirSync(path.dirname(addressBookPath(network.name)), { recursive: true });
-    fs.writeFileSync(addressBookPath(network.name), JSON.stringify(book, null, 2) + "\n");
+    fs.mkdirSync(path.dirname(addressBookPath(networkName)), { recursive: true });
+    fs.writeFileSync(addressBookPath(networkName), JSON.stringify(book, null, 2) + "\n");
   }
   return { book, escrow, agentFactory, mockUsdc };
 }
