@@ -1,0 +1,82 @@
+/**
+ * The database connection: PostgreSQL when DATABASE_URL is set, else an SQLite file per network under data/.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import knex, { type Knex } from "knex";
+import pg from "pg";
+
+// PostgreSQL returns int8 as strings; every bigint column here (block numbers, timestamps, task ids) is far below
+// 2^53, so numbers are exact.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number(v));
+
+export type Db = Knex;
+export type Dialect = "sqlite" | "postgres";
+
+export interface DbOptions {
+  databaseUrl?: string;
+  sqliteFile?: string;
+  sqliteDriver?: "better-sqlite3" | "sqlite3";
+  /** PostgreSQL schema to use (tests isolate themselves in their own schema). */
+  pgSchema?: string;
+}
+
+export function dialectOf(db: Db): Dialect {
+  return db.client.config.client === "pg" ? "postgres" : "sqlite";
+}
+
+/** The database options of a configuration. */
+export function dbOptions(config: {
+  databaseUrl?: string;
+  databaseSchema?: string;
+  sqliteFile: string;
+  sqliteDriver: "better-sqlite3" | "sqlite3";
+}): DbOptions {
+  return {
+    databaseUrl: config.databaseUrl,
+    pgSchema: config.databaseSchema,
+    sqliteFile: config.sqliteFile,
+    sqliteDriver: config.sqliteDriver,
+  };
+}
+
+export function createDb(options: DbOptions): Db {
+  if (options.databaseUrl) {
+    const schema = options.pgSchema;
+    return knex({
+      client: "pg",
+      connection: options.databaseUrl,
+      searchPath: schema ? [schema] : undefined,
+      pool: {
+        min: 0,
+        max: 10,
+        afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
+          if (!schema) return done(null, conn);
+          conn.query(`create schema if not exists "${schema}"`, (err) => done(err ?? null, conn));
+        },
+      },
+    });
+  }
+  const filename = options.sqliteFile ?? ":memory:";
+  if (filename !== ":memory:") fs.mkdirSync(path.dirname(filename), { recursive: true });
+  const driver = options.sqliteDriver ?? "better-sqlite3";
+  return knex({
+    client: driver,
+    connection: { filename },
+    useNullAsDefault: true,
+    pool: {
+      min: 1,
+      max: 1,
+      afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => {
+        const pragmas = ["journal_mode = WAL", "synchronous = NORMAL", "busy_timeout = 10000", "foreign_keys = ON"];
+        if (driver === "better-sqlite3") {
+          const db = conn as { pragma(s: string): unknown };
+          for (const p of pragmas) db.pragma(p);
+          return done(null, conn);
+        }
+        const db = conn as { exec(sql: string, cb: (err: Error | null) => void): void };
+        db.exec(pragmas.map((p) => `PRAGMA ${p};`).join(" "), (err) => done(err, conn));
+      },
+    },
+  });
+}

@@ -1,0 +1,30 @@
+import type { BlockHeader } from "../../indexer/types";
+import { chunks, type Queryable } from "./util";
+
+/** Remembers the hashes of indexed blocks, which is how a reorg is noticed and its common ancestor found. */
+export async function saveBlocks(db: Queryable, blocks: readonly BlockHeader[]): Promise<void> {
+  const rows = blocks.map((b) => ({
+    block_number: b.number,
+    block_hash: b.hash,
+    parent_hash: b.parentHash,
+    timestamp: b.timestamp,
+  }));
+  for (const chunk of chunks(rows)) {
+    await db("blocks").insert(chunk).onConflict("block_number").merge();
+  }
+}
+
+/** Stored blocks at or below `blockNumber`, newest first. */
+export async function listBlocksDownFrom(db: Queryable, blockNumber: number, limit: number): Promise<BlockHeader[]> {
+  const rows = await db("blocks").where("block_number", "<=", blockNumber).orderBy("block_number", "desc").limit(limit);
+  return rows.map((r) => ({
+    number: Number(r.block_number),
+    hash: r.block_hash,
+    parentHash: r.parent_hash,
+    timestamp: Number(r.timestamp),
+  }));
+}
+
+export async function deleteBlocksAfter(db: Queryable, blockNumber: number): Promise<void> {
+  await db("blocks").where("block_number", ">", blockNumber).delete();
+}

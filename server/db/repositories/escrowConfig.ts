@@ -1,0 +1,14 @@
+import type { EscrowConfigState } from "../../indexer/types";
+import type { Queryable } from "./util";
+
+/** Scalar settings of the escrow seen in its events (fee, treasury, verifier, admin, paused, implementation...). */
+export async function loadConfigValues(db: Queryable): Promise<EscrowConfigState["values"]> {
+  const rows = await db("escrow_config").select();
+  return Object.fromEntries(rows.map((r) => [r.key, { value: r.value, updatedBlock: Number(r.updated_block) }]));
+}
+
+export async function replaceConfigValues(db: Queryable, values: EscrowConfigState["values"]): Promise<void> {
+  await db("escrow_config").delete();
+  const rows = Object.entries(values).map(([key, v]) => ({ key, value: v.value, updated_block: v.updatedBlock }));
+  if (rows.length) await db("escrow_config").insert(rows);
+}

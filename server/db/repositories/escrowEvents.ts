@@ -1,0 +1,91 @@
+import type { StoredEvent } from "../../indexer/types";
+import { chunks, type Queryable } from "./util";
+
+interface EventRow {
+  block_number: number;
+  log_index: number;
+  block_hash: string;
+  tx_hash: string;
+  tx_index: number;
+  block_timestamp: number;
+  event_name: string;
+  task_id: number | null;
+  args: string;
+}
+
+const toRow = (e: StoredEvent): EventRow => ({
+  block_number: e.blockNumber,
+  log_index: e.logIndex,
+  block_hash: e.blockHash,
+  tx_hash: e.txHash,
+  tx_index: e.txIndex,
+  block_timestamp: e.blockTimestamp,
+  event_name: e.eventName,
+  task_id: e.taskId,
+  args: JSON.stringify(e.args),
+});
+
+const fromRow = (r: EventRow): StoredEvent => ({
+  blockNumber: Number(r.block_number),
+  logIndex: Number(r.log_index),
+  blockHash: r.block_hash,
+  txHash: r.tx_hash,
+  txIndex: Number(r.tx_index),
+  blockTimestamp: Number(r.block_timestamp),
+  eventName: r.event_name,
+  taskId: r.task_id === null ? null : Number(r.task_id),
+  args: JSON.parse(r.args),
+});
+
+/**
+ * Stores the events not stored yet and returns those, in chain order: a replayed range inserts nothing and so
+ * folds nothing.
+ */
+export async function insertNewEvents(db: Queryable, events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+  if (events.length === 0) return [];
+  const from = events[0].blockNumber;
+  const to = events[events.length - 1].blockNumber;
+  const existing = await db("escrow_events")
+    .whereBetween("block_number", [from, to])
+    .select("tx_hash", "log_index");
+  const seen = new Set(existing.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}:${r.log_index}`));
+  const fresh = events.filter((e) => !seen.has(`${e.txHash}:${e.logIndex}`));
+  for (const chunk of chunks(fresh.map(toRow))) {
+    await db("escrow_events").insert(chunk).onConflict(["tx_hash", "log_index"]).ignore();
+  }
+  return fresh;
+}
+
+/** Every stored event of the given tasks, in chain order. */
+export async function listEventsOfTasks(db: Queryable, taskIds: readonly number[]): Promise<StoredEvent[]> {
+  const out: StoredEvent[] = [];
+  for (const ids of chunks(taskIds, 500)) {
+    const rows = await db("escrow_events").whereIn("task_id", ids).orderBy(["block_number", "log_index"]);
+    out.push(...rows.map(fromRow));
+  }
+  return out.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+}
+
+/** Every stored event with one of `names`, in chain order. */
+export async function listEventsNamed(db: Queryable, names: readonly string[]): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events").whereIn("event_name", names).orderBy(["block_number", "log_index"]);
+  return rows.map(fromRow);
+}
+
+/** Deletes the events above `blockNumber`; returns what was deleted. */
+export async function deleteEventsAfter(db: Queryable, blockNumber: number): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events").where("block_number", ">", blockNumber);
+  await db("escrow_events").where("block_number", ">", blockNumber).delete();
+  return rows.map(fromRow);
+}
+
+export async function countEvents(db: Queryable): Promise<number> {
+  const row = await db("escrow_events").count({ n: "*" }).first();
+  return Number(row?.n ?? 0);
+}
+
+/** Events of one transaction (the API reads funding receipts through the chain, this is for diagnostics). */
+export async function listEventsOfTransaction(db: Queryable, txHash: string): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events").where({ tx_hash: txHash.toLowerCase() }).orderBy("log_index");
+  return rows.map(fromRow);
+}

@@ -1,0 +1,34 @@
+import type { OpenSubmissions } from "../../indexer/handlers";
+import { chunks, type Queryable } from "./util";
+
+export async function loadOpenSubmissions(db: Queryable, taskIds: readonly number[]): Promise<OpenSubmissions> {
+  const out: OpenSubmissions = new Map();
+  for (const ids of chunks(taskIds, 500)) {
+    const rows = await db("open_submissions").whereIn("task_id", ids);
+    for (const r of rows) {
+      const taskId = Number(r.task_id);
+      if (!out.has(taskId)) out.set(taskId, new Map());
+      out.get(taskId)!.set(r.submitter, r.evidence_hash);
+    }
+  }
+  return out;
+}
+
+export async function insertOpenSubmissions(
+  db: Queryable,
+  rows: readonly { taskId: number; submitter: string; evidenceHash: string; blockNumber: number }[],
+): Promise<void> {
+  const values = rows.map((r) => ({
+    task_id: r.taskId,
+    submitter: r.submitter,
+    evidence_hash: r.evidenceHash,
+    block_number: r.blockNumber,
+  }));
+  for (const chunk of chunks(values)) {
+    await db("open_submissions").insert(chunk).onConflict(["task_id", "submitter"]).merge();
+  }
+}
+
+export async function deleteOpenSubmissionsAfter(db: Queryable, blockNumber: number): Promise<void> {
+  await db("open_submissions").where("block_number", ">", blockNumber).delete();
+}

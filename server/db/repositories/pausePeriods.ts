@@ -1,0 +1,24 @@
+import type { PausePeriod } from "../../indexer/types";
+import type { Queryable } from "./util";
+
+/** Pause periods seen in the escrow's events; deadlines shift by the time spent paused. */
+export async function loadPausePeriods(db: Queryable): Promise<PausePeriod[]> {
+  const rows = await db("pause_periods").orderBy("seq");
+  return rows.map((r) => ({
+    seq: Number(r.seq),
+    startedAt: Number(r.started_at),
+    endedAt: r.ended_at === null ? null : Number(r.ended_at),
+    startedBlock: Number(r.started_block),
+  }));
+}
+
+export async function replacePausePeriods(db: Queryable, pauses: readonly PausePeriod[]): Promise<void> {
+  await db("pause_periods").delete();
+  const rows = pauses.map((p) => ({
+    seq: p.seq,
+    started_at: p.startedAt,
+    ended_at: p.endedAt,
+    started_block: p.startedBlock,
+  }));
+  if (rows.length) await db("pause_periods").insert(rows);
+}

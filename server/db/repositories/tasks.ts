@@ -1,0 +1,144 @@
+import type { Knex } from "knex";
+import { TASK_STATUS, type TaskRecord } from "../../indexer/types";
+import { chunks, toBool, type Queryable } from "./util";
+
+const toRow = (t: TaskRecord) => ({
+  task_id: t.taskId,
+  poster: t.poster,
+  worker: t.worker,
+  token: t.token,
+  amount: t.amount,
+  task_hash: t.taskHash,
+  evidence_hash: t.evidenceHash,
+  status: t.status,
+  category: t.category,
+  location_zone: t.locationZone,
+  created_at: t.createdAt,
+  deadline: t.deadline,
+  submission_attempts: t.submissionAttempts,
+  disputed_at: t.disputedAt,
+  verifier: t.verifier,
+  failed_verdict_at: t.failedVerdictAt,
+  escalated: t.escalated,
+  is_open: t.isOpen,
+  open_submission_count: t.openSubmissionCount,
+  fee_paid: t.feePaid,
+  payout: t.payout,
+  refund: t.refund,
+  created_block: t.createdBlock,
+  created_tx: t.createdTx,
+  updated_block: t.updatedBlock,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any): TaskRecord => ({
+  taskId: Number(r.task_id),
+  poster: r.poster,
+  worker: r.worker,
+  token: r.token,
+  amount: String(r.amount),
+  taskHash: r.task_hash,
+  evidenceHash: r.evidence_hash,
+  status: Number(r.status),
+  category: r.category,
+  locationZone: r.location_zone,
+  createdAt: Number(r.created_at),
+  deadline: Number(r.deadline),
+  submissionAttempts: Number(r.submission_attempts),
+  disputedAt: Number(r.disputed_at),
+  verifier: r.verifier,
+  failedVerdictAt: Number(r.failed_verdict_at),
+  escalated: toBool(r.escalated),
+  isOpen: toBool(r.is_open),
+  openSubmissionCount: Number(r.open_submission_count),
+  feePaid: r.fee_paid ?? null,
+  payout: r.payout ?? null,
+  refund: r.refund ?? null,
+  createdBlock: Number(r.created_block),
+  createdTx: r.created_tx,
+  updatedBlock: Number(r.updated_block),
+});
+
+export async function getTasks(db: Queryable, taskIds: readonly number[]): Promise<Map<number, TaskRecord>> {
+  const out = new Map<number, TaskRecord>();
+  for (const ids of chunks(taskIds, 500)) {
+    const rows = await db("tasks").whereIn("task_id", ids);
+    for (const r of rows) out.set(Number(r.task_id), fromRow(r));
+  }
+  return out;
+}
+
+export async function upsertTasks(db: Queryable, tasks: readonly TaskRecord[]): Promise<void> {
+  for (const chunk of chunks(tasks.map(toRow), 200)) {
+    await db("tasks").insert(chunk).onConflict("task_id").merge();
+  }
+}
+
+export async function deleteTasks(db: Queryable, taskIds: readonly number[]): Promise<void> {
+  for (const ids of chunks(taskIds, 500)) await db("tasks").whereIn("task_id", ids).delete();
+}
+
+export async function findTaskById(db: Queryable, taskId: number): Promise<TaskRecord | undefined> {
+  const row = await db("tasks").where({ task_id: taskId }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** Tasks funded with this brief hash, oldest first (the chain does not forbid reusing a hash). */
+export async function findTasksByHash(db: Queryable, taskHash: string): Promise<TaskRecord[]> {
+  const rows = await db("tasks").where({ task_hash: taskHash.toLowerCase() }).orderBy("task_id");
+  return rows.map(fromRow);
+}
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+/**
+ * SQL for a task's effective deadline: its deadline plus the seconds paused since its creation (the running pause
+ * counted up to `now`), as the escrow computes it.
+ */
+function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
+  return db.raw(
+    `(tasks.deadline + coalesce((select sum(coalesce(p.ended_at, ?) -
+        case when p.started_at > tasks.created_at then p.started_at else tasks.created_at end)
+      from pause_periods p where coalesce(p.ended_at, ?) > tasks.created_at), 0))`,
+    [now, now],
+  );
+}
+
+/** Funded single-worker tasks before their effective deadline at `now`, newest first. */
+export async function listOpenTasks(
+  db: Queryable,
+  { now, limit, offset, taskIds }: Page & { now: number; taskIds?: readonly number[] },
+): Promise<{ tasks: TaskRecord[]; total: number }> {
+  const base = () => {
+    const q = db("tasks")
+      .where({ status: TASK_STATUS.Funded, is_open: false })
+      .where(effectiveDeadlineSql(db, now), ">", now);
+    if (taskIds) q.whereIn("task_id", taskIds);
+    return q;
+  };
+  // Sequential: `db` may be a transaction, which is one connection.
+  const rows = await base().orderBy("task_id", "desc").limit(limit).offset(offset).select("tasks.*");
+  const count = await base().count({ n: "*" }).first();
+  return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
+}
+
+export async function listTasksByPoster(
+  db: Queryable,
+  poster: string,
+  { limit, offset }: Page,
+): Promise<{ tasks: TaskRecord[]; total: number }> {
+  const where = { poster: poster.toLowerCase() };
+  const rows = await db("tasks").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
+  const count = await db("tasks").where(where).count({ n: "*" }).first();
+  return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
+}
+
+/** Figures of the stats endpoint that come from the chain. */
+export async function taskStats(db: Queryable, now: number): Promise<{ openTasks: number; completedTasks: number }> {
+  const open = await listOpenTasks(db, { now, limit: 0, offset: 0 });
+  const completed = await db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first();
+  return { openTasks: open.total, completedTasks: Number(completed?.n ?? 0) };
+}

@@ -1,0 +1,89 @@
+/**
+ * The writer lock: exactly one indexer writes to a database at a time; a second one waits. PostgreSQL uses a
+ * session advisory lock (released by the server when the holder's connection dies); SQLite a lease row renewed
+ * while held (taken over once a dead holder's lease expires).
+ */
+import crypto from "node:crypto";
+import type { Knex } from "knex";
+import { dialectOf } from "../db/knex";
+import { releaseLease, renewLease, tryAcquireLease } from "../db/repositories/indexerLock";
+import { sleep } from "../chain/rpcErrors";
+
+export interface WriterLock {
+  /** Waits until the lock is held or `signal.aborted`; returns whether it is held. */
+  acquire(signal: { aborted: boolean }): Promise<boolean>;
+  /** Whether the lock is still held (a lease may have been lost). */
+  held(): boolean;
+  release(): Promise<void>;
+}
+
+export function createWriterLock(db: Knex, name: string, ttlMs: number): WriterLock {
+  return dialectOf(db) === "postgres" ? advisoryLock(db, name) : leaseLock(db, name, ttlMs);
+}
+
+function leaseLock(db: Knex, name: string, ttlMs: number): WriterLock {
+  const owner = `${process.pid}-${crypto.randomBytes(6).toString("hex")}`;
+  let isHeld = false;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    async acquire(signal) {
+      while (!signal.aborted) {
+        if (await tryAcquireLease(db, name, owner, ttlMs)) {
+          isHeld = true;
+          timer = setInterval(() => {
+            renewLease(db, name, owner, ttlMs)
+              .then((ok) => {
+                if (!ok) isHeld = false;
+              })
+              .catch(() => undefined);
+          }, Math.max(200, Math.floor(ttlMs / 3)));
+          timer.unref();
+          return true;
+        }
+        await sleep(Math.min(1000, Math.max(100, Math.floor(ttlMs / 5))));
+      }
+      return false;
+    },
+    held: () => isHeld,
+    async release() {
+      if (timer) clearInterval(timer);
+      if (isHeld) await releaseLease(db, name, owner).catch(() => undefined);
+      isHeld = false;
+    },
+  };
+}
+
+function advisoryLock(db: Knex, name: string): WriterLock {
+  const searchPath = String((db.client.config as { searchPath?: string[] }).searchPath ?? "public");
+  const key = crypto.createHash("sha256").update(`${searchPath}/${name}`).digest().readBigInt64BE(0).toString();
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  let connection: any;
+  let isHeld = false;
+  return {
+    async acquire(signal) {
+      connection = await db.client.acquireConnection();
+      connection.on?.("error", () => {
+        isHeld = false;
+      });
+      while (!signal.aborted) {
+        const result = await connection.query("select pg_try_advisory_lock($1::bigint) as ok", [key]);
+        if (result.rows[0].ok) {
+          isHeld = true;
+          return true;
+        }
+        await sleep(250);
+      }
+      await db.client.releaseConnection(connection);
+      connection = undefined;
+      return false;
+    },
+    held: () => isHeld,
+    async release() {
+      if (!connection) return;
+      if (isHeld) await connection.query("select pg_advisory_unlock($1::bigint)", [key]).catch(() => undefined);
+      await db.client.releaseConnection(connection);
+      connection = undefined;
+      isHeld = false;
+    },
+  };
+}

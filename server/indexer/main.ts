@@ -1,0 +1,32 @@
+/**
+ * `npm run indexer`: the indexer alone, for deployments that scale the API to several processes over one
+ * PostgreSQL. Only one indexer writes at a time; a second one waits for the lock. Stops on SIGINT/SIGTERM.
+ */
+import { loadConfig } from "../config";
+import { createLogger } from "../logger";
+import { createDb, dbOptions } from "../db/knex";
+import { migrateLatest } from "../db/migrations";
+import { createIndexer } from "./index";
+
+async function main() {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel, { service: "indexer", network: config.network });
+  const db = createDb(dbOptions(config));
+  await migrateLatest(db);
+  const indexer = createIndexer(config, db, logger);
+  await indexer.start();
+  logger.info("indexer started", { rpc: config.rpcUrl, database: config.databaseUrl ? "postgres" : config.sqliteFile });
+  const stop = async (signal: string) => {
+    logger.info("stopping", { signal });
+    await indexer.stop();
+    await db.destroy();
+    process.exit(0);
+  };
+  process.on("SIGINT", () => void stop("SIGINT"));
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+}
+
+main().catch((error) => {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

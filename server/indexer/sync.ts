@@ -1,0 +1,339 @@
+/**
+ * The sync loop: backfills the escrow's events from its deployment block in bounded ranges, then follows the head
+ * behind a number of confirmations. Each range's events, their projection and the checkpoint are written in one
+ * database transaction, so a crash at any moment leaves either the whole range or none of it. Stored block hashes
+ * reveal reorgs; the index then rolls back to the common ancestor and re-applies.
+ */
+import type { Knex } from "knex";
+import type { IndexerConfig } from "../config";
+import type { Logger } from "../logger";
+import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/escrowLogs";
+import { backoffDelay, classifyRpcError, sleep, withRetry } from "../chain/rpcErrors";
+import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/repositories/blocks";
+import { getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
+import { deleteEventsAfter, insertNewEvents, listEventsNamed, listEventsOfTasks } from "../db/repositories/escrowEvents";
+import { deleteTasks, getTasks, upsertTasks } from "../db/repositories/tasks";
+import { insertOpenSubmissions, loadOpenSubmissions } from "../db/repositories/openSubmissions";
+import { loadConfigValues, replaceConfigValues } from "../db/repositories/escrowConfig";
+import { loadTokens, replaceTokens } from "../db/repositories/allowedTokens";
+import { loadPausePeriods, replacePausePeriods } from "../db/repositories/pausePeriods";
+import { CONFIG_HANDLERS, emptyConfig, foldEvents, isConfigEvent, type FoldContext } from "./handlers";
+import { ensureChainIdentity } from "./chainIdentity";
+import { createWriterLock, type WriterLock } from "./lock";
+import type { BlockHeader, EscrowConfigState, StoredEvent, TaskRecord } from "./types";
+
+export const CHECKPOINT_NAME = "escrow";
+
+export interface IndexerOptions {
+  db: Knex;
+  chain: ChainReader;
+  network: string;
+  escrowAddress: string;
+  startBlock: number;
+  config: IndexerConfig;
+  logger: Logger;
+  /** How to reset the database, quoted when it belongs to another chain. */
+  resetHint?: string;
+  /** Test hooks: a fault thrown here aborts the range's transaction, as a crash would. */
+  faults?: { beforeCommit?: (range: { from: number; to: number }) => void | Promise<void> };
+}
+
+export interface IndexerStatus {
+  state: "starting" | "waiting-for-lock" | "backfilling" | "following" | "stopped";
+  checkpoint: number | null;
+  head: number | null;
+  eventsIndexed: number;
+  lastError: string | null;
+}
+
+/** Thrown by a write when another process holds the lock now. */
+class LockLostError extends Error {
+  override name = "LockLostError";
+}
+
+export class Indexer {
+  private readonly signal = { aborted: false };
+  private readonly lock: WriterLock;
+  private loop: Promise<void> | undefined;
+  private range: number;
+  private failures = 0;
+  private lastProgressLog = 0;
+  private readonly waiters = new Set<{ block: number; resolve: () => void }>();
+  private current: IndexerStatus = {
+    state: "starting",
+    checkpoint: null,
+    head: null,
+    eventsIndexed: 0,
+    lastError: null,
+  };
+
+  constructor(private readonly options: IndexerOptions) {
+    this.lock = createWriterLock(options.db, `indexer:${options.escrowAddress.toLowerCase()}`, options.config.lockTtlMs);
+    this.range = options.config.maxBlockRange;
+  }
+
+  status(): IndexerStatus {
+    return { ...this.current };
+  }
+
+  /**
+   * Checks the chain identity (throws ChainIdentityMismatchError), then runs the loop in the background. Resolves
+   * once the loop is running (it may still be waiting for the lock).
+   */
+  async start(): Promise<void> {
+    const { db, chain, network, escrowAddress, startBlock } = this.options;
+    await ensureChainIdentity(db, chain, {
+      network,
+      escrowAddress,
+      startBlock,
+      resetHint: this.options.resetHint ?? "reset the database (npm run db:reset)",
+    });
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.signal.aborted = true;
+    await this.loop;
+    await this.lock.release();
+    this.current.state = "stopped";
+  }
+
+  /** Resolves once every event up to `blockNumber` is queryable. */
+  waitForBlock(blockNumber: number, timeoutMs = 30_000): Promise<void> {
+    if ((this.current.checkpoint ?? -1) >= blockNumber) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const waiter = { block: blockNumber, resolve: () => (clearTimeout(timer), resolve()) };
+      const timer = setTimeout(() => {
+        this.waiters.delete(waiter);
+        reject(new Error(`indexer did not reach block ${blockNumber} within ${timeoutMs} ms (at ${this.current.checkpoint})`));
+      }, timeoutMs);
+      this.waiters.add(waiter);
+    });
+  }
+
+  private async run(): Promise<void> {
+    const { logger } = this.options;
+    while (!this.signal.aborted) {
+      try {
+        const progressed = await this.step();
+        this.failures = 0;
+        this.current.lastError = null;
+        if (!progressed) await sleep(this.options.config.pollIntervalMs);
+      } catch (error) {
+        if (error instanceof LockLostError) {
+          logger.warn("writer lock lost; waiting to take it again");
+          continue;
+        }
+        const kind = classifyRpcError(error);
+        this.failures++;
+        this.current.lastError = error instanceof Error ? error.message : String(error);
+        // A fatal error cannot be fixed by retrying soon; keep trying slowly in case the node or database recovers.
+        const delay = kind === "fatal" ? 30_000 : backoffDelay(this.failures - 1, 200, 30_000);
+        logger[kind === "fatal" ? "error" : "warn"]("indexer step failed", { kind, error, retryInMs: delay });
+        const until = Date.now() + delay;
+        while (!this.signal.aborted && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
+      }
+    }
+  }
+
+  /** Waits for the writer lock unless held; false when stopped while waiting. */
+  private async holdLock(): Promise<boolean> {
+    if (this.lock.held()) return true;
+    this.current.state = "waiting-for-lock";
+    const acquired = await this.lock.acquire(this.signal);
+    if (acquired) this.options.logger.info("indexer holds the writer lock", { escrow: this.options.escrowAddress });
+    return acquired;
+  }
+
+  /** One unit of work under the writer lock: a reorg check and one range. Returns whether anything was indexed. */
+  async step(): Promise<boolean> {
+    if (!(await this.holdLock())) return false;
+    const { db, chain, startBlock, config } = this.options;
+    const head = await withRetry(() => chain.blockNumber(), { signal: this.signal });
+    this.current.head = head;
+    const checkpoint = (await getCheckpoint(db, CHECKPOINT_NAME)) ?? { blockNumber: startBlock - 1, blockHash: "" };
+    this.publish(checkpoint.blockNumber);
+
+    if (checkpoint.blockNumber >= startBlock) {
+      const block = await withRetry(() => chain.block(checkpoint.blockNumber), { signal: this.signal });
+      if (!block || block.hash !== checkpoint.blockHash) {
+        await this.rollBack(checkpoint);
+        return true;
+      }
+    }
+    const target = head - config.confirmations;
+    if (target <= checkpoint.blockNumber) {
+      this.current.state = "following";
+      return false;
+    }
+    const from = checkpoint.blockNumber + 1;
+    const to = Math.min(target, from + this.range - 1);
+    this.current.state = target - to > this.range ? "backfilling" : "following";
+    const indexed = await this.indexRange(from, to, checkpoint);
+    if (indexed) this.logProgress(to, target);
+    return true;
+  }
+
+  /** Fetches, decodes and writes [from, to]. Returns false when the chain changed underneath (retried next step). */
+  private async indexRange(from: number, to: number, checkpoint: Checkpoint): Promise<boolean> {
+    const { db, chain, escrowAddress, startBlock } = this.options;
+    const { logs, workingRange } = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to), {
+      signal: this.signal,
+    });
+    if (workingRange < this.range) {
+      this.options.logger.info("node refused a large log range; using a smaller one", { range: workingRange });
+      this.range = workingRange;
+    }
+
+    const numbers = new Set<number>(logs.map((l) => l.blockNumber));
+    numbers.add(from);
+    numbers.add(to);
+    const headers = await this.fetchHeaders([...numbers]);
+    // Consistency: the range starts on our checkpoint and every log belongs to the block we read.
+    if (checkpoint.blockNumber >= startBlock && headers.get(from)!.parentHash !== checkpoint.blockHash) return false;
+    for (const log of logs) {
+      if (headers.get(log.blockNumber)!.hash !== log.blockHash.toLowerCase()) return false;
+    }
+
+    const events = logs
+      .map((log) => decodeEscrowLog(log, headers.get(log.blockNumber)!.timestamp))
+      .filter((e): e is StoredEvent => e !== undefined)
+      .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+
+    await db.transaction(async (trx) => {
+      const fresh = await insertNewEvents(trx, events);
+      await this.applyEvents(trx, fresh);
+      await saveBlocks(trx, [...headers.values()]);
+      await setCheckpoint(trx, CHECKPOINT_NAME, { blockNumber: to, blockHash: headers.get(to)!.hash });
+      await this.options.faults?.beforeCommit?.({ from, to });
+      if (!this.lock.held()) throw new LockLostError("the writer lock was lost during a write");
+      this.current.eventsIndexed += fresh.length;
+    });
+    this.publish(to);
+    return true;
+  }
+
+  private async fetchHeaders(numbers: number[]): Promise<Map<number, BlockHeader>> {
+    const { chain } = this.options;
+    const out = new Map<number, BlockHeader>();
+    const queue = [...numbers];
+    const worker = async () => {
+      for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
+        const number = n;
+        const block = await withRetry(() => chain.block(number), { signal: this.signal });
+        if (!block) throw Object.assign(new Error(`block ${number} not found`), { code: "SERVER_ERROR" });
+        out.set(number, { ...block, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase() });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(8, numbers.length) }, worker));
+    return out;
+  }
+
+  /** Folds freshly stored events into the projection inside the caller's transaction. */
+  private async applyEvents(trx: Knex.Transaction, fresh: StoredEvent[]): Promise<void> {
+    if (fresh.length === 0) return;
+    const taskIds = [...new Set(fresh.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
+    const tasks = await getTasks(trx, taskIds);
+    const ctx: FoldContext = { openSubmissions: await loadOpenSubmissions(trx, taskIds), newSubmissions: [] };
+    const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
+    const config = hasConfig ? await loadConfig(trx) : emptyConfig();
+    const { touchedTasks } = foldEvents(fresh, tasks, config, ctx);
+    await upsertTasks(trx, [...touchedTasks].map((id) => tasks.get(id)!));
+    await insertOpenSubmissions(trx, ctx.newSubmissions);
+    if (hasConfig) await saveConfig(trx, config);
+  }
+
+  /** Rolls the index back to the newest stored block still on the chain, then lets the loop re-apply. */
+  private async rollBack(checkpoint: Checkpoint): Promise<void> {
+    const { db, chain, startBlock, logger } = this.options;
+    let ancestor: BlockHeader | undefined;
+    let cursor = checkpoint.blockNumber;
+    search: while (cursor >= startBlock) {
+      const stored = await listBlocksDownFrom(db, cursor, 64);
+      if (stored.length === 0) break;
+      for (const block of stored) {
+        const onChain = await withRetry(() => chain.block(block.number), { signal: this.signal });
+        if (onChain && onChain.hash.toLowerCase() === block.hash) {
+          ancestor = block;
+          break search;
+        }
+      }
+      cursor = stored[stored.length - 1].number - 1;
+    }
+    const to: Checkpoint = ancestor
+      ? { blockNumber: ancestor.number, blockHash: ancestor.hash }
+      : { blockNumber: startBlock - 1, blockHash: "" };
+    logger.warn("reorg detected: rolling back", { from: checkpoint.blockNumber, to: to.blockNumber });
+
+    await db.transaction(async (trx) => {
+      const removed = await deleteEventsAfter(trx, to.blockNumber);
+      await deleteBlocksAfter(trx, to.blockNumber);
+      const affected = [...new Set(removed.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
+      await rebuildTasks(trx, affected);
+      if (removed.some((e) => isConfigEvent(e.eventName))) {
+        const config = emptyConfig();
+        foldEvents(await listEventsNamed(trx, Object.keys(CONFIG_HANDLERS)), new Map(), config, {
+          openSubmissions: new Map(),
+          newSubmissions: [],
+        });
+        await saveConfig(trx, config);
+      }
+      if (to.blockNumber >= startBlock) await setCheckpoint(trx, CHECKPOINT_NAME, to);
+      else await trx("checkpoints").where({ name: CHECKPOINT_NAME }).delete();
+      this.current.eventsIndexed -= removed.length;
+    });
+    this.current.checkpoint = to.blockNumber;
+  }
+
+  private publish(checkpoint: number) {
+    this.current.checkpoint = checkpoint;
+    for (const waiter of [...this.waiters]) {
+      if (checkpoint >= waiter.block) {
+        this.waiters.delete(waiter);
+        waiter.resolve();
+      }
+    }
+  }
+
+  private logProgress(at: number, target: number) {
+    const now = Date.now();
+    if (this.current.state !== "backfilling" && at < target) return;
+    if (now - this.lastProgressLog < 5000 && at < target) return;
+    this.lastProgressLog = now;
+    const { startBlock, logger } = this.options;
+    const total = Math.max(1, target - startBlock + 1);
+    const done = Math.max(0, at - startBlock + 1);
+    if (this.current.state === "backfilling" || at === target) {
+      logger.info(at >= target ? "indexer caught up" : "backfill progress", {
+        block: at,
+        target,
+        percent: Math.round((done / total) * 1000) / 10,
+        events: this.current.eventsIndexed,
+      });
+    }
+  }
+}
+
+/** Recomputes the projection of `taskIds` from their stored events (after a rollback removed some). */
+export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[]): Promise<void> {
+  if (taskIds.length === 0) return;
+  await deleteTasks(trx, taskIds);
+  for (const ids of [taskIds]) await trx("open_submissions").whereIn("task_id", ids).delete();
+  const events = await listEventsOfTasks(trx, taskIds);
+  const tasks = new Map<number, TaskRecord>();
+  const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };
+  foldEvents(events, tasks, emptyConfig(), ctx);
+  await upsertTasks(trx, [...tasks.values()]);
+  await insertOpenSubmissions(trx, ctx.newSubmissions);
+}
+
+async function loadConfig(trx: Knex.Transaction): Promise<EscrowConfigState> {
+  // One query at a time: a transaction is one connection.
+  return { values: await loadConfigValues(trx), tokens: await loadTokens(trx), pauses: await loadPausePeriods(trx) };
+}
+
+async function saveConfig(trx: Knex.Transaction, config: EscrowConfigState): Promise<void> {
+  await replaceConfigValues(trx, config.values);
+  await replaceTokens(trx, config.tokens);
+  await replacePausePeriods(trx, config.pauses);
+}

@@ -1,0 +1,85 @@
+/** Records shared by the indexer, its handlers and the repositories. Addresses are lower-case; uint256 are strings. */
+
+export type EventArgs = Record<string, string | boolean | number>;
+
+/** One escrow log as stored: keyed by (blockNumber, logIndex), unique by (txHash, logIndex). */
+export interface StoredEvent {
+  blockNumber: number;
+  logIndex: number;
+  blockHash: string;
+  txHash: string;
+  txIndex: number;
+  blockTimestamp: number;
+  eventName: string;
+  taskId: number | null;
+  args: EventArgs;
+}
+
+/** The task projection: every field of getTask plus verifier, failed-verdict time, escalation and settlement. */
+export interface TaskRecord {
+  taskId: number;
+  poster: string;
+  worker: string;
+  token: string;
+  amount: string;
+  taskHash: string;
+  evidenceHash: string;
+  status: number;
+  category: string;
+  locationZone: string;
+  createdAt: number;
+  deadline: number;
+  submissionAttempts: number;
+  disputedAt: number;
+  verifier: string;
+  failedVerdictAt: number;
+  escalated: boolean;
+  isOpen: boolean;
+  openSubmissionCount: number;
+  feePaid: string | null;
+  payout: string | null;
+  refund: string | null;
+  createdBlock: number;
+  createdTx: string;
+  updatedBlock: number;
+}
+
+export interface PausePeriod {
+  seq: number;
+  startedAt: number;
+  endedAt: number | null;
+  startedBlock: number;
+}
+
+export interface TokenConfig {
+  allowed: boolean;
+  minRatedAmount: string;
+  updatedBlock: number;
+}
+
+/** The escrow configuration as seen in its events. */
+export interface EscrowConfigState {
+  values: Record<string, { value: string; updatedBlock: number }>;
+  tokens: Record<string, TokenConfig>;
+  pauses: PausePeriod[];
+}
+
+export interface BlockHeader {
+  number: number;
+  hash: string;
+  parentHash: string;
+  timestamp: number;
+}
+
+export const TASK_STATUS = {
+  Funded: 0,
+  Assigned: 1,
+  Submitted: 2,
+  Verified: 3,
+  Completed: 4,
+  Cancelled: 5,
+  Disputed: 6,
+} as const;
+
+export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+export const ZERO_HASH = "0x0000000000000000000000000000000000000000000000000000000000000000";
