@@ -1,54 +1,137 @@
 /**
  * One-command local devnet: serves the in-process Hardhat chain on http://127.0.0.1:8545, deploys the escrow, the
- * agent factory and MockUSDC, writes `deployments/localhost.json`, prints the addresses, and runs until stopped
- * (Ctrl-C or SIGTERM). Also usable as a library: `startDevnet()` resolves once everything is deployed.
+ * agent factory and MockUSDC, writes `deployments/localhost.json`, starts the API and its indexer on
+ * http://127.0.0.1:8787 (SQLite, in-memory limits), funds demo accounts and gives each an API key in
+ * `.devnet/accounts.json`, and runs until stopped (Ctrl-C or SIGTERM). Also usable as a library: `startDevnet()`.
  */
+import fs from "node:fs";
+import path from "node:path";
 import hre from "hardhat";
+import { HDNodeWallet, Mnemonic } from "ethers";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
 import { addressBookPath, deployAll, type Deployment } from "./deploy";
+import { loadConfig } from "../server/config";
+import { startServer, type RunningServer } from "../server/main";
+import { insertApiKey } from "../server/db/repositories/apiKeys";
+import { newApiKey } from "../server/domain/credentials";
 
 export interface DevnetOptions {
   hostname?: string;
   port?: number;
+  apiPort?: number;
+  /** Where accounts.json goes (default .devnet/). */
+  outDir?: string;
+  /** Where the SQLite database and blobs go (default data/). */
+  dataDir?: string;
+  /** Start the API and indexer (default true). */
+  api?: boolean;
+}
+
+export interface DemoAccount {
+  role: string;
+  address: string;
+  privateKey: string;
+  apiKey: string;
 }
 
 export interface Devnet {
   rpcUrl: string;
+  apiUrl?: string;
   deployment: Deployment;
+  accounts: DemoAccount[];
+  server?: RunningServer;
   close(): Promise<void>;
 }
 
-export async function startDevnet({ hostname = "127.0.0.1", port = 8545 }: DevnetOptions = {}): Promise<Devnet> {
+/** Hardhat's public test accounts (never use them anywhere real). */
+const DEMO_ROLES = ["poster", "poster-2", "agent-1", "agent-2", "agent-3"];
+const FIRST_DEMO_INDEX = 3; // 0 admin, 1 treasury, 2 marketplace verifier
+const DEMO_USDC = 100_000n * 10n ** 6n;
+
+function hardhatWallet(index: number): HDNodeWallet {
+  const { mnemonic, path: basePath } = hre.config.networks.hardhat.accounts as { mnemonic: string; path: string };
+  return HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(mnemonic), `${basePath}/${index}`);
+}
+
+export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
+  const { hostname = "127.0.0.1", port = 8545, apiPort = 8787, api = true } = options;
   if (hre.network.name !== "hardhat") {
     throw new Error(`the devnet serves the in-process chain: run it without --network (got ${hre.network.name})`);
   }
-  const server: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
+  const rpc: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
     hostname,
     port,
     provider: hre.network.provider,
   });
-  const { port: actualPort, address } = await server.listen();
-  const rpcUrl = `http://${address}:${actualPort}`;
+  const listening = await rpc.listen();
+  const rpcUrl = `http://${listening.address}:${listening.port}`;
   const deployment = await deployAll({ networkName: "localhost" });
+
+  const outDir = options.outDir ?? path.join(__dirname, "..", ".devnet");
+  const dataDir = options.dataDir ?? path.join(__dirname, "..", "data");
+  let server: RunningServer | undefined;
+  const accounts: DemoAccount[] = [];
+  if (api) {
+    const config = loadConfig({
+      ...process.env,
+      NETWORK: "localhost",
+      DEVNET_RPC_URL: rpcUrl,
+      DATA_DIR: dataDir,
+      API_HOST: "127.0.0.1",
+      API_PORT: String(apiPort),
+      DATABASE_URL: "",
+      REDIS_URL: "",
+    });
+    // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
+    fs.rmSync(config.sqliteFile, { force: true });
+    for (const suffix of ["-wal", "-shm"]) fs.rmSync(config.sqliteFile + suffix, { force: true });
+    server = await startServer({ config, provider: hre.ethers.provider });
+
+    const usdc = deployment.mockUsdc!;
+    for (const [i, role] of DEMO_ROLES.entries()) {
+      const wallet = hardhatWallet(FIRST_DEMO_INDEX + i);
+      await (await usdc.mint(wallet.address, DEMO_USDC)).wait();
+      const { key, keyHash, prefix } = newApiKey();
+      await insertApiKey(server.services.db, {
+        address: wallet.address.toLowerCase(),
+        keyHash,
+        prefix,
+        label: `devnet ${role}`,
+        createdAt: Math.floor(Date.now() / 1000),
+      });
+      accounts.push({ role, address: wallet.address, privateKey: wallet.privateKey, apiKey: key });
+    }
+    fs.mkdirSync(outDir, { recursive: true });
+    fs.writeFileSync(path.join(outDir, "accounts.json"), JSON.stringify(accounts, null, 2) + "\n", { mode: 0o600 });
+  }
   return {
     rpcUrl,
+    apiUrl: server?.url,
     deployment,
+    accounts,
+    server,
     close: async () => {
-      await server.close();
+      await server?.close();
+      await rpc.close();
     },
   };
 }
 
 async function main() {
-  const devnet = await startDevnet({ port: Number(process.env.DEVNET_PORT ?? 8545) });
+  const devnet = await startDevnet({
+    port: Number(process.env.DEVNET_PORT ?? 8545),
+    apiPort: Number(process.env.DEVNET_API_PORT ?? 8787),
+  });
   const { book } = devnet.deployment;
   console.log(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
+  console.log(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
   console.log(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
   console.log(`AgentFactory  ${book.agentFactory.proxy}`);
   console.log(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
   console.log(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
   console.log(`Address book  ${addressBookPath("localhost")}`);
+  console.log(`Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`);
   console.log("Running. Stop with Ctrl-C.");
   const stop = async (signal: string) => {
     console.log(`\n${signal}: stopping the devnet`);

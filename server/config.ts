@@ -35,6 +35,26 @@ const envSchema = z.object({
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  API_HOST: z.string().default("127.0.0.1"),
+  API_PORT: intFrom(8787, 0),
+  PUBLIC_URL: z.string().url().optional(),
+  TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  REDIS_URL: z.string().optional(),
+  POSTING_CHAIN: z.enum(["base", "arc"]).default("base"),
+  SETTLEMENT_TIER: z.string().default("devnet"),
+  GAS_SYMBOL: z.string().default("ETH"),
+  STORAGE_DIR: z.string().optional(),
+  MAX_BLOB_BYTES: intFrom(10 * 1024 * 1024, 1),
+  UPLOAD_TIMEOUT_MS: intFrom(80_000, 1),
+  JSON_BODY_LIMIT_BYTES: intFrom(1024 * 1024, 1024),
+  SESSION_TTL_SECONDS: intFrom(3600, 60),
+  SIWE_NONCE_TTL_SECONDS: intFrom(600, 1),
+  HASH_RESERVATION_SECONDS: intFrom(24 * 3600, 1),
+  RATE_WINDOW_MS: intFrom(60_000, 1),
+  RATE_IP_PER_WINDOW: intFrom(100, 1),
+  RATE_FAILED_AUTH_PER_WINDOW: intFrom(100, 1),
+  RATE_WALLET_FAMILY_PER_MINUTE: intFrom(120, 1),
+  RATE_IP_POSTING_PER_MINUTE: intFrom(600, 1),
 });
 
 export type Env = z.input<typeof envSchema>;
@@ -50,6 +70,41 @@ export interface IndexerConfig {
   lockTtlMs: number;
 }
 
+export interface LimitsConfig {
+  /** Fixed window length for the per-IP limits. */
+  windowMs: number;
+  /** Requests per window per IP, on every route. */
+  ipPerWindow: number;
+  /** Posting requests per window per IP whose key failed authentication. */
+  failedAuthPerWindow: number;
+  /** Token bucket per wallet per posting family: capacity, refilled continuously over a minute. */
+  walletFamilyPerMinute: number;
+  /** Token bucket per IP across all posting routes. */
+  ipPostingPerMinute: number;
+}
+
+export interface ApiConfig {
+  host: string;
+  port: number;
+  /** The address clients reach the API at (agent cards, SIWE domain). */
+  publicUrl: string;
+  trustProxy: boolean;
+  redisUrl?: string;
+  postingChain: "base" | "arc";
+  settlementTier: string;
+  gasSymbol: string;
+  storageDir: string;
+  maxBlobBytes: number;
+  /** Time the blob store gets for one upload request (spec: an upload answers within about 85 seconds). */
+  uploadTimeoutMs: number;
+  jsonBodyLimitBytes: number;
+  sessionTtlSeconds: number;
+  /** How long a sign-in nonce stays usable (EIP-4361 sign-in; 10 minutes). */
+  nonceTtlSeconds: number;
+  hashReservationSeconds: number;
+  limits: LimitsConfig;
+}
+
 export interface Config {
   network: string;
   rpcUrl: string;
@@ -61,6 +116,7 @@ export interface Config {
   sqliteDriver: "better-sqlite3" | "sqlite3";
   deploymentsDir: string;
   indexer: IndexerConfig;
+  api: ApiConfig;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -95,7 +151,39 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBlockRange: e.INDEXER_MAX_BLOCK_RANGE,
       lockTtlMs: e.INDEXER_LOCK_TTL_MS,
     },
+    api: {
+      host: e.API_HOST,
+      port: e.API_PORT,
+      publicUrl: e.PUBLIC_URL ?? `http://${e.API_HOST}:${e.API_PORT}`,
+      trustProxy: e.TRUST_PROXY === "true",
+      redisUrl: e.REDIS_URL || undefined,
+      postingChain: e.POSTING_CHAIN,
+      settlementTier: e.SETTLEMENT_TIER,
+      gasSymbol: e.GAS_SYMBOL,
+      storageDir: e.STORAGE_DIR ?? path.join(e.DATA_DIR, "blobs", e.NETWORK),
+      maxBlobBytes: e.MAX_BLOB_BYTES,
+      uploadTimeoutMs: e.UPLOAD_TIMEOUT_MS,
+      jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
+      sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+      nonceTtlSeconds: e.SIWE_NONCE_TTL_SECONDS,
+      hashReservationSeconds: e.HASH_RESERVATION_SECONDS,
+      limits: {
+        windowMs: e.RATE_WINDOW_MS,
+        ipPerWindow: e.RATE_IP_PER_WINDOW,
+        failedAuthPerWindow: e.RATE_FAILED_AUTH_PER_WINDOW,
+        walletFamilyPerMinute: e.RATE_WALLET_FAMILY_PER_MINUTE,
+        ipPostingPerMinute: e.RATE_IP_POSTING_PER_MINUTE,
+      },
+    },
     logLevel: e.LOG_LEVEL,
   };
-  return Object.freeze({ ...config, indexer: Object.freeze(config.indexer) });
+  return deepFreeze(config);
+}
+
+function deepFreeze<T>(value: T): Readonly<T> {
+  if (value && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }

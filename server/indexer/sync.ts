@@ -58,6 +58,7 @@ export class Indexer {
   private range: number;
   private failures = 0;
   private lastProgressLog = 0;
+  private caughtUp = false;
   private readonly waiters = new Set<{ block: number; resolve: () => void }>();
   private current: IndexerStatus = {
     state: "starting",
@@ -295,22 +296,27 @@ export class Indexer {
     }
   }
 
+  /** Logs backfill progress at most every 5 s, and once when the index catches up with the head. */
   private logProgress(at: number, target: number) {
-    const now = Date.now();
-    if (this.current.state !== "backfilling" && at < target) return;
-    if (now - this.lastProgressLog < 5000 && at < target) return;
-    this.lastProgressLog = now;
     const { startBlock, logger } = this.options;
+    const now = Date.now();
+    if (at >= target) {
+      if (this.caughtUp) return;
+      this.caughtUp = true;
+      logger.info("indexer caught up with the chain", { block: at, events: this.current.eventsIndexed });
+      return;
+    }
+    this.caughtUp = false;
+    if (now - this.lastProgressLog < 5000) return;
+    this.lastProgressLog = now;
     const total = Math.max(1, target - startBlock + 1);
     const done = Math.max(0, at - startBlock + 1);
-    if (this.current.state === "backfilling" || at === target) {
-      logger.info(at >= target ? "indexer caught up" : "backfill progress", {
-        block: at,
-        target,
-        percent: Math.round((done / total) * 1000) / 10,
-        events: this.current.eventsIndexed,
-      });
-    }
+    logger.info("backfill progress", {
+      block: at,
+      target,
+      percent: Math.round((done / total) * 1000) / 10,
+      events: this.current.eventsIndexed,
+    });
   }
 }
 

@@ -107,16 +107,36 @@ function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
   );
 }
 
+export interface OpenTaskFilter extends Page {
+  now: number;
+  taskIds?: readonly number[];
+  /** Only tasks listed on the marketplace (indexed through the API). */
+  listedOnly?: boolean;
+  /** Only tasks whose required capabilities are all in this set (listed tasks). */
+  capabilities?: readonly string[];
+}
+
 /** Funded single-worker tasks before their effective deadline at `now`, newest first. */
 export async function listOpenTasks(
   db: Queryable,
-  { now, limit, offset, taskIds }: Page & { now: number; taskIds?: readonly number[] },
+  { now, limit, offset, taskIds, listedOnly, capabilities }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   const base = () => {
     const q = db("tasks")
       .where({ status: TASK_STATUS.Funded, is_open: false })
       .where(effectiveDeadlineSql(db, now), ">", now);
     if (taskIds) q.whereIn("task_id", taskIds);
+    if (listedOnly || capabilities) {
+      q.whereExists(db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id"));
+    }
+    if (capabilities) {
+      q.whereNotExists(
+        db("listing_capabilities")
+          .select(db.raw("1"))
+          .whereRaw("listing_capabilities.task_id = tasks.task_id")
+          .whereNotIn("capability", capabilities.length ? [...capabilities] : [""]),
+      );
+    }
     return q;
   };
   // Sequential: `db` may be a transaction, which is one connection.

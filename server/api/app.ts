@@ -1,0 +1,30 @@
+/**
+ * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
+ * Order: envelope (errors, request id) -> per-IP window -> routes -> 404/405.
+ */
+import Koa from "koa";
+import { AppError } from "../errors";
+import { ipWindowLimit } from "./middleware/rateLimit";
+import { buildRouter } from "./router";
+import { allRoutes } from "./routes";
+import type { AnyRoute } from "./route";
+import type { Services } from "./services";
+import { envelope } from "./middleware/errors";
+
+export function createApp(services: Services, routes: readonly AnyRoute[] = allRoutes): Koa {
+  const app = new Koa({ proxy: services.config.api.trustProxy });
+  app.silent = true; // errors are answered and logged by the envelope middleware
+  const router = buildRouter(routes, services);
+  app.use(envelope(services.logger));
+  app.use(ipWindowLimit(services.limits, services.config.api.limits));
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () =>
+        new AppError({ code: "METHOD_NOT_ALLOWED", message: "method not allowed on this path" }),
+      notImplemented: () => new AppError({ code: "METHOD_NOT_ALLOWED", message: "method not implemented" }),
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,62 @@
+/**
+ * Resolves the caller from `X-API-Key: sk_...` or `Authorization: Bearer sk_...` (and, on account routes, a sign-in
+ * session `Bearer ses_...`). Missing, malformed, unknown or revoked credentials answer 401 UNAUTHORIZED.
+ */
+import type { Context } from "koa";
+import { AppError } from "../../errors";
+import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "../../domain/credentials";
+import { findActiveKeyByHash, touchKey } from "../../db/repositories/apiKeys";
+import { findSessionAddress } from "../../db/repositories/sessions";
+import type { Caller } from "../route";
+import type { Services } from "../services";
+
+/** The credential the request presents, if any. */
+export function presentedCredential(ctx: Context): string | undefined {
+  const key = ctx.get("x-api-key").trim();
+  if (key) return key;
+  const authorization = ctx.get("authorization").trim();
+  const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+  return match?.[1];
+}
+
+export class AuthFailure extends AppError {
+  constructor(message: string) {
+    super({ code: "UNAUTHORIZED", message, headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+  }
+}
+
+/** The caller, or undefined when no credential was presented. Throws AuthFailure for a bad credential. */
+export async function authenticate(
+  ctx: Context,
+  services: Services,
+  acceptsSession: boolean,
+): Promise<Caller | undefined> {
+  const credential = presentedCredential(ctx);
+  if (!credential) return undefined;
+  const now = Math.floor(Date.now() / 1000);
+  if (API_KEY_PATTERN.test(credential)) {
+    const key = await findActiveKeyByHash(services.db, hashSecret(credential));
+    if (!key) throw new AuthFailure("invalid or revoked API key");
+    // Last use is informational; it never blocks the request.
+    touchKey(services.db, key.id, now).catch(() => undefined);
+    return { wallet: key.address, keyId: key.id, via: "api-key" };
+  }
+  if (acceptsSession && SESSION_PATTERN.test(credential)) {
+    const address = await findSessionAddress(services.db, hashSecret(credential), now);
+    if (!address) throw new AuthFailure("invalid or expired session: sign in again");
+    return { wallet: address, keyId: null, via: "session" };
+  }
+  throw new AuthFailure(
+    acceptsSession
+      ? "credential must be an API key (sk_ and 64 hex) or a session token (ses_ and 64 hex)"
+      : "API key must be sk_ followed by 64 hex characters",
+  );
+}
+
+export function missingCredential(acceptsSession: boolean): AppError {
+  return new AuthFailure(
+    acceptsSession
+      ? "authentication required: send an API key or a session token as Authorization: Bearer <token>"
+      : "API key required: send X-API-Key: <key> or Authorization: Bearer <key>",
+  );
+}

@@ -1,0 +1,98 @@
+/**
+ * The spec's limits. Fixed 60-second windows per IP (every request; and posting requests whose key failed
+ * authentication), and continuously refilled token buckets for posting with a valid key: per wallet per family
+ * (uploads, task builds, task listings) and per IP across posting routes. A bulk call takes one token per item.
+ * Over a limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
+ */
+import type { Context, Middleware } from "koa";
+import { AppError } from "../../errors";
+import type { LimitsConfig } from "../../config";
+import type { LimitStore } from "../../limits/store";
+import type { PostingFamily } from "../route";
+
+const FAMILY_NAMES: Record<PostingFamily, string> = {
+  uploads: "uploads",
+  builds: "task builds",
+  listings: "task listings",
+};
+
+const BUCKET_REFILL_MS = 60_000;
+
+function tooMany(message: string, retryAfterMs: number, limit: number, windowMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new AppError({
+    code: "RATE_LIMIT",
+    message,
+    details: { retryAfterSeconds: seconds },
+    headers: { "Retry-After": String(seconds), "RateLimit-Policy": `${limit};w=${Math.round(windowMs / 1000)}` },
+  });
+}
+
+/** Every request, by IP: `ipPerWindow` per fixed window. */
+export function ipWindowLimit(store: LimitStore, limits: LimitsConfig): Middleware {
+  return async (ctx, next) => {
+    const hit = await store.hitWindow(`ip:${ctx.ip}`, limits.windowMs);
+    ctx.set("RateLimit-Policy", `${limits.ipPerWindow};w=${Math.round(limits.windowMs / 1000)}`);
+    if (hit.count > limits.ipPerWindow) {
+      throw tooMany(
+        `too many requests from this address: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+        hit.resetInMs,
+        limits.ipPerWindow,
+        limits.windowMs,
+      );
+    }
+    await next();
+  };
+}
+
+/** Refuses a posting request from an IP already over its failed-authentication budget. */
+export async function checkFailedAuthBudget(ctx: Context, store: LimitStore, limits: LimitsConfig): Promise<void> {
+  const hit = await store.peekWindow(`authfail:${ctx.ip}`, limits.windowMs);
+  if (hit.count >= limits.failedAuthPerWindow) {
+    throw tooMany(
+      `too many posting requests with failed authentication from this address: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+      hit.resetInMs,
+      limits.failedAuthPerWindow,
+      limits.windowMs,
+    );
+  }
+}
+
+export async function countFailedAuth(ctx: Context, store: LimitStore, limits: LimitsConfig): Promise<void> {
+  await store.hitWindow(`authfail:${ctx.ip}`, limits.windowMs);
+}
+
+/** Takes `items` tokens from the wallet's family bucket and from the IP's posting bucket. */
+export async function takePostingTokens(
+  ctx: Context,
+  store: LimitStore,
+  limits: LimitsConfig,
+  wallet: string,
+  family: PostingFamily,
+  items: number,
+): Promise<void> {
+  const cost = Math.max(1, items);
+  const walletTake = await store.take(
+    `wallet:${wallet}:${family}`,
+    cost,
+    limits.walletFamilyPerMinute,
+    BUCKET_REFILL_MS,
+  );
+  if (!walletTake.ok) {
+    throw tooMany(
+      `rate limit for ${FAMILY_NAMES[family]} exhausted for this wallet: ${cost} needed, retry in ${Math.ceil(walletTake.retryAfterMs / 1000)} s`,
+      walletTake.retryAfterMs,
+      limits.walletFamilyPerMinute,
+      BUCKET_REFILL_MS,
+    );
+  }
+  const ipTake = await store.take(`postip:${ctx.ip}`, cost, limits.ipPostingPerMinute, BUCKET_REFILL_MS);
+  if (!ipTake.ok) {
+    throw tooMany(
+      `rate limit for posting (${FAMILY_NAMES[family]}) exhausted for this address: retry in ${Math.ceil(ipTake.retryAfterMs / 1000)} s`,
+      ipTake.retryAfterMs,
+      limits.ipPostingPerMinute,
+      BUCKET_REFILL_MS,
+    );
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * A route is declared once: its zod schemas validate the request, type the handler, and generate the OpenAPI
+ * document. Handlers are thin: they call domain services and return the `data` of the success envelope.
+ */
+import type { Context } from "koa";
+import type { ZodTypeAny, z } from "zod";
+import type { Services } from "./services";
+
+export type AuthMode = "none" | "optional" | "required";
+/** Posting families with their own token buckets (spec: uploads, task builds, task listings). */
+export type PostingFamily = "uploads" | "builds" | "listings";
+
+export interface Caller {
+  /** The wallet the API key acts as (lower-case). */
+  wallet: string;
+  keyId: number | null;
+  /** How the caller authenticated. */
+  via: "api-key" | "session";
+}
+
+export interface RouteInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny> {
+  body: z.output<B>;
+  query: z.output<Q>;
+  params: z.output<P>;
+  caller: Caller | undefined;
+  ctx: Context;
+  services: Services;
+}
+
+export interface RouteDefinition<
+  B extends ZodTypeAny = ZodTypeAny,
+  Q extends ZodTypeAny = ZodTypeAny,
+  P extends ZodTypeAny = ZodTypeAny,
+  R extends ZodTypeAny = ZodTypeAny,
+> {
+  method: "get" | "post" | "delete";
+  /** Koa-style path (`/api/v1/tasks/:id`). */
+  path: string;
+  summary: string;
+  description?: string;
+  tags: string[];
+  auth: AuthMode;
+  /** Also accept a sign-in session (accounts routes); API-key routes never take sessions. */
+  acceptsSession?: boolean;
+  /** Token-bucket family for posting routes; `items` counts the units of one call (bulk calls count each item). */
+  posting?: { family: PostingFamily; items: (body: z.output<B>) => number };
+  /** Largest request body in bytes (default: the app's JSON limit). */
+  bodyLimit?: number;
+  request?: { body?: B; query?: Q; params?: P };
+  /** Schema of `data` in the success envelope. */
+  response: R;
+  successStatus?: 200 | 201;
+  /** Error codes this route can answer, for the OpenAPI description. */
+  errors?: string[];
+  handler(input: RouteInput<B, Q, P>): Promise<z.input<R>> | z.input<R>;
+}
+
+export function defineRoute<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny, R extends ZodTypeAny>(
+  route: RouteDefinition<B, Q, P, R>,
+): RouteDefinition<B, Q, P, R> {
+  return route;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRoute = RouteDefinition<any, any, any, any>;

@@ -1,0 +1,56 @@
+/**
+ * Mounts route definitions on a Koa router. Per route, in order: the failed-authentication budget (posting routes),
+ * authentication, body reading, validation, the posting token buckets, then the handler, whose result becomes
+ * `{ success: true, data }`.
+ */
+import Router from "@koa/router";
+import type { Context } from "koa";
+import { z } from "zod";
+import { AppError } from "../errors";
+import type { AnyRoute, Caller } from "./route";
+import type { Services } from "./services";
+import { readJsonBody } from "./middleware/body";
+import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
+import { checkFailedAuthBudget, countFailedAuth, takePostingTokens } from "./middleware/rateLimit";
+import { parseOrThrow } from "./validation";
+
+const empty = z.object({}).passthrough();
+
+async function resolveCaller(ctx: Context, route: AnyRoute, services: Services): Promise<Caller | undefined> {
+  const { limits } = services.config.api;
+  if (route.posting) await checkFailedAuthBudget(ctx, services.limits, limits);
+  try {
+    const caller = route.auth === "none" ? undefined : await authenticate(ctx, services, Boolean(route.acceptsSession));
+    if (!caller && route.auth === "required") throw missingCredential(Boolean(route.acceptsSession));
+    return caller;
+  } catch (error) {
+    if (error instanceof AuthFailure && route.posting) await countFailedAuth(ctx, services.limits, limits);
+    throw error;
+  }
+}
+
+export function buildRouter(routes: readonly AnyRoute[], services: Services): Router {
+  const router = new Router();
+  for (const route of routes) {
+    router[route.method](route.path, async (ctx) => {
+      const caller = await resolveCaller(ctx, route, services);
+      const rawBody =
+        route.method === "post" ? await readJsonBody(ctx, route.bodyLimit ?? services.config.api.jsonBodyLimitBytes) : undefined;
+      if (route.request?.body && rawBody === undefined) {
+        throw new AppError({ code: "VALIDATION_ERROR", message: "body: a JSON object is required" });
+      }
+      const body = route.request?.body ? parseOrThrow(route.request.body, rawBody, "body") : undefined;
+      const query = parseOrThrow(route.request?.query ?? empty, ctx.query, "query");
+      const params = parseOrThrow(route.request?.params ?? empty, ctx.params, "path");
+      if (route.posting && caller) {
+        const items = route.posting.items(body);
+        await takePostingTokens(ctx, services.limits, services.config.api.limits, caller.wallet, route.posting.family, items);
+      }
+      const data = await route.handler({ body, query, params, caller, ctx, services });
+      if (ctx.body !== undefined) return; // the handler answered itself (a blob download)
+      ctx.status = route.successStatus ?? 200;
+      ctx.body = { success: true, data };
+    });
+  }
+  return router;
+}

@@ -1,0 +1,15 @@
+/** Every REST route. Adding a route file means adding its list here; the OpenAPI document follows. */
+import type { AnyRoute } from "../route";
+import { systemRoutes } from "./system";
+import { accountRoutes } from "./accounts";
+import { storageRoutes } from "./storage";
+import { taskBuildRoutes } from "./tasks";
+import { listingRoutes } from "./listings";
+
+export const allRoutes: AnyRoute[] = [
+  ...systemRoutes,
+  ...accountRoutes,
+  ...storageRoutes,
+  ...taskBuildRoutes,
+  ...listingRoutes,
+];

@@ -1,0 +1,52 @@
+/** Public reads about the service itself: stats, settlement configuration, the OpenAPI document. */
+import { defineRoute, type AnyRoute } from "../route";
+import { z } from "../schemas/common";
+import { buildOpenApiDocument } from "../openapi";
+import { readStats, statsSchema } from "../../domain/stats";
+import { readSettlement, settlementSchema } from "../../domain/settlement";
+
+export const statsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/stats",
+  summary: "Marketplace figures",
+  tags: ["public"],
+  auth: "none",
+  response: statsSchema,
+  handler: ({ services }) => readStats(services),
+});
+
+export const settlementRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/health/settlement",
+  summary: "Posting chain, escrow, settlement token and batch support",
+  tags: ["public"],
+  auth: "none",
+  response: settlementSchema,
+  handler: ({ services }) => readSettlement(services),
+});
+
+export const openApiRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/openapi.json",
+  summary: "This API's OpenAPI 3.0.3 document (served as the bare document, not in the envelope)",
+  tags: ["public"],
+  auth: "none",
+  response: z.object({}).passthrough(),
+  handler: ({ ctx, services }) => {
+    ctx.body = openApiDocument(services.config.api.publicUrl);
+    return {};
+  },
+});
+
+let cached: { url: string; doc: unknown } | undefined;
+function openApiDocument(url: string) {
+  if (!cached || cached.url !== url) {
+    // Imported lazily: the route list includes this route.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { allRoutes } = require("./index") as { allRoutes: AnyRoute[] };
+    cached = { url, doc: buildOpenApiDocument(allRoutes, url) };
+  }
+  return cached.doc;
+}
+
+export const systemRoutes: AnyRoute[] = [statsRoute, settlementRoute, openApiRoute];

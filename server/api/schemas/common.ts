@@ -1,0 +1,84 @@
+/**
+ * Shared schemas. Custom checks carry the spec's error code in `params.errorCode`; the validation layer answers
+ * that code instead of VALIDATION_ERROR.
+ */
+import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
+import { z } from "zod";
+import type { ErrorCode } from "../../errors";
+
+extendZodWithOpenApi(z);
+
+export { z };
+
+/** Adds an issue whose error code is `errorCode`. */
+export function issue(ctx: z.RefinementCtx, errorCode: ErrorCode, message: string) {
+  ctx.addIssue({ code: z.ZodIssueCode.custom, message, params: { errorCode } });
+}
+
+export const MAX_UINT256 = (1n << 256n) - 1n;
+
+export const address = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{40}$/, "must be 0x followed by 40 hex characters")
+  .transform((v) => v.toLowerCase())
+  .openapi({ example: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8", description: "20-byte EVM address" });
+
+export const bytes32 = z
+  .string()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
+  .transform((v) => v.toLowerCase())
+  .openapi({ example: `0x${"ab".repeat(32)}` });
+
+export const txHash = bytes32.openapi({ description: "Transaction hash" });
+
+/** A task hash: a 0x SHA-256, never zero (EMPTY_HASH). */
+export const taskHash = bytes32.superRefine((v, ctx) => {
+  if (/^0x0{64}$/.test(v)) issue(ctx, "EMPTY_HASH", "taskHash must not be zero");
+});
+
+/** Whole number above 0, at most 2^256 - 1, as a decimal string (INVALID_AMOUNT). */
+export const amount = z
+  .string({ invalid_type_error: "must be a string of digits" })
+  .superRefine((v, ctx) => {
+    if (!/^[0-9]+$/.test(v) || BigInt(v) === 0n) {
+      issue(ctx, "INVALID_AMOUNT", "amount must be a whole number above 0 in the token's smallest unit");
+    } else if (BigInt(v) > MAX_UINT256) {
+      issue(ctx, "INVALID_AMOUNT", "amount must be at most 2^256 - 1");
+    }
+  })
+  .openapi({ example: "5000000", description: "Smallest unit of the token (USDC: 6 decimals)" });
+
+export const MIN_DURATION = 3600;
+export const MAX_DURATION = 7_776_000;
+
+/** Whole seconds from 3600 to 7776000 (INVALID_DURATION). */
+export const duration = z
+  .union([z.string(), z.number()])
+  .superRefine((v, ctx) => {
+    const s = String(v);
+    if (!/^[0-9]+$/.test(s) || Number(s) === 0) {
+      issue(ctx, "INVALID_DURATION", "duration must be whole seconds above 0");
+    } else if (Number(s) < MIN_DURATION || Number(s) > MAX_DURATION) {
+      issue(ctx, "INVALID_DURATION", `duration must be from ${MIN_DURATION} to ${MAX_DURATION} seconds`);
+    }
+  })
+  .transform((v) => Number(v))
+  .openapi({ type: "string", example: "86400" });
+
+export const pagination = (maxLimit: number, defaultLimit: number) =>
+  z.object({
+    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+    offset: z.coerce.number().int().min(0).default(0),
+  });
+
+export const errorEnvelope = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      reason: z.string().optional(),
+      details: z.record(z.unknown()).optional(),
+    }),
+  })
+  .openapi("ErrorEnvelope");

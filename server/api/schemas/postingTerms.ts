@@ -1,0 +1,99 @@
+/**
+ * The listing terms shared by task building (POST /tasks, /tasks/batch) and indexing (POST /a2a/tasks/index):
+ * verification mode and criteria, capabilities, storage root, wrapped keys and verifier. One schema, two routes.
+ */
+import { z, issue } from "./common";
+import { analyseRegex, hasRealRule, VERIFICATION_MODES } from "../../domain/verification";
+
+export const verificationCriteriaSchema = z
+  .object({
+    min_length: z.number().int().min(0).max(10_000_000).optional(),
+    contains_keywords: z.array(z.string().max(200)).max(50).optional(),
+    required_fields: z.array(z.string().max(200)).max(50).optional(),
+    regex_pattern: z.string().max(2000).optional(),
+    regex_flags: z.string().max(4).optional(),
+  })
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.regex_pattern !== undefined) {
+      const verdict = analyseRegex(c.regex_pattern, c.regex_flags ?? "");
+      if (!verdict.usable) issue(ctx, "REGEX_PATTERN_UNUSABLE", `regex_pattern ${verdict.reason}`);
+    }
+  })
+  .openapi("VerificationCriteria");
+
+/** 64 hex characters (with or without 0x) or a blob id of the storage (`blob_` and 64 hex). */
+export const rootHashSchema = z
+  .string()
+  .superRefine((v, ctx) => {
+    if (!/^(0x)?[0-9a-fA-F]{64}$/.test(v) && !/^blob_[0-9a-f]{64}$/.test(v)) {
+      issue(ctx, "INVALID_HASH", "rootHash must be 64 hex characters or a valid blob id");
+    }
+  })
+  .transform((v) => (v.startsWith("blob_") ? v : `0x${v.replace(/^0x/, "").toLowerCase()}`));
+
+export const wrappedKeysSchema = z
+  .record(z.string(), z.string().regex(/^(0x)?[0-9a-fA-F]+$/, "must be a hex ECIES blob").max(2000))
+  .superRefine((keys, ctx) => {
+    for (const k of Object.keys(keys)) {
+      if (!/^0x[0-9a-fA-F]{40}$/.test(k)) issue(ctx, "BAD_ADDRESS", `wrappedKeys key ${k} is not 0x plus 40 hex`);
+    }
+    if (Object.keys(keys).length > 200) issue(ctx, "VALIDATION_ERROR", "wrappedKeys holds at most 200 entries");
+  })
+  .transform((keys) => Object.fromEntries(Object.entries(keys).map(([k, v]) => [k.toLowerCase(), v])));
+
+export const verifierAddressSchema = z.string().superRefine((v, ctx) => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(v)) issue(ctx, "INVALID_VERIFIER", "verifierAddress must be a 20-byte address");
+});
+
+export const postingTermsShape = {
+  verificationMode: z.enum(VERIFICATION_MODES).optional(),
+  verificationCriteria: verificationCriteriaSchema.optional(),
+  requiredCapabilities: z.array(z.string().min(1).max(64)).max(20).optional(),
+  rootHash: rootHashSchema.optional(),
+  wrappedKeys: wrappedKeysSchema.optional(),
+  verifierAddress: verifierAddressSchema.transform((v) => v.toLowerCase()).optional(),
+};
+
+export interface PostingTerms {
+  verificationMode?: (typeof VERIFICATION_MODES)[number];
+  verificationCriteria?: z.output<typeof verificationCriteriaSchema>;
+  requiredCapabilities?: string[];
+  rootHash?: string;
+  wrappedKeys?: Record<string, string>;
+  verifierAddress?: string;
+}
+
+/**
+ * Rules across fields, the same for build and index. `poster` is the key's wallet. Returns the error to answer, or
+ * undefined. Used per item by the batch routes.
+ */
+export function checkPostingTerms(
+  terms: PostingTerms,
+  poster: string,
+  privacy: "private" | "public" = "private",
+): { code: Parameters<typeof issue>[1]; message: string; status?: number } | undefined {
+  const mode = terms.verificationMode ?? "manual";
+  if (mode === "oracle") {
+    return { code: "VERIFICATION_MODE_UNSUPPORTED", message: "verificationMode oracle is not supported" };
+  }
+  if (mode === "auto" && !hasRealRule(terms.verificationCriteria)) {
+    return {
+      code: "AUTO_CRITERIA_REQUIRED",
+      message: "verificationMode auto needs at least one rule in verificationCriteria (min_length, contains_keywords, required_fields or regex_pattern)",
+    };
+  }
+  if (mode === "agent" && !terms.verifierAddress) {
+    return { code: "NO_VERIFIER", message: "verificationMode agent needs verifierAddress" };
+  }
+  if (terms.verifierAddress && terms.verifierAddress === poster) {
+    return { code: "INVALID_VERIFIER", message: "verifierAddress must not be the poster" };
+  }
+  if (privacy === "private" && terms.verifierAddress && terms.wrappedKeys && !terms.wrappedKeys[terms.verifierAddress]) {
+    return {
+      code: "VERIFIER_NOT_WRAPPED",
+      message: `the brief key must be wrapped to the verifier ${terms.verifierAddress} (wrappedKeys)`,
+    };
+  }
+  return undefined;
+}

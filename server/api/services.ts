@@ -1,0 +1,21 @@
+/** What route handlers and middleware may use. Built once by the composition root (server/main.ts) or by tests. */
+import type { Knex } from "knex";
+import type { Config } from "../config";
+import type { Logger } from "../logger";
+import type { ChainGateway } from "../chain/gateway";
+import type { LimitStore } from "../limits/store";
+import type { BlobStore } from "../storage/blobStore";
+import type { IndexerStatus } from "../indexer/sync";
+
+export interface Services {
+  config: Readonly<Config>;
+  logger: Logger;
+  db: Knex;
+  limits: LimitStore;
+  blobs: BlobStore;
+  /** Absent when the network has no deployment: posting answers CHAIN_NOT_CONFIGURED. */
+  chain?: ChainGateway;
+  indexer?: { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> };
+  /** Unix seconds on the chain (deadlines are chain time), falling back to the wall clock. */
+  chainTime(): Promise<number>;
+}

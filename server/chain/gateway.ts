@@ -1,0 +1,45 @@
+/**
+ * What the API needs from the chain: the deployment it serves (address book), receipts, gas estimates, and the
+ * escrow's batch support. Reads that can fail are wrapped with retries; callers map failures to 503 codes.
+ */
+import { Contract, type Provider, type TransactionReceipt, type TransactionRequest } from "ethers";
+import type { AddressBook } from "./addressBook";
+import { withRetry } from "./rpcErrors";
+
+export interface ChainGateway {
+  readonly book: AddressBook;
+  readonly provider: Provider;
+  receipt(txHash: string): Promise<TransactionReceipt | null>;
+  estimateGas(tx: TransactionRequest): Promise<bigint>;
+  /** The escrow's MAX_BATCH, read once and cached; null when the escrow has no batch function (or it is unreadable). */
+  maxBatch(): Promise<number | null>;
+  latestBlockTimestamp(): Promise<number>;
+}
+
+const BATCH_CACHE_MS = 5 * 60_000;
+
+export function createChainGateway(book: AddressBook, provider: Provider): ChainGateway {
+  let batch: { value: number | null; at: number } | undefined;
+  const escrow = new Contract(book.escrow.proxy, ["function MAX_BATCH() view returns (uint256)"], provider);
+  return {
+    book,
+    provider,
+    receipt: (txHash) => withRetry(() => provider.getTransactionReceipt(txHash), { retries: 2 }),
+    estimateGas: (tx) => provider.estimateGas(tx),
+    async maxBatch() {
+      if (batch && Date.now() - batch.at < BATCH_CACHE_MS) return batch.value;
+      let value: number | null;
+      try {
+        value = Number(await escrow.MAX_BATCH());
+      } catch {
+        value = null;
+      }
+      batch = { value, at: Date.now() };
+      return value;
+    },
+    async latestBlockTimestamp() {
+      const block = await withRetry(() => provider.getBlock("latest"), { retries: 2 });
+      return block ? block.timestamp : Math.floor(Date.now() / 1000);
+    },
+  };
+}

@@ -1,0 +1,65 @@
+import type { Queryable } from "./util";
+
+export interface ApiKeyRow {
+  id: number;
+  address: string;
+  prefix: string;
+  label: string | null;
+  createdAt: number;
+  revokedAt: number | null;
+  lastUsedAt: number | null;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any): ApiKeyRow => ({
+  id: Number(r.id),
+  address: r.address,
+  prefix: r.prefix,
+  label: r.label ?? null,
+  createdAt: Number(r.created_at),
+  revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
+  lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+});
+
+export async function insertApiKey(
+  db: Queryable,
+  key: { address: string; keyHash: string; prefix: string; label: string | null; createdAt: number },
+): Promise<ApiKeyRow> {
+  const [row] = await db("api_keys")
+    .insert({
+      address: key.address,
+      key_hash: key.keyHash,
+      prefix: key.prefix,
+      label: key.label,
+      created_at: key.createdAt,
+    })
+    .returning("*");
+  return fromRow(row);
+}
+
+/** The active (not revoked) key with this hash. */
+export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
+  const row = await db("api_keys").where({ key_hash: keyHash }).whereNull("revoked_at").first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function listKeysOf(db: Queryable, address: string): Promise<ApiKeyRow[]> {
+  const rows = await db("api_keys").where({ address }).orderBy("id");
+  return rows.map(fromRow);
+}
+
+/** Revokes a key of `address`; false when it has no such active key. */
+export async function revokeKey(db: Queryable, address: string, id: number, at: number): Promise<boolean> {
+  const updated = await db("api_keys").where({ id, address }).whereNull("revoked_at").update({ revoked_at: at });
+  return updated === 1;
+}
+
+export async function touchKey(db: Queryable, id: number, at: number): Promise<void> {
+  await db("api_keys").where({ id }).update({ last_used_at: at });
+}
+
+/** One key of `address` by id, revoked or not; undefined for an unknown id or another wallet's key. */
+export async function findKeyOf(db: Queryable, address: string, id: number): Promise<ApiKeyRow | undefined> {
+  const row = await db("api_keys").where({ id, address }).first();
+  return row ? fromRow(row) : undefined;
+}

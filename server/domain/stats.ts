@@ -1,0 +1,36 @@
+/**
+ * Marketplace figures. openTasks counts listed tasks a worker could take now; totalAgents counts wallets that were
+ * ever assigned work; activeAgents those holding unsettled work; registeredUsers the wallets that signed in.
+ */
+import { z } from "../api/schemas/common";
+import type { Services } from "../api/services";
+import { listOpenTasks } from "../db/repositories/tasks";
+import { TASK_STATUS, ZERO_ADDRESS } from "../indexer/types";
+
+export const statsSchema = z
+  .object({
+    openTasks: z.number().int(),
+    totalAgents: z.number().int(),
+    activeAgents: z.number().int(),
+    registeredUsers: z.number().int(),
+    completedTasks: z.number().int(),
+  })
+  .openapi("Stats");
+
+export type Stats = z.infer<typeof statsSchema>;
+
+const count = async (query: Promise<unknown>) => Number(((await query) as { n?: number | string } | undefined)?.n ?? 0);
+
+export async function readStats(services: Services): Promise<Stats> {
+  const { db } = services;
+  const now = await services.chainTime();
+  const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true });
+  const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
+  return {
+    openTasks: open.total,
+    totalAgents: await count(db("tasks").whereNot({ worker: ZERO_ADDRESS }).countDistinct({ n: "worker" }).first()),
+    activeAgents: await count(db("tasks").whereIn("status", working).countDistinct({ n: "worker" }).first()),
+    registeredUsers: await count(db("users").count({ n: "*" }).first()),
+    completedTasks: await count(db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first()),
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * Errors as typed values with stable codes. `error.code` is the public contract clients branch on (the spec's
+ * names); the message may change. Every code the service can answer is listed here with its HTTP status.
+ */
+
+export const ERROR_STATUS = {
+  // Request framing (any route)
+  BAD_REQUEST: 400,
+  INVALID_JSON: 400,
+  PAYLOAD_TOO_LARGE: 413,
+  REQUEST_ABORTED: 400,
+  UNSUPPORTED_CHARSET: 415,
+  UNSUPPORTED_ENCODING: 415,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  VALIDATION_ERROR: 400,
+  NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  RATE_LIMIT: 429,
+  INTERNAL_ERROR: 500,
+  // Posting
+  INVALID_AMOUNT: 400,
+  INVALID_DURATION: 400,
+  EMPTY_HASH: 400,
+  INVALID_HASH: 400,
+  INVALID_CHAIN: 400,
+  INVALID_TASK_ID: 400,
+  INVALID_VERIFIER: 400,
+  NO_VERIFIER: 400,
+  VERIFIER_NOT_WRAPPED: 400,
+  VERIFIER_NOT_OPTED_IN: 409,
+  VERIFIER_MODE_MISMATCH: 409,
+  VERIFIER_MISMATCH: 409,
+  VERIFICATION_MODE_UNSUPPORTED: 400,
+  AUTO_CRITERIA_REQUIRED: 400,
+  REGEX_PATTERN_UNUSABLE: 400,
+  TOKEN_NOT_SETTLEMENT: 400,
+  MISSING_DATA: 400,
+  INVALID_DATA: 400,
+  EMPTY_DATA: 400,
+  DATA_TOO_LARGE: 400,
+  INVALID_ITEMS: 400,
+  INVALID_TASKS: 400,
+  BATCH_TOO_LARGE: 400,
+  BATCH_UNSUPPORTED: 409,
+  TASK_HASH_IN_USE: 409,
+  TASK_HASH_TAKEN: 409,
+  HASH_MISMATCH: 409,
+  HASH_NOT_THIS_TASK: 409,
+  CHAIN_NOT_CONFIGURED: 503,
+  ESCROW_NOT_CONFIGURED: 503,
+  STORAGE_UNAVAILABLE: 503,
+  UPLOAD_FAILED: 502,
+  NOT_TASK_AGENT: 403,
+  NOT_INDEXED_YET: 404,
+  NOT_INDEXED: 503,
+  RECEIPT_NOT_FOUND: 404,
+  TX_REVERTED: 409,
+  NO_TASK_CREATED: 409,
+  MULTIPLE_TASK_CREATED: 409,
+  NOT_IN_RECEIPT: 409,
+  PUBLIC_TASK_HAS_KEYS: 400,
+  PUBLIC_TASK_HAS_CUSTODY: 400,
+  BRIEF_ON_PRIVATE_TASK: 400,
+  PRIVACY_IMMUTABLE: 409,
+  TERMS_IMMUTABLE: 409,
+  CHAIN_IMMUTABLE: 409,
+  SERVICE_NO_TARGET: 400,
+  BAD_ADDRESS: 400,
+  // Accounts
+  BAD_SIGNATURE: 400,
+  NONCE_INVALID: 400,
+  NONCE_MISMATCH: 400,
+  MISSING_FIELDS: 400,
+  // Dependencies
+  ON_CHAIN_CHECK_FAILED: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export interface AppErrorOptions {
+  code: ErrorCode;
+  message: string;
+  /** Overrides the code's usual status where the spec allows two (for example NO_VERIFIER 400 or 409). */
+  status?: number;
+  reason?: string;
+  details?: Record<string, unknown>;
+  /** Extra response headers (Retry-After on 429). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+/** An error the client can act on: answered as `{ success: false, error: { code, message, reason?, details? } }`. */
+export class AppError extends Error {
+  override name = "AppError";
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly reason?: string;
+  readonly details?: Record<string, unknown>;
+  readonly headers?: Record<string, string>;
+
+  constructor(options: AppErrorOptions) {
+    super(options.message, { cause: options.cause });
+    this.code = options.code;
+    this.status = options.status ?? ERROR_STATUS[options.code];
+    this.reason = options.reason;
+    this.details = options.details;
+    this.headers = options.headers;
+  }
+}
+
+/** Shorthand: `fail("NOT_FOUND", "task 7 not found")`. */
+export function fail(code: ErrorCode, message: string, extra: Omit<AppErrorOptions, "code" | "message"> = {}): never {
+  throw new AppError({ code, message, ...extra });
+}
+
+/** One failure of a bulk request, reported in `error.details.errors`. */
+export interface ItemError {
+  index: number;
+  code: ErrorCode;
+  message: string;
+}

@@ -1,0 +1,137 @@
+/**
+ * Composition root: configuration, logger, database, chain, indexer and the HTTP API. `npm start` runs it against the
+ * configured network; the devnet calls `startServer` in-process. Listens on API_HOST:API_PORT (127.0.0.1:8787).
+ */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { JsonRpcProvider, type Provider } from "ethers";
+import { loadConfig, type Config } from "./config";
+import { createLogger, type Logger } from "./logger";
+import { createDb, dbOptions, type Db } from "./db/knex";
+import { migrateLatest } from "./db/migrations";
+import { readAddressBook } from "./chain/addressBook";
+import { createChainGateway } from "./chain/gateway";
+import { providerChainReader } from "./chain/escrowLogs";
+import { createLimitStore } from "./limits/store";
+import { LocalBlobStore } from "./storage/blobStore";
+import { Indexer } from "./indexer/sync";
+import { resetHint } from "./indexer";
+import { createApp } from "./api/app";
+import type { Services } from "./api/services";
+
+export interface StartOptions {
+  config?: Readonly<Config>;
+  logger?: Logger;
+  /** An ethers provider to use instead of RPC_URL (the devnet passes its in-process chain). */
+  provider?: Provider;
+  /** Run the indexer in this process (default true). */
+  runIndexer?: boolean;
+}
+
+export interface RunningServer {
+  url: string;
+  services: Services;
+  indexer?: Indexer;
+  close(): Promise<void>;
+}
+
+/** Caches the chain's latest block time for a second: deadlines are chain time. */
+function chainClock(provider: Provider | undefined): () => Promise<number> {
+  let cached = { at: 0, value: 0 };
+  return async () => {
+    const wall = Math.floor(Date.now() / 1000);
+    if (!provider) return wall;
+    if (Date.now() - cached.at < 1000) return cached.value;
+    try {
+      const block = await provider.getBlock("latest");
+      cached = { at: Date.now(), value: block ? block.timestamp : wall };
+    } catch {
+      cached = { at: Date.now(), value: wall };
+    }
+    return cached.value;
+  };
+}
+
+export async function buildServices(config: Readonly<Config>, logger: Logger, db: Db, provider?: Provider) {
+  let chain;
+  try {
+    const book = readAddressBook(config.network, config.deploymentsDir);
+    chain = createChainGateway(book, provider ?? new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }));
+  } catch (error) {
+    logger.warn("no deployment for this network: posting answers CHAIN_NOT_CONFIGURED", { error });
+  }
+  const services: Services = {
+    config,
+    logger,
+    db,
+    limits: createLimitStore(config.api.redisUrl),
+    blobs: new LocalBlobStore(config.api.storageDir),
+    chain,
+    chainTime: chainClock(chain?.provider),
+  };
+  return services;
+}
+
+export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
+  const config = options.config ?? loadConfig();
+  const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
+  const db = createDb(dbOptions(config));
+  await migrateLatest(db);
+  const services = await buildServices(config, logger, db, options.provider);
+
+  let indexer: Indexer | undefined;
+  if ((options.runIndexer ?? true) && services.chain) {
+    const { book, provider } = services.chain;
+    indexer = new Indexer({
+      db,
+      chain: providerChainReader(provider),
+      network: config.network,
+      escrowAddress: book.escrow.proxy,
+      startBlock: book.startBlock,
+      config: config.indexer,
+      logger: logger.child({ component: "indexer" }),
+      resetHint: resetHint(config),
+    });
+    await indexer.start();
+    services.indexer = indexer;
+  }
+
+  const app = createApp(services);
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.api.port, config.api.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.api.host}:${port}`;
+  logger.info("API listening", { url });
+  return {
+    url,
+    services,
+    indexer,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await indexer?.stop();
+      await services.limits.close();
+      await db.destroy();
+    },
+  };
+}
+
+if (require.main === module) {
+  startServer()
+    .then((running) => {
+      const stop = async (signal: string) => {
+        running.services.logger.info("stopping", { signal });
+        await running.close();
+        process.exit(0);
+      };
+      process.on("SIGINT", () => void stop("SIGINT"));
+      process.on("SIGTERM", () => void stop("SIGTERM"));
+    })
+    .catch((error) => {
+      process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+      process.exit(1);
+    });
+}

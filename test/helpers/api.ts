@@ -1,0 +1,132 @@
+/**
+ * An API over the in-process Hardhat chain and a fresh test database, listening on 127.0.0.1 with an ephemeral port,
+ * with its indexer running. `request` speaks HTTP like any client; `createKey` gives a wallet an API key directly
+ * (the sign-in flow has its own tests).
+ */
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import { ethers } from "hardhat";
+import { loadConfig, type Config } from "../../server/config";
+import { silentLogger } from "../../server/logger";
+import { createApp } from "../../server/api/app";
+import { buildServices } from "../../server/main";
+import { Indexer } from "../../server/indexer/sync";
+import { providerChainReader } from "../../server/chain/escrowLogs";
+import { insertApiKey } from "../../server/db/repositories/apiKeys";
+import { newApiKey } from "../../server/domain/credentials";
+import type { Services } from "../../server/api/services";
+import type { AddressBook } from "../../server/chain/addressBook";
+import { createTestDb, type TestDb } from "./db";
+
+export interface TestApi {
+  url: string;
+  services: Services;
+  testDb: TestDb;
+  indexer: Indexer;
+  request(method: string, urlPath: string, options?: RequestOptions): Promise<ApiResponse>;
+  createKey(wallet: string): Promise<string>;
+  /** Waits until the indexer has every block up to the chain head. */
+  synced(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as-is instead of JSON.stringify(body). */
+  rawBody?: string | Buffer;
+  key?: string;
+  headers?: Record<string, string>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+  text: string;
+}
+
+/** Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). */
+export async function startTestApi(book: AddressBook, env: Record<string, string> = {}): Promise<TestApi> {
+  const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-deployments-"));
+  fs.writeFileSync(path.join(deploymentsDir, "hardhat.json"), JSON.stringify(book));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-data-"));
+  const config: Readonly<Config> = loadConfig({
+    NETWORK: "hardhat",
+    DEPLOYMENTS_DIR: deploymentsDir,
+    DATA_DIR: dataDir,
+    LOG_LEVEL: "silent",
+    API_PORT: "0",
+    INDEXER_POLL_MS: "20",
+    REDIS_URL: process.env.REDIS_URL ?? "",
+    ...env,
+  });
+  const testDb = await createTestDb();
+  const services = await buildServices(config, silentLogger, testDb.db, ethers.provider);
+  const indexer = new Indexer({
+    db: testDb.db,
+    chain: providerChainReader(ethers.provider),
+    network: "hardhat",
+    escrowAddress: book.escrow.proxy,
+    startBlock: book.startBlock,
+    config: config.indexer,
+    logger: silentLogger,
+  });
+  await indexer.start();
+  services.indexer = indexer;
+  testDb.onCleanup(() => indexer.stop());
+  const server = http.createServer(createApp(services).callback());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    services,
+    testDb,
+    indexer,
+    async request(method, urlPath, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      let body: string | Buffer | undefined;
+      if (options.rawBody !== undefined) body = options.rawBody;
+      else if (options.body !== undefined) {
+        body = JSON.stringify(options.body);
+        headers["content-type"] ??= "application/json";
+      }
+      if (options.key) headers["x-api-key"] = options.key;
+      const response = await fetch(`${url}${urlPath}`, { method, headers, body });
+      const text = await response.text();
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      return { status: response.status, headers: response.headers, json, text };
+    },
+    async createKey(wallet) {
+      const { key, keyHash, prefix } = newApiKey();
+      await insertApiKey(testDb.db, {
+        address: wallet.toLowerCase(),
+        keyHash,
+        prefix,
+        label: "test",
+        createdAt: Math.floor(Date.now() / 1000),
+      });
+      return key;
+    },
+    async synced() {
+      await indexer.waitForBlock(await ethers.provider.getBlockNumber(), 20_000);
+    },
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections();
+      await services.limits.close();
+      await testDb.cleanup();
+      fs.rmSync(deploymentsDir, { recursive: true, force: true });
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
