@@ -1,0 +1,646 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { ethers, upgrades } from "hardhat";
+import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
+import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowV2 } from "../../typechain-types";
+import type { AddressBook } from "../../scripts/deploy";
+import { upgradeContract } from "../../scripts/upgrade";
+import {
+  CATEGORY,
+  DAY,
+  deployEscrowFixture,
+  EVIDENCE_HASH,
+  HOUR,
+  STATUS,
+  TASK_HASH,
+  USDC,
+  ZONE,
+} from "../helpers/fixtures";
+
+/** ERC-7201 slot of the V2 mocks' namespaces: the tests read the new value straight from the proxy's storage. */
+function erc7201Slot(namespace: string): string {
+  const inner = BigInt(ethers.keccak256(ethers.toUtf8Bytes(namespace))) - 1n;
+  const outer = BigInt(ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["uint256"], [inner])));
+  return ethers.toBeHex(outer & ~0xffn, 32);
+}
+const ESCROW_V2_SLOT = erc7201Slot("marketplace.storage.TaskEscrowV2");
+const FACTORY_V2_SLOT = erc7201Slot("marketplace.storage.AgentFactoryV2");
+const RELEASE_TAG = ethers.encodeBytes32String("release-2");
+const INCOMPATIBLE_LAYOUT = /New storage layout is incompatible/;
+const LONG_ZONE = "zone/".repeat(20);
+
+/** Ids of the tasks created by `populatedEscrowFixture`, in creation order. */
+const TASK = {
+  escalated: 1n, // submitted, never judged, timeout claimed: Disputed and escalated
+  funded: 2n,
+  assigned: 3n,
+  submitted: 4n,
+  failedVerdict: 5n,
+  completed: 6n,
+  cancelled: 7n,
+  disputed: 8n, // raised by the poster
+  agentVerified: 9n, // Assigned, judged by its own verifier agent
+  open: 10n, // open submission with one submission
+  native: 11n, // native currency, empty category, long zone
+} as const;
+
+/** Statuses of the tasks created by `populatedEscrowFixture`, in id order. */
+const POPULATED_STATUSES = [
+  STATUS.Disputed,
+  STATUS.Funded,
+  STATUS.Assigned,
+  STATUS.Submitted,
+  STATUS.Verified,
+  STATUS.Completed,
+  STATUS.Cancelled,
+  STATUS.Disputed,
+  STATUS.Assigned,
+  STATUS.Funded,
+  STATUS.Funded,
+];
+
+/**
+ * The escrow with tasks in every status (plus an escalated, an agent-verified, an open and a native task) and every
+ * configuration value moved away from its default: fee, TEE signer, min rated amount, pending admin, a pause.
+ */
+async function populatedEscrowFixture() {
+  const base = await deployEscrowFixture();
+  const { escrow, usdc, admin, verifier, poster, worker, verifierAgent, stranger, others } = base;
+  const token = await usdc.getAddress();
+  const amount = USDC(100);
+  const create = (duration: number = DAY) =>
+    escrow.connect(poster).createTask(TASK_HASH, token, amount, CATEGORY, ZONE, duration);
+  const assign = (id: bigint) => escrow.connect(verifier).marketplaceAssign(id, worker.address);
+  const submit = (id: bigint) => escrow.connect(worker).submitEvidence(id, EVIDENCE_HASH);
+
+  // The shortest task, submitted and left unjudged past its deadline: escalated.
+  await create(Number(await escrow.MIN_DURATION()));
+  await assign(TASK.escalated);
+  await submit(TASK.escalated);
+  await time.increase(HOUR);
+  await escrow.connect(poster).claimTimeout(TASK.escalated);
+  // One task per status.
+  await create(); // funded
+  await create();
+  await assign(TASK.assigned);
+  await create();
+  await assign(TASK.submitted);
+  await submit(TASK.submitted);
+  await create();
+  await assign(TASK.failedVerdict);
+  await submit(TASK.failedVerdict);
+  await escrow.connect(verifier).completeVerification(TASK.failedVerdict, false);
+  await create();
+  await assign(TASK.completed);
+  await submit(TASK.completed);
+  await escrow.connect(verifier).completeVerification(TASK.completed, true);
+  await create();
+  await escrow.connect(poster).cancelTask(TASK.cancelled);
+  await create();
+  await assign(TASK.disputed);
+  await submit(TASK.disputed);
+  await escrow.connect(poster).raiseDispute(TASK.disputed);
+  // Its own verifier agent.
+  await escrow
+    .connect(poster)
+    .createTaskWithVerifier(TASK_HASH, token, amount, CATEGORY, ZONE, DAY, verifierAgent.address);
+  await assign(TASK.agentVerified);
+  // Open submission, one submission.
+  await escrow.connect(poster).createTaskOpen(TASK_HASH, token, amount, CATEGORY, ZONE, DAY);
+  await escrow.connect(stranger).submitOpen(TASK.open, EVIDENCE_HASH);
+  // Native currency.
+  await escrow.connect(admin).allowToken(ethers.ZeroAddress);
+  await escrow.connect(poster).createTask(TASK_HASH, ethers.ZeroAddress, amount, "", LONG_ZONE, DAY, { value: amount });
+  expect(await escrow.nextTaskId()).to.equal(TASK.native + 1n);
+
+  // Configuration away from the defaults, and one finished pause.
+  await escrow.connect(admin).setFeeBps(await escrow.MAX_FEE_BPS());
+  await escrow.connect(admin).setTeeSigner(others[0].address);
+  await escrow.connect(admin).setMinRatedAmount(token, USDC(10));
+  await escrow.connect(admin).pause();
+  await time.increase(HOUR);
+  await escrow.connect(admin).unpause();
+  await escrow.connect(admin).proposeAdmin(others[1].address);
+  return { ...base, amount };
+}
+
+/** The populated escrow upgraded to TaskEscrowV2 with the plugin, and the state read just before. */
+async function upgradedEscrowFixture() {
+  const base = await populatedEscrowFixture();
+  const { escrow, admin, stranger } = base;
+  const before = await readEscrowState(escrow, stranger.address);
+  const previousImplementation = await upgrades.erc1967.getImplementationAddress(await escrow.getAddress());
+  const escrowV2 = (await upgrades.upgradeProxy(escrow, await ethers.getContractFactory("TaskEscrowV2", admin), {
+    kind: "uups",
+  })) as unknown as TaskEscrowV2;
+  return { ...base, escrowV2, before, previousImplementation };
+}
+
+/** Every task's getTask fields and per-task views, every configuration view and the escrow's balances. */
+async function readEscrowState(escrow: TaskEscrow, openSubmitter: string) {
+  const escrowAddress = await escrow.getAddress();
+  const usdc = await ethers.getContractAt("MockUSDC", (await escrow.getTask(TASK.funded)).token);
+  const nextTaskId = await escrow.nextTaskId();
+  const tasks = [];
+  for (let id = 1n; id < nextTaskId; id++) {
+    const t = await escrow.getTask(id);
+    tasks.push({
+      id,
+      poster: t.poster,
+      worker: t.worker,
+      token: t.token,
+      amount: t.amount,
+      taskHash: t.taskHash,
+      evidenceHash: t.evidenceHash,
+      status: t.status,
+      category: t.category,
+      locationZone: t.locationZone,
+      createdAt: t.createdAt,
+      deadline: t.deadline,
+      submissionAttempts: t.submissionAttempts,
+      disputedAt: t.disputedAt,
+      effectiveDeadline: await escrow.effectiveDeadline(id),
+      taskVerifier: await escrow.taskVerifier(id),
+      failedVerdictAt: await escrow.failedVerdictAt(id),
+      isEscalated: await escrow.isEscalated(id),
+      isOpenTask: await escrow.isOpenTask(id),
+      openSubmissionCount: await escrow.openSubmissionCount(id),
+      openSubmission: await escrow.openSubmission(id, openSubmitter),
+    });
+  }
+  const token = await usdc.getAddress();
+  const config = {
+    nextTaskId,
+    admin: await escrow.admin(),
+    pendingAdmin: await escrow.pendingAdmin(),
+    treasury: await escrow.treasury(),
+    verifier: await escrow.verifier(),
+    feeBps: await escrow.feeBps(),
+    tokenAllowed: await escrow.isTokenAllowed(token),
+    nativeAllowed: await escrow.isTokenAllowed(ethers.ZeroAddress),
+    reputationContract: await escrow.reputationContract(),
+    taskRegistry: await escrow.taskRegistry(),
+    teeSigner: await escrow.teeSigner(),
+    minRatedAmount: await escrow.minRatedAmount(token),
+    totalPausedSeconds: await escrow.totalPausedSeconds(),
+    pauseStartedAt: await escrow.pauseStartedAt(),
+    paused: await escrow.paused(),
+  };
+  const balances = {
+    token: await usdc.balanceOf(escrowAddress),
+    native: await ethers.provider.getBalance(escrowAddress),
+  };
+  return { tasks, config, balances };
+}
+
+/** The deploy fixture with the factory used once, its ownership transfer proposed, and its fee changed. */
+async function usedFactoryFixture() {
+  const base = await deployEscrowFixture();
+  const { agentFactory, usdc, admin, poster, stranger } = base;
+  await usdc.connect(poster).approve(await agentFactory.getAddress(), ethers.MaxUint256);
+  await agentFactory.connect(poster).deployAgent(0n);
+  await agentFactory.connect(admin).setDeployFee((await agentFactory.deployFee()) * 2n);
+  await agentFactory.connect(admin).transferOwnership(stranger.address);
+  return base;
+}
+
+async function readFactoryState(agentFactory: AgentFactory) {
+  return {
+    owner: await agentFactory.owner(),
+    pendingOwner: await agentFactory.pendingOwner(),
+    usdc: await agentFactory.usdc(),
+    treasury: await agentFactory.treasury(),
+    deployFee: await agentFactory.deployFee(),
+    nonce: await agentFactory.nonce(),
+    totalCost: await agentFactory.getTotalCost(0n),
+  };
+}
+
+/** Temporary address-book directories, removed after the suite. */
+const temporaryDirectories: string[] = [];
+
+/** Writes `book` to a fresh temporary file and returns its path. */
+function writeTemporaryBook(book: AddressBook): string {
+  const directory = fs.mkdtempSync(path.join(os.tmpdir(), "upgrade-test-"));
+  temporaryDirectories.push(directory);
+  const file = path.join(directory, "hardhat.json");
+  fs.writeFileSync(file, JSON.stringify(book, null, 2) + "\n");
+  return file;
+}
+
+function readBook(file: string): AddressBook {
+  return JSON.parse(fs.readFileSync(file, "utf8")) as AddressBook;
+}
+
+describe("upgrades", () => {
+  after(() => {
+    for (const directory of temporaryDirectories) fs.rmSync(directory, { recursive: true, force: true });
+  });
+
+  describe("TaskEscrow", () => {
+    describe("#upgradeProxy to TaskEscrowV2", () => {
+      it("starts from tasks in every status", async () => {
+        const { before } = await loadFixture(upgradedEscrowFixture);
+        expect(before.tasks.map((t) => Number(t.status))).to.deep.equal(POPULATED_STATUSES);
+      });
+
+      it("keeps every task field by field", async () => {
+        const { escrowV2, stranger, before } = await loadFixture(upgradedEscrowFixture);
+        const after = await readEscrowState(escrowV2 as unknown as TaskEscrow, stranger.address);
+        expect(after.tasks).to.have.lengthOf(POPULATED_STATUSES.length);
+        for (const [index, task] of after.tasks.entries()) {
+          expect(task, `task ${task.id}`).to.deep.equal(before.tasks[index]);
+        }
+      });
+
+      it("keeps every configuration view", async () => {
+        const { escrowV2, stranger, before } = await loadFixture(upgradedEscrowFixture);
+        const after = await readEscrowState(escrowV2 as unknown as TaskEscrow, stranger.address);
+        expect(after.config).to.deep.equal(before.config);
+      });
+
+      it("keeps the escrow's token and native balances", async () => {
+        const { escrowV2, stranger, before } = await loadFixture(upgradedEscrowFixture);
+        const after = await readEscrowState(escrowV2 as unknown as TaskEscrow, stranger.address);
+        expect(after.balances).to.deep.equal(before.balances);
+      });
+
+      it("keeps the proxy address and points it at a new implementation", async () => {
+        const { escrow, escrowV2, previousImplementation } = await loadFixture(upgradedEscrowFixture);
+        const proxy = await escrow.getAddress();
+        expect(await escrowV2.getAddress()).to.equal(proxy);
+        expect(await upgrades.erc1967.getImplementationAddress(proxy)).to.not.equal(previousImplementation);
+      });
+
+      it("serves version 2", async () => {
+        const { escrowV2 } = await loadFixture(upgradedEscrowFixture);
+        expect(await escrowV2.version()).to.equal("2");
+      });
+
+      it("stores the new value in its own namespaced slot without touching the tasks", async () => {
+        const { escrowV2, admin, stranger, before } = await loadFixture(upgradedEscrowFixture);
+        await expect(escrowV2.connect(admin).setReleaseTag(RELEASE_TAG))
+          .to.emit(escrowV2, "ReleaseTagSet")
+          .withArgs(RELEASE_TAG);
+        expect(await escrowV2.releaseTag()).to.equal(RELEASE_TAG);
+        expect(await ethers.provider.getStorage(await escrowV2.getAddress(), ESCROW_V2_SLOT)).to.equal(RELEASE_TAG);
+        expect(await readEscrowState(escrowV2 as unknown as TaskEscrow, stranger.address)).to.deep.equal(before);
+      });
+
+      it("keeps the admin check on the new function", async () => {
+        const { escrowV2, stranger } = await loadFixture(upgradedEscrowFixture);
+        await expect(escrowV2.connect(stranger).setReleaseTag(RELEASE_TAG)).to.be.revertedWithCustomError(
+          escrowV2,
+          "NotAdmin",
+        );
+      });
+
+      it("pays out a task submitted before the upgrade", async () => {
+        const { escrowV2, usdc, verifier, worker, treasury, amount } = await loadFixture(upgradedEscrowFixture);
+        const fee = (amount * (await escrowV2.feeBps())) / (await escrowV2.BPS_DENOMINATOR());
+        await expect(escrowV2.connect(verifier).completeVerification(TASK.submitted, true)).to.changeTokenBalances(
+          usdc,
+          [escrowV2, worker, treasury],
+          [-amount, amount - fee, fee],
+        );
+      });
+
+      it("refunds a task funded before the upgrade", async () => {
+        const { escrowV2, usdc, poster, amount } = await loadFixture(upgradedEscrowFixture);
+        await expect(escrowV2.connect(poster).cancelTask(TASK.funded)).to.changeTokenBalances(
+          usdc,
+          [escrowV2, poster],
+          [-amount, amount],
+        );
+      });
+
+      it("continues the task ids", async () => {
+        const { escrowV2, usdc, poster, before, amount } = await loadFixture(upgradedEscrowFixture);
+        const token = await usdc.getAddress();
+        const createdAt = (await time.latest()) + 10;
+        await time.setNextBlockTimestamp(createdAt);
+        await expect(escrowV2.connect(poster).createTask(TASK_HASH, token, amount, CATEGORY, ZONE, DAY))
+          .to.emit(escrowV2, "TaskCreated")
+          .withArgs(
+            before.config.nextTaskId,
+            poster.address,
+            token,
+            amount,
+            TASK_HASH,
+            CATEGORY,
+            ZONE,
+            createdAt + DAY,
+          );
+        expect(await escrowV2.nextTaskId()).to.equal(before.config.nextTaskId + 1n);
+      });
+
+      it("refuses a second initialize", async () => {
+        const { escrowV2, admin, treasury, verifier } = await loadFixture(upgradedEscrowFixture);
+        await expect(
+          escrowV2.connect(admin).initialize(admin.address, treasury.address, verifier.address, 0n, []),
+        ).to.be.revertedWithCustomError(escrowV2, "InvalidInitialization");
+      });
+    });
+
+    describe("#validateUpgrade", () => {
+      it("accepts TaskEscrowV2", async () => {
+        const { escrow } = await loadFixture(deployEscrowFixture);
+        await expect(upgrades.validateUpgrade(escrow, await ethers.getContractFactory("TaskEscrowV2"))).to.be.fulfilled;
+      });
+
+      it("rejects TaskEscrowBadLayout for its reordered and inserted namespaced fields", async () => {
+        const { escrow } = await loadFixture(deployEscrowFixture);
+        const validation = upgrades.validateUpgrade(escrow, await ethers.getContractFactory("TaskEscrowBadLayout"));
+        await expect(validation).to.be.rejectedWith(INCOMPATIBLE_LAYOUT);
+        await expect(validation).to.be.rejectedWith(/Deleted `verifier`/);
+        await expect(validation).to.be.rejectedWith(/Inserted `minTaskAmount`/);
+      });
+
+      it("makes upgradeProxy refuse TaskEscrowBadLayout and keep the implementation", async () => {
+        const { escrow, admin, book } = await loadFixture(deployEscrowFixture);
+        await expect(
+          upgrades.upgradeProxy(escrow, await ethers.getContractFactory("TaskEscrowBadLayout", admin), {
+            kind: "uups",
+          }),
+        ).to.be.rejectedWith(INCOMPATIBLE_LAYOUT);
+        expect(await upgrades.erc1967.getImplementationAddress(book.escrow.proxy)).to.equal(book.escrow.implementation);
+      });
+
+      it("explains the rejection: forced through, TaskEscrowBadLayout reads the verifier as the admin", async () => {
+        const { escrow, admin, verifier } = await loadFixture(deployEscrowFixture);
+        const forced = await upgrades.upgradeProxy(
+          escrow,
+          await ethers.getContractFactory("TaskEscrowBadLayout", admin),
+          { kind: "uups", unsafeSkipStorageCheck: true },
+        );
+        expect(await forced.getFunction("admin")()).to.equal(verifier.address);
+      });
+    });
+
+    describe("#upgradeToAndCall", () => {
+      it("reverts when the caller is not the admin", async () => {
+        const { escrow, stranger } = await loadFixture(populatedEscrowFixture);
+        const next = await (await ethers.getContractFactory("TaskEscrowV2")).deploy();
+        await expect(
+          escrow.connect(stranger).upgradeToAndCall(await next.getAddress(), "0x"),
+        ).to.be.revertedWithCustomError(escrow, "NotAdmin");
+      });
+
+      it("reverts when the pending admin calls it before accepting", async () => {
+        const { escrow, others } = await loadFixture(populatedEscrowFixture);
+        const next = await (await ethers.getContractFactory("TaskEscrowV2")).deploy();
+        await expect(
+          escrow.connect(others[1]).upgradeToAndCall(await next.getAddress(), "0x"),
+        ).to.be.revertedWithCustomError(escrow, "NotAdmin");
+      });
+
+      it("reverts when called on the implementation", async () => {
+        const { book, admin } = await loadFixture(deployEscrowFixture);
+        const implementation = await ethers.getContractAt("TaskEscrow", book.escrow.implementation);
+        const next = await (await ethers.getContractFactory("TaskEscrowV2")).deploy();
+        await expect(
+          implementation.connect(admin).upgradeToAndCall(await next.getAddress(), "0x"),
+        ).to.be.revertedWithCustomError(implementation, "UUPSUnauthorizedCallContext");
+      });
+
+      it("reverts when the new implementation is not UUPS", async () => {
+        const { escrow, usdc, admin } = await loadFixture(deployEscrowFixture);
+        const usdcAddress = await usdc.getAddress();
+        await expect(escrow.connect(admin).upgradeToAndCall(usdcAddress, "0x"))
+          .to.be.revertedWithCustomError(escrow, "ERC1967InvalidImplementation")
+          .withArgs(usdcAddress);
+      });
+
+      it("upgrades when the admin calls it and runs the call data", async () => {
+        const { escrow, admin, stranger } = await loadFixture(populatedEscrowFixture);
+        const before = await readEscrowState(escrow, stranger.address);
+        const next = await (await ethers.getContractFactory("TaskEscrowV2")).deploy();
+        const nextAddress = await next.getAddress();
+        const data = next.interface.encodeFunctionData("setReleaseTag", [RELEASE_TAG]);
+        const escrowV2 = next.attach(await escrow.getAddress()) as TaskEscrowV2;
+
+        await expect(escrow.connect(admin).upgradeToAndCall(nextAddress, data))
+          .to.emit(escrow, "Upgraded")
+          .withArgs(nextAddress)
+          .and.to.emit(escrowV2, "ReleaseTagSet")
+          .withArgs(RELEASE_TAG);
+        expect(await upgrades.erc1967.getImplementationAddress(await escrow.getAddress())).to.equal(nextAddress);
+        expect(await escrowV2.version()).to.equal("2");
+        expect(await escrowV2.releaseTag()).to.equal(RELEASE_TAG);
+        expect(await readEscrowState(escrow, stranger.address)).to.deep.equal(before);
+      });
+
+      it("moves the upgrade right with the admin role", async () => {
+        const { escrow, admin, others } = await loadFixture(populatedEscrowFixture);
+        await escrow.connect(others[1]).acceptAdmin();
+        const next = await (await ethers.getContractFactory("TaskEscrowV2")).deploy();
+        const nextAddress = await next.getAddress();
+        await expect(escrow.connect(admin).upgradeToAndCall(nextAddress, "0x")).to.be.revertedWithCustomError(
+          escrow,
+          "NotAdmin",
+        );
+        await expect(escrow.connect(others[1]).upgradeToAndCall(nextAddress, "0x"))
+          .to.emit(escrow, "Upgraded")
+          .withArgs(nextAddress);
+      });
+    });
+  });
+
+  describe("AgentFactory", () => {
+    describe("#upgradeProxy to AgentFactoryV2", () => {
+      it("keeps the owner, pending owner, token, treasury, fee and nonce", async () => {
+        const { agentFactory, admin } = await loadFixture(usedFactoryFixture);
+        const before = await readFactoryState(agentFactory);
+        const factoryV2 = (await upgrades.upgradeProxy(
+          agentFactory,
+          await ethers.getContractFactory("AgentFactoryV2", admin),
+          { kind: "uups" },
+        )) as unknown as AgentFactoryV2;
+        expect(await readFactoryState(factoryV2 as unknown as AgentFactory)).to.deep.equal(before);
+        expect(before.nonce).to.equal(1n);
+        expect(before.pendingOwner).to.not.equal(ethers.ZeroAddress);
+      });
+
+      it("serves version 2 and stores the new value in its own namespaced slot", async () => {
+        const { agentFactory, admin } = await loadFixture(usedFactoryFixture);
+        const before = await readFactoryState(agentFactory);
+        const factoryV2 = (await upgrades.upgradeProxy(
+          agentFactory,
+          await ethers.getContractFactory("AgentFactoryV2", admin),
+          { kind: "uups" },
+        )) as unknown as AgentFactoryV2;
+        expect(await factoryV2.version()).to.equal("2");
+        await expect(factoryV2.connect(admin).setReleaseTag(RELEASE_TAG))
+          .to.emit(factoryV2, "ReleaseTagSet")
+          .withArgs(RELEASE_TAG);
+        expect(await ethers.provider.getStorage(await factoryV2.getAddress(), FACTORY_V2_SLOT)).to.equal(RELEASE_TAG);
+        expect(await readFactoryState(factoryV2 as unknown as AgentFactory)).to.deep.equal(before);
+      });
+
+      it("continues the nonce and charges the kept fee", async () => {
+        const { agentFactory, usdc, admin, poster, treasury } = await loadFixture(usedFactoryFixture);
+        const fee = await agentFactory.deployFee();
+        const factoryV2 = (await upgrades.upgradeProxy(
+          agentFactory,
+          await ethers.getContractFactory("AgentFactoryV2", admin),
+          { kind: "uups" },
+        )) as unknown as AgentFactoryV2;
+        const deploy = factoryV2.connect(poster).deployAgent(0n);
+        await expect(deploy).to.changeTokenBalances(usdc, [poster, treasury], [-fee, fee]);
+        expect(await factoryV2.nonce()).to.equal(2n);
+      });
+    });
+
+    describe("#validateUpgrade", () => {
+      it("accepts AgentFactoryV2", async () => {
+        const { agentFactory } = await loadFixture(deployEscrowFixture);
+        await expect(upgrades.validateUpgrade(agentFactory, await ethers.getContractFactory("AgentFactoryV2"))).to.be
+          .fulfilled;
+      });
+
+      it("rejects TaskEscrowV2, whose layout drops the factory's namespaces", async () => {
+        const { agentFactory } = await loadFixture(deployEscrowFixture);
+        await expect(
+          upgrades.validateUpgrade(agentFactory, await ethers.getContractFactory("TaskEscrowV2")),
+        ).to.be.rejectedWith(INCOMPATIBLE_LAYOUT);
+      });
+    });
+
+    describe("#upgradeToAndCall", () => {
+      it("reverts when the caller is not the owner", async () => {
+        const { agentFactory, stranger } = await loadFixture(usedFactoryFixture);
+        const next = await (await ethers.getContractFactory("AgentFactoryV2")).deploy();
+        await expect(agentFactory.connect(stranger).upgradeToAndCall(await next.getAddress(), "0x"))
+          .to.be.revertedWithCustomError(agentFactory, "OwnableUnauthorizedAccount")
+          .withArgs(stranger.address);
+      });
+
+      it("upgrades when the owner calls it and runs the call data", async () => {
+        const { agentFactory, admin } = await loadFixture(usedFactoryFixture);
+        const before = await readFactoryState(agentFactory);
+        const next = await (await ethers.getContractFactory("AgentFactoryV2")).deploy();
+        const nextAddress = await next.getAddress();
+        const data = next.interface.encodeFunctionData("setReleaseTag", [RELEASE_TAG]);
+        const factoryV2 = next.attach(await agentFactory.getAddress()) as AgentFactoryV2;
+
+        await expect(agentFactory.connect(admin).upgradeToAndCall(nextAddress, data))
+          .to.emit(agentFactory, "Upgraded")
+          .withArgs(nextAddress)
+          .and.to.emit(factoryV2, "ReleaseTagSet")
+          .withArgs(RELEASE_TAG);
+        expect(await upgrades.erc1967.getImplementationAddress(await agentFactory.getAddress())).to.equal(nextAddress);
+        expect(await factoryV2.releaseTag()).to.equal(RELEASE_TAG);
+        expect(await readFactoryState(agentFactory)).to.deep.equal(before);
+      });
+    });
+  });
+
+  describe("upgradeContract (scripts/upgrade.ts)", () => {
+    it("upgrades the escrow and reports both implementations", async () => {
+      const { escrow, book } = await loadFixture(populatedEscrowFixture);
+      const result = await upgradeContract({ proxy: book.escrow.proxy, newContractName: "TaskEscrowV2" });
+      expect(result.proxy).to.equal(book.escrow.proxy);
+      expect(result.previousImplementation).to.equal(book.escrow.implementation);
+      expect(result.implementation).to.equal(await upgrades.erc1967.getImplementationAddress(book.escrow.proxy));
+      expect(result.implementation).to.not.equal(book.escrow.implementation);
+      expect(result.addressBookFile).to.equal(undefined);
+      const escrowV2 = await ethers.getContractAt("TaskEscrowV2", await escrow.getAddress());
+      expect(await escrowV2.version()).to.equal("2");
+    });
+
+    it("keeps the escrow's tasks and configuration", async () => {
+      const { escrow, book, stranger } = await loadFixture(populatedEscrowFixture);
+      const before = await readEscrowState(escrow, stranger.address);
+      await upgradeContract({ proxy: book.escrow.proxy, newContractName: "TaskEscrowV2" });
+      expect(await readEscrowState(escrow, stranger.address)).to.deep.equal(before);
+    });
+
+    it("upgrades the agent factory", async () => {
+      const { book } = await loadFixture(usedFactoryFixture);
+      const result = await upgradeContract({ proxy: book.agentFactory.proxy, newContractName: "AgentFactoryV2" });
+      const factoryV2 = await ethers.getContractAt("AgentFactoryV2", book.agentFactory.proxy);
+      expect(await factoryV2.version()).to.equal("2");
+      expect(result.implementation).to.equal(await upgrades.erc1967.getImplementationAddress(book.agentFactory.proxy));
+    });
+
+    it("records the new implementation in the address book", async () => {
+      const { book } = await loadFixture(deployEscrowFixture);
+      const file = writeTemporaryBook(book);
+      const result = await upgradeContract({
+        proxy: book.escrow.proxy,
+        newContractName: "TaskEscrowV2",
+        addressBookFile: file,
+      });
+      expect(result.addressBookFile).to.equal(file);
+      expect(readBook(file)).to.deep.equal({
+        ...book,
+        escrow: { proxy: book.escrow.proxy, implementation: result.implementation },
+      });
+    });
+
+    it("records the factory's new implementation in its own entry", async () => {
+      const { book } = await loadFixture(deployEscrowFixture);
+      const file = writeTemporaryBook(book);
+      const result = await upgradeContract({
+        proxy: book.agentFactory.proxy,
+        newContractName: "AgentFactoryV2",
+        addressBookFile: file,
+      });
+      expect(readBook(file)).to.deep.equal({
+        ...book,
+        agentFactory: { proxy: book.agentFactory.proxy, implementation: result.implementation },
+      });
+    });
+
+    it("runs the given call in the upgrade transaction", async () => {
+      const { book } = await loadFixture(deployEscrowFixture);
+      await upgradeContract({
+        proxy: book.escrow.proxy,
+        newContractName: "TaskEscrowV2",
+        call: { fn: "setReleaseTag", args: [RELEASE_TAG] },
+      });
+      const escrowV2 = await ethers.getContractAt("TaskEscrowV2", book.escrow.proxy);
+      expect(await escrowV2.releaseTag()).to.equal(RELEASE_TAG);
+    });
+
+    it("rejects an incompatible layout before sending any transaction", async () => {
+      const { book } = await loadFixture(deployEscrowFixture);
+      const file = writeTemporaryBook(book);
+      const blockBefore = await ethers.provider.getBlockNumber();
+      await expect(
+        upgradeContract({ proxy: book.escrow.proxy, newContractName: "TaskEscrowBadLayout", addressBookFile: file }),
+      ).to.be.rejectedWith(INCOMPATIBLE_LAYOUT);
+      expect(await ethers.provider.getBlockNumber()).to.equal(blockBefore);
+      expect(await upgrades.erc1967.getImplementationAddress(book.escrow.proxy)).to.equal(book.escrow.implementation);
+      expect(readBook(file)).to.deep.equal(book);
+    });
+
+    it("rejects an address book of another chain before sending any transaction", async () => {
+      const { book } = await loadFixture(deployEscrowFixture);
+      const file = writeTemporaryBook({ ...book, chainId: book.chainId + 1 });
+      const blockBefore = await ethers.provider.getBlockNumber();
+      await expect(
+        upgradeContract({ proxy: book.escrow.proxy, newContractName: "TaskEscrowV2", addressBookFile: file }),
+      ).to.be.rejectedWith(/is for chain/);
+      expect(await ethers.provider.getBlockNumber()).to.equal(blockBefore);
+    });
+
+    it("rejects a proxy the address book does not list", async () => {
+      const { book, usdc } = await loadFixture(deployEscrowFixture);
+      const file = writeTemporaryBook(book);
+      await expect(
+        upgradeContract({ proxy: await usdc.getAddress(), newContractName: "TaskEscrowV2", addressBookFile: file }),
+      ).to.be.rejectedWith(/is neither the escrow nor the agent factory/);
+    });
+
+    it("reverts when the signer is not the admin", async () => {
+      const { escrow, book, stranger } = await loadFixture(deployEscrowFixture);
+      await expect(
+        upgradeContract({ proxy: book.escrow.proxy, newContractName: "TaskEscrowV2", signer: stranger }),
+      ).to.be.revertedWithCustomError(escrow, "NotAdmin");
+      expect(await upgrades.erc1967.getImplementationAddress(book.escrow.proxy)).to.equal(book.escrow.implementation);
+    });
+  });
+});
