@@ -16,7 +16,6 @@ import {IWorkerReputation, ITaskRegistry} from "./interfaces/ITaskOutcomeHooks.s
 /// @title TaskEscrow
 /// @notice Upgradeable (UUPS) escrow of the task marketplace. See `ITaskEscrow` for the interface and
 /// `docs/contracts.md` for the design decisions (packing, pause accounting, open-submission phases, TEE payload).
-/// @custom:oz-upgrades-from TaskEscrow
 contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGuardTransientUpgradeable {
     using SafeERC20 for IERC20;
 
@@ -42,6 +41,8 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     uint256 public constant MAX_BATCH = 50;
     /// @notice Gas forwarded to a reputation contract or task registry; a hook cannot starve settlement.
     uint256 public constant HOOK_GAS_LIMIT = 150_000;
+    /// @dev Gas kept for the call itself and what follows it.
+    uint256 private constant HOOK_GAS_RESERVE = 10_000;
     /// @notice Domain tag of the TEE verdict payload.
     bytes32 public constant TEE_VERDICT_TYPEHASH = keccak256("TaskEscrow.TEEVerdict.v1");
 
@@ -77,21 +78,25 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         bytes labels;
     }
 
-    /// @dev One pause of the escrow. `end` is 0 while the pause is running.
+    /// @dev One pause of the escrow. `end` is 0 while the pause is running; `pausedAt` is when pause() ran, the latest
+    /// start recordPauseStart may record.
     struct PauseInterval {
         uint40 start;
         uint40 end;
+        uint40 pausedAt;
     }
 
     /// @custom:storage-location erc7201:marketplace.storage.TaskEscrow
     struct EscrowStorage {
-        // slot 0: read by every creation
-        uint64 nextTaskId;
+        // slot 0: read by every state-changing call (the pause gate)
+        uint48 nextTaskId;
         address taskRegistry;
         bool paused;
+        uint40 lastPauseEnd; // lets deadline checks skip the pause history when no pause overlaps a task
         // slot 1: read by every payout
         address treasury;
         uint16 feeBps;
+        bool hasReputationContract; // lets settlement skip the reputation hook's slot when none is set
         // slot 2
         address verifier;
         // slot 3
@@ -534,6 +539,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         EscrowStorage storage $ = _getEscrowStorage();
         emit ReputationContractUpdated($.reputationContract, newContract);
         $.reputationContract = newContract;
+        $.hasReputationContract = newContract != address(0);
     }
 
     /// @inheritdoc ITaskEscrow
@@ -562,7 +568,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         EscrowStorage storage $ = _getEscrowStorage();
         if ($.paused) revert EnforcedPause();
         $.paused = true;
-        $.pauses.push(PauseInterval({start: uint40(block.timestamp), end: 0}));
+        $.pauses.push(PauseInterval({start: uint40(block.timestamp), end: 0, pausedAt: uint40(block.timestamp)}));
         emit Paused(msg.sender);
     }
 
@@ -574,19 +580,22 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         running.end = uint40(block.timestamp);
         $.totalPausedSeconds += block.timestamp - running.start;
         $.paused = false;
+        $.lastPauseEnd = uint40(block.timestamp);
         emit Unpaused(msg.sender);
     }
 
     /// @inheritdoc ITaskEscrow
-    /// @dev Moves the start of the running pause, for an incident that began before the pause transaction landed.
-    /// The start may not be in the future, nor before the end of the previous pause (pauses never overlap).
+    /// @dev Moves the start of the running pause back, for an incident that began before the pause transaction landed.
+    /// The start may not be after the pause transaction, nor before the end of the previous pause (pauses never
+    /// overlap); it may be moved again within those bounds.
     function recordPauseStart(uint256 pauseStart) external onlyAdmin {
         EscrowStorage storage $ = _getEscrowStorage();
         if (!$.paused) revert ExpectedPause();
         uint256 count = $.pauses.length;
+        PauseInterval storage running = $.pauses[count - 1];
         uint256 previousEnd = count > 1 ? $.pauses[count - 2].end : 0;
-        if (pauseStart == 0 || pauseStart > block.timestamp || pauseStart < previousEnd) revert InvalidPauseStart();
-        $.pauses[count - 1].start = uint40(pauseStart);
+        if (pauseStart == 0 || pauseStart > running.pausedAt || pauseStart < previousEnd) revert InvalidPauseStart();
+        running.start = uint40(pauseStart);
         emit PauseStartRecorded(pauseStart);
     }
 
@@ -790,9 +799,9 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         if (categoryLength > type(uint16).max) revert LabelTooLong();
 
         taskId = $.nextTaskId;
-        // Ids are bounded by the gas ever spent creating tasks, far below 2^64.
+        // Ids are bounded by the gas ever spent creating tasks, far below 2^48.
         unchecked {
-            $.nextTaskId = uint64(taskId + 1);
+            $.nextTaskId = uint48(taskId + 1);
         }
         Task storage t = $.tasks[taskId];
         uint256 deadline = block.timestamp + task.duration;
@@ -814,6 +823,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
 
         address registry = $.taskRegistry;
         if (registry != address(0)) {
+            _checkHookGas();
             try ITaskRegistry(registry).taskCreated{gas: HOOK_GAS_LIMIT}(taskId, msg.sender, task.taskHash) {}
             catch {
                 emit HookFailed(registry, taskId);
@@ -847,12 +857,16 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
 
     function _assign(uint256 taskId, address worker) private {
         Task storage t = _task(taskId);
-        // Check: a single-worker task nobody took yet.
+        // Check: a single-worker task that exists and nobody took yet.
+        address poster = t.poster;
+        if (poster == address(0)) revert TaskNotFound(taskId);
         if (t.open) revert OpenTaskNotAssignable();
         if (t.status != Status.Funded) revert InvalidStatus(t.status, Status.Funded);
-        // Check: a real worker who is neither the poster nor the task's verifier.
+        // Check: a real worker who is neither the poster nor the task's judge (who could then never judge it).
         if (worker == address(0)) revert ZeroAddress();
-        if (worker == t.poster || worker == t.verifierAgent) revert SelfAssignment();
+        address judge = t.verifierAgent;
+        if (judge == address(0)) judge = _getEscrowStorage().verifier;
+        if (worker == poster || worker == judge) revert SelfAssignment();
         // Check: before the effective deadline.
         if (block.timestamp >= _effectiveDeadline(t)) revert DeadlineReached();
 
@@ -916,16 +930,18 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         address worker = t.worker;
         address registry = $.taskRegistry;
         if (registry != address(0)) {
+            _checkHookGas();
             try ITaskRegistry(registry).taskSettled{gas: HOOK_GAS_LIMIT}(taskId, uint8(t.status), worker) {}
             catch {
                 emit HookFailed(registry, taskId);
             }
         }
+        if (!$.hasReputationContract || worker == address(0)) return;
         address reputation = $.reputationContract;
-        if (reputation == address(0) || worker == address(0)) return;
         address token = t.token;
         uint256 amount = t.amount;
         if (amount < $.minRatedAmount[token]) return;
+        _checkHookGas();
         if (completed) {
             try IWorkerReputation(reputation).recordCompleted{gas: HOOK_GAS_LIMIT}(worker, taskId, token, amount) {}
             catch {
@@ -937,6 +953,12 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
                 emit HookFailed(reputation, taskId);
             }
         }
+    }
+
+    /// @dev A hook gets its whole budget or the call reverts: otherwise a caller could pick a gas limit that starves the
+    /// hook (63/64 rule) and make it fail on purpose while settlement succeeds.
+    function _checkHookGas() private view {
+        if (gasleft() < HOOK_GAS_LIMIT * 64 / 63 + HOOK_GAS_RESERVE) revert InsufficientGasForHook();
     }
 
     /// @dev A hook is unset (zero) or a contract: a call to an address without code would revert past try/catch.
@@ -956,7 +978,10 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     /// @dev Seconds the escrow spent paused after `timestamp`, the running pause included. Walks the pause history
     /// from the newest entry back to the first that ended before `timestamp`; pauses are rare, so the walk is short.
     function _pausedSecondsSince(uint256 timestamp) private view returns (uint256 total) {
-        PauseInterval[] storage pauses = _getEscrowStorage().pauses;
+        EscrowStorage storage $ = _getEscrowStorage();
+        // No pause running and none ended after `timestamp`: nothing to add (the common case, read from a warm slot).
+        if (!$.paused && $.lastPauseEnd <= timestamp) return 0;
+        PauseInterval[] storage pauses = $.pauses;
         for (uint256 i = pauses.length; i > 0;) {
             unchecked {
                 --i;

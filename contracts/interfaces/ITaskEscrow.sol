@@ -144,7 +144,8 @@ interface ITaskEscrow {
     error InvalidDeadline();
     /// @notice Thrown when the task is in `current` status and the call needs `required`.
     error InvalidStatus(Status current, Status required);
-    /// @notice Thrown when the poster would be the worker or the verifier, or the verifier would be the worker.
+    /// @notice Thrown when the poster would be the worker or the verifier, or the task's judge (its verifier agent, else
+    /// the marketplace verifier) would be its worker.
     error SelfAssignment();
     /// @notice Thrown on a timeout claim before the effective deadline.
     error DeadlineNotReached();
@@ -166,7 +167,8 @@ interface ITaskEscrow {
     error EscalatedForAdjudication();
     /// @notice Thrown when releasing a dispute that was not an escalation of unjudged work.
     error NotEscalated();
-    /// @notice Thrown when the recorded pause start is in the future or before the end of the previous pause.
+    /// @notice Thrown when the recorded pause start is zero, after the pause transaction, or before the end of the
+    /// previous pause.
     error InvalidPauseStart();
     /// @notice Thrown when a batch is empty.
     error EmptyBatch();
@@ -196,6 +198,11 @@ interface ITaskEscrow {
     error OpenTaskHasSubmissions();
     /// @notice Thrown when the category is longer than 65535 bytes.
     error LabelTooLong();
+    /// @notice Thrown when assigning a task id that was never created.
+    error TaskNotFound(uint256 taskId);
+    /// @notice Thrown when too little gas is left to give a configured hook its full budget (the caller set the gas
+    /// limit too low; retry with more gas).
+    error InsufficientGasForHook();
 
     /*//////////////////////////////////////////////////////////////
                            POSTING FUNCTIONS

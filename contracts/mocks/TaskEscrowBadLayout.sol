@@ -37,15 +37,18 @@ contract TaskEscrowBadLayout is Initializable, UUPSUpgradeable, ReentrancyGuardT
     struct PauseInterval {
         uint40 start;
         uint40 end;
+        uint40 pausedAt;
     }
 
     /// @custom:storage-location erc7201:marketplace.storage.TaskEscrow
     struct EscrowStorage {
-        uint64 nextTaskId;
+        uint48 nextTaskId;
         address taskRegistry;
         bool paused;
+        uint40 lastPauseEnd;
         address treasury;
         uint16 feeBps;
+        bool hasReputationContract;
         // Reordered: TaskEscrow has `verifier` here and `admin` after it.
         address admin;
         address verifier;

@@ -72,11 +72,12 @@ describe("TaskEscrow", () => {
   describe("reputation reports", () => {
     describe("#completeVerification", () => {
       it("records completed work when the work passes", async () => {
-        const { escrow, reputation, verifier, worker, taskId, amount } = await loadFixture(hookedSubmittedFixture);
+        const { usdc, escrow, reputation, verifier, worker, taskId, amount } = await loadFixture(hookedSubmittedFixture);
         await expect(escrow.connect(verifier).completeVerification(taskId, true))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, taskId, true, amount);
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([1n, 0n, amount]);
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([1n, 0n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(amount);
       });
 
       it("records nothing when the work fails, since the task is not settled", async () => {
@@ -105,19 +106,21 @@ describe("TaskEscrow", () => {
 
     describe("#resolveDispute", () => {
       it("records completed work on a ruling for the worker", async () => {
-        const { escrow, reputation, admin, worker, taskId, amount } = await loadFixture(hookedDisputedFixture);
+        const { usdc, escrow, reputation, admin, worker, taskId, amount } = await loadFixture(hookedDisputedFixture);
         await expect(escrow.connect(admin).resolveDispute(taskId, true))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, taskId, true, amount);
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([1n, 0n, amount]);
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([1n, 0n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(amount);
       });
 
       it("records failed work on a ruling for the poster", async () => {
-        const { escrow, reputation, admin, worker, taskId, amount } = await loadFixture(hookedDisputedFixture);
+        const { usdc, escrow, reputation, admin, worker, taskId, amount } = await loadFixture(hookedDisputedFixture);
         await expect(escrow.connect(admin).resolveDispute(taskId, false))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, taskId, false, amount);
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 1n, 0n]);
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 1n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(0n);
       });
     });
 
@@ -133,12 +136,13 @@ describe("TaskEscrow", () => {
 
     describe("#claimTimeout", () => {
       it("records failed work when an assigned task times out", async () => {
-        const { escrow, reputation, poster, worker, taskId, amount } = await loadFixture(hookedAssignedFixture);
+        const { usdc, escrow, reputation, poster, worker, taskId, amount } = await loadFixture(hookedAssignedFixture);
         await time.increaseTo(await escrow.effectiveDeadline(taskId));
         await expect(escrow.connect(poster).claimTimeout(taskId))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, taskId, false, amount);
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 1n, 0n]);
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 1n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(0n);
       });
 
       it("records failed work when a failed verdict is left standing past the appeal window", async () => {
@@ -204,7 +208,8 @@ describe("TaskEscrow", () => {
           reputation,
           "OutcomeRecorded"
         );
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 0n, 0n]);
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 0n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(0n);
       });
 
       it("keeps a refunded task under the minimum from being rated", async () => {
@@ -255,7 +260,8 @@ describe("TaskEscrow", () => {
       await escrow.connect(verifier).marketplaceAssign(taskId + 1n, worker.address);
       await escrow.connect(worker).submitEvidence(taskId + 1n, EVIDENCE_HASH);
       await escrow.connect(verifier).completeVerification(taskId + 1n, true);
-      expect(await reputation.reputationOf(worker.address)).to.deep.equal([2n, 0n, amount + secondAmount]);
+      expect(await reputation.reputationOf(worker.address)).to.deep.equal([2n, 0n]);
+        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(amount + secondAmount);
     });
   });
 

@@ -111,6 +111,19 @@ describe("TaskEscrow", () => {
       ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
     });
 
+    it("reverts when the worker is the marketplace verifier judging the task", async () => {
+      const { escrow, verifier, taskId } = await loadFixture(fundedTaskFixture);
+      await expect(
+        escrow.connect(verifier).marketplaceAssign(taskId, verifier.address),
+      ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
+    });
+
+    it("assigns the marketplace verifier to a task judged by its own verifier agent", async () => {
+      const { escrow, verifier, taskId } = await loadFixture(agentFundedTaskFixture);
+      await escrow.connect(verifier).marketplaceAssign(taskId, verifier.address);
+      expect((await escrow.getTask(taskId)).worker).to.equal(verifier.address);
+    });
+
     it("reverts when the effective deadline is reached", async () => {
       const { escrow, verifier, worker, taskId } = await loadFixture(fundedTaskFixture);
       await time.setNextBlockTimestamp(await escrow.effectiveDeadline(taskId));
@@ -122,9 +135,9 @@ describe("TaskEscrow", () => {
 
     it("reverts when the task does not exist", async () => {
       const { escrow, verifier, worker } = await loadFixture(deployEscrowFixture);
-      await expect(
-        escrow.connect(verifier).marketplaceAssign(UNKNOWN_TASK_ID, worker.address),
-      ).to.be.revertedWithCustomError(escrow, "DeadlineReached");
+      await expect(escrow.connect(verifier).marketplaceAssign(UNKNOWN_TASK_ID, worker.address))
+        .to.be.revertedWithCustomError(escrow, "TaskNotFound")
+        .withArgs(UNKNOWN_TASK_ID);
     });
 
     it("assigns one second before the effective deadline", async () => {
@@ -207,6 +220,22 @@ describe("TaskEscrow", () => {
       await expect(
         escrow.connect(poster).assignWorker(taskId, verifierAgent.address),
       ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
+    });
+
+    it("reverts when the worker is the marketplace verifier judging the task", async () => {
+      const { escrow, poster, verifier, taskId } = await loadFixture(fundedTaskFixture);
+      await expect(escrow.connect(poster).assignWorker(taskId, verifier.address)).to.be.revertedWithCustomError(
+        escrow,
+        "SelfAssignment",
+      );
+    });
+
+    it("reverts when the task does not exist", async () => {
+      const { escrow, poster, worker } = await loadFixture(deployEscrowFixture);
+      await expect(escrow.connect(poster).assignWorker(UNKNOWN_TASK_ID, worker.address)).to.be.revertedWithCustomError(
+        escrow,
+        "NotAgent",
+      );
     });
 
     it("reverts when the effective deadline is reached", async () => {
@@ -357,11 +386,10 @@ describe("TaskEscrow", () => {
       );
     });
 
-    it("reverts when the marketplace verifier is the task's worker", async () => {
-      const { escrow, poster, verifier, taskId } = await loadFixture(fundedTaskFixture);
-      await escrow.connect(poster).assignWorker(taskId, verifier.address);
-      await escrow.connect(verifier).submitEvidence(taskId, EVIDENCE_HASH);
-      await expect(escrow.connect(verifier).completeVerification(taskId, true)).to.be.revertedWithCustomError(
+    it("reverts when the worker was made the marketplace verifier after assignment", async () => {
+      const { escrow, admin, worker, taskId } = await loadFixture(submittedTaskFixture);
+      await escrow.connect(admin).setVerifier(worker.address);
+      await expect(escrow.connect(worker).completeVerification(taskId, true)).to.be.revertedWithCustomError(
         escrow,
         "NotVerifier",
       );

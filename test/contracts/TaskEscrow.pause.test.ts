@@ -779,12 +779,35 @@ describe("TaskEscrow", () => {
       );
     });
 
-    it("accepts the block time as start", async () => {
+    it("accepts the time of the pause transaction as start", async () => {
       const { escrow, admin } = await loadFixture(deployEscrowFixture);
       await escrow.connect(admin).pause();
-      const now = BigInt(await time.latest()) + ONE_HOUR;
-      await time.setNextBlockTimestamp(now);
-      await expect(escrow.connect(admin).recordPauseStart(now)).to.emit(escrow, "PauseStartRecorded").withArgs(now);
+      const pausedAt = BigInt(await time.latest());
+      await time.increase(ONE_HOUR);
+      await expect(escrow.connect(admin).recordPauseStart(pausedAt))
+        .to.emit(escrow, "PauseStartRecorded")
+        .withArgs(pausedAt);
+    });
+
+    it("reverts when the start is after the pause transaction", async () => {
+      const { escrow, admin } = await loadFixture(deployEscrowFixture);
+      await escrow.connect(admin).pause();
+      const pausedAt = BigInt(await time.latest());
+      await time.increase(ONE_HOUR);
+      await expect(escrow.connect(admin).recordPauseStart(pausedAt + 1n)).to.be.revertedWithCustomError(
+        escrow,
+        "InvalidPauseStart",
+      );
+    });
+
+    it("moves a start recorded too early forward again, up to the pause transaction", async () => {
+      const { escrow, admin } = await loadFixture(deployEscrowFixture);
+      await time.increase(ONE_HOUR);
+      await escrow.connect(admin).pause();
+      const pausedAt = BigInt(await time.latest());
+      await escrow.connect(admin).recordPauseStart(pausedAt - ONE_HOUR);
+      await escrow.connect(admin).recordPauseStart(pausedAt - 60n);
+      expect(await escrow.pauseStartedAt()).to.equal(pausedAt - 60n);
     });
 
     it("reverts when the start is before the end of the previous pause", async () => {

@@ -394,9 +394,12 @@ export class EscrowModel {
 
   private assign(taskId: bigint, worker: string): Outcome {
     const t = this.task(taskId);
+    if (same(t.poster, ZERO_ADDRESS)) fail("TaskNotFound", taskId);
     if (t.status !== Status.Funded) fail("InvalidStatus", t.status, Status.Funded);
     if (same(worker, ZERO_ADDRESS)) fail("ZeroAddress");
-    if (same(worker, t.poster) || same(worker, t.verifierAgent)) fail("SelfAssignment");
+    // The task's judge (its verifier agent, else the marketplace verifier) can never be its worker.
+    const judge = same(t.verifierAgent, ZERO_ADDRESS) ? this.verifier : t.verifierAgent;
+    if (same(worker, t.poster) || same(worker, judge)) fail("SelfAssignment");
     if (this.now >= this.deadlineOf(t)) fail("DeadlineReached");
     const live = this.live(taskId);
     live.worker = worker;
