@@ -34,12 +34,17 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
           : undefined,
       },
       responses: {
-        [route.successStatus ?? 200]: {
-          description: "Success envelope",
-          content: {
-            "application/json": { schema: z.object({ success: z.literal(true), data: route.response }) },
-          },
-        },
+        [route.successStatus ?? 200]: route.rawResponse
+          ? {
+              description: route.rawResponse.description,
+              content: { [route.rawResponse.contentType]: { schema: route.response } },
+            }
+          : {
+              description: "Success envelope",
+              content: {
+                "application/json": { schema: z.object({ success: z.literal(true), data: route.response }) },
+              },
+            },
         default: errorResponse,
       },
     };

@@ -50,6 +50,8 @@ export interface RouteDefinition<
   /** Schema of `data` in the success envelope. */
   response: R;
   successStatus?: 200 | 201;
+  /** The handler answers raw bytes itself (sets ctx.body) instead of the envelope: documented as this media type. */
+  rawResponse?: { contentType: string; description: string };
   /** Error codes this route can answer, for the OpenAPI description. */
   errors?: string[];
   handler(input: RouteInput<B, Q, P>): Promise<z.input<R>> | z.input<R>;

@@ -96,7 +96,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
         headers["content-type"] ??= "application/json";
       }
       if (options.key) headers["x-api-key"] = options.key;
-      const response = await fetch(`${url}${urlPath}`, { method, headers, body });
+      const response = await fetch(`${url}${urlPath}`, { method, headers, body: body as BodyInit | undefined });
       const text = await response.text();
       let json: unknown;
       try {

@@ -5,7 +5,7 @@
  */
 import zlib from "node:zlib";
 import type { Context } from "koa";
-import contentType from "content-type";
+import * as contentType from "content-type";
 import getRawBody from "raw-body";
 import { AppError } from "../../errors";
 
@@ -47,6 +47,10 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   }
 
   const encoding = (ctx.get("content-encoding") || "identity").toLowerCase().trim();
+  if (ctx.req.destroyed || !ctx.req.readable) {
+    // The client hung up before the body was read (while authentication ran, for example).
+    throw new AppError({ code: "REQUEST_ABORTED", message: "the client aborted the request" });
+  }
   let stream: NodeJS.ReadableStream = ctx.req;
   let length: string | undefined = ctx.get("content-length") || undefined;
   if (encoding !== "identity") {
@@ -57,7 +61,12 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
         message: `unsupported Content-Encoding ${encoding}: use identity, gzip, deflate or br`,
       });
     }
-    stream = ctx.req.pipe(decoder());
+    const decoded = decoder();
+    // pipe() does not forward a client hang-up: without this the decoder would wait for the rest forever.
+    ctx.req.once("close", () => {
+      if (!ctx.req.complete) decoded.emit("aborted");
+    });
+    stream = ctx.req.pipe(decoded);
     length = undefined; // the decoded size is only known while reading
   }
 
@@ -69,7 +78,7 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
     if (type === "entity.too.large") {
       throw new AppError({ code: "PAYLOAD_TOO_LARGE", message: `request body larger than ${limit} bytes`, cause: error });
     }
-    if (type === "request.aborted") {
+    if (type === "request.aborted" || type === "stream.not.readable") {
       throw new AppError({ code: "REQUEST_ABORTED", message: "the client aborted the request", cause: error });
     }
     if (type === "request.size.invalid") {

@@ -1,3 +1,160 @@
-import type { AnyRoute } from "../route";
+/**
+ * Accounts: sign-in with Ethereum (nonce, verify) and API keys (create, list, revoke, whoami). Key management takes
+ * a session or a key of the same wallet; whoami takes an API key only.
+ */
+import { defineRoute, type AnyRoute, type Caller } from "../route";
+import { address, z } from "../schemas/common";
+import { missingCredential } from "../middleware/auth";
+import {
+  apiKeyCreatedSchema,
+  apiKeyListSchema,
+  apiKeyRevokedSchema,
+  createApiKey,
+  issueNonce,
+  listApiKeys,
+  nonceResponseSchema,
+  revokeApiKey,
+  sessionResponseSchema,
+  signIn,
+  whoami,
+  whoamiSchema,
+} from "../../domain/accounts";
 
-export const accountRoutes: AnyRoute[] = [];
+/** Largest sign-in message accepted (an EIP-4361 message with a few resources is well under 2 KB). */
+const MAX_MESSAGE_CHARS = 8192;
+const MAX_KEY_ID = 2_147_483_647;
+
+/** The authenticated wallet; the router already answered 401 when a required credential is absent. */
+function walletOf(caller: Caller | undefined, acceptsSession: boolean): string {
+  if (!caller) throw missingCredential(acceptsSession);
+  return caller.wallet;
+}
+
+const nonceBody = z.object({ address }).strict().openapi("SignInNonceRequest");
+
+const verifyBody = z
+  .object({
+    message: z
+      .string()
+      .min(1)
+      .max(MAX_MESSAGE_CHARS)
+      .openapi({ description: "The EIP-4361 message, exactly as signed (LF line ends)" }),
+    signature: z
+      .string()
+      .regex(/^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/, "must be a 65-byte (or 64-byte compact) hex signature")
+      .openapi({ description: "personal_sign (EIP-191) signature of the message by its address" }),
+  })
+  .strict()
+  .openapi("SignInVerifyRequest");
+
+const createKeyBody = z
+  .object({
+    label: z
+      .string()
+      .trim()
+      .min(1)
+      .max(100)
+      .regex(/^[^\p{Cc}]*$/u, "must not contain control characters")
+      .nullable()
+      .optional(),
+  })
+  .strict()
+  .openapi("ApiKeyCreateRequest");
+
+const keyIdParams = z.object({
+  id: z.coerce
+    .number({ invalid_type_error: "must be a key id" })
+    .int()
+    .min(1)
+    .max(MAX_KEY_ID)
+    .openapi({ type: "integer", example: 1 }),
+});
+
+export const nonceRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/auth/nonce",
+  summary: "Start a sign-in with Ethereum: a nonce for the address and the EIP-4361 message to sign",
+  description: "The nonce is single use, bound to the address, and valid for 10 minutes (SIWE_NONCE_TTL_SECONDS).",
+  tags: ["accounts"],
+  auth: "none",
+  request: { body: nonceBody },
+  response: nonceResponseSchema,
+  errors: ["VALIDATION_ERROR"],
+  handler: ({ body, services }) => issueNonce(services, body.address),
+});
+
+export const verifyRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/auth/verify",
+  summary: "Finish a sign-in with Ethereum: trade the signed message for a session token",
+  description:
+    "The session token (ses_ + 64 hex) manages API keys (Authorization: Bearer). Other routes take API keys only.",
+  tags: ["accounts"],
+  auth: "none",
+  request: { body: verifyBody },
+  response: sessionResponseSchema,
+  errors: ["VALIDATION_ERROR", "MISSING_FIELDS", "BAD_SIGNATURE", "NONCE_INVALID", "NONCE_MISMATCH"],
+  handler: ({ body, services }) => signIn(services, body),
+});
+
+export const createKeyRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/api-keys",
+  summary: "Create an API key acting as the signed-in wallet (the key is shown once)",
+  description: "Takes a session or an API key of the wallet. Send {} when there is no label.",
+  tags: ["accounts"],
+  auth: "required",
+  acceptsSession: true,
+  request: { body: createKeyBody },
+  response: apiKeyCreatedSchema,
+  successStatus: 201,
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR"],
+  handler: ({ body, caller, services }) => createApiKey(services, walletOf(caller, true), body.label ?? null),
+});
+
+export const listKeysRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/api-keys",
+  summary: "The wallet's API keys (prefix and dates, never the key)",
+  tags: ["accounts"],
+  auth: "required",
+  acceptsSession: true,
+  response: apiKeyListSchema,
+  errors: ["UNAUTHORIZED"],
+  handler: ({ caller, services }) => listApiKeys(services, walletOf(caller, true)),
+});
+
+export const whoamiRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/api-keys/whoami",
+  summary: "The wallet this API key acts as",
+  description: "API keys only: a session token answers 401.",
+  tags: ["accounts"],
+  auth: "required",
+  response: whoamiSchema,
+  errors: ["UNAUTHORIZED"],
+  handler: ({ caller }) => whoami(walletOf(caller, false)),
+});
+
+export const revokeKeyRoute = defineRoute({
+  method: "delete",
+  path: "/api/v1/api-keys/:id",
+  summary: "Revoke one of the wallet's API keys, effective on the next request",
+  description: "Idempotent for the wallet's own keys. Another wallet's key or an unknown id answers NOT_FOUND.",
+  tags: ["accounts"],
+  auth: "required",
+  acceptsSession: true,
+  request: { params: keyIdParams },
+  response: apiKeyRevokedSchema,
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "NOT_FOUND"],
+  handler: ({ params, caller, services }) => revokeApiKey(services, walletOf(caller, true), params.id),
+});
+
+export const accountRoutes: AnyRoute[] = [
+  nonceRoute,
+  verifyRoute,
+  createKeyRoute,
+  listKeysRoute,
+  whoamiRoute,
+  revokeKeyRoute,
+];

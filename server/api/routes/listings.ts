@@ -1,3 +1,125 @@
-import type { AnyRoute } from "../route";
+/**
+ * Listing funded tasks on the marketplace (index, index-batch) and the marketplace reads: open tasks, one task,
+ * the caller's posted tasks. Thin: every rule lives in server/domain/listing.ts.
+ */
+import { defineRoute, type AnyRoute } from "../route";
+import { z } from "../schemas/common";
+import {
+  indexBatchBodySchema,
+  indexBatchResultSchema,
+  indexBodySchema,
+  indexResultSchema,
+  openTasksQuery,
+  openTasksSchema,
+  postedTasksQuery,
+  postedTasksSchema,
+  taskDetailSchema,
+  taskIdParam,
+} from "../schemas/marketplace";
+import { indexTask, indexTaskBatch, listOpenListedTasks, listPostedTasks, readTask } from "../../domain/listing";
 
-export const listingRoutes: AnyRoute[] = [];
+const RECEIPT_ERRORS = [
+  "RECEIPT_NOT_FOUND",
+  "TX_REVERTED",
+  "NO_TASK_CREATED",
+  "CHAIN_NOT_CONFIGURED",
+  "ON_CHAIN_CHECK_FAILED",
+];
+const ITEM_ERRORS = [
+  "HASH_MISMATCH",
+  "NOT_TASK_AGENT",
+  "TOKEN_NOT_SETTLEMENT",
+  "VERIFIER_MISMATCH",
+  "VERIFIER_MODE_MISMATCH",
+  "NO_VERIFIER",
+  "VERIFIER_NOT_WRAPPED",
+  "VERIFICATION_MODE_UNSUPPORTED",
+  "AUTO_CRITERIA_REQUIRED",
+  "PUBLIC_TASK_HAS_KEYS",
+  "PUBLIC_TASK_HAS_CUSTODY",
+  "BRIEF_ON_PRIVATE_TASK",
+  "SERVICE_NO_TARGET",
+  "PRIVACY_IMMUTABLE",
+  "TERMS_IMMUTABLE",
+  "HASH_NOT_THIS_TASK",
+];
+const BODY_ERRORS = [
+  "VALIDATION_ERROR",
+  "EMPTY_HASH",
+  "INVALID_HASH",
+  "INVALID_VERIFIER",
+  "REGEX_PATTERN_UNUSABLE",
+  "BAD_ADDRESS",
+];
+
+export const indexRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/index",
+  summary: "List a funded task on the marketplace",
+  description:
+    "The service reads the funding receipt itself; the key's wallet must be the wallet that funded the task. Re-indexing with the same terms answers 200; first-indexed terms cannot change.",
+  tags: ["listings"],
+  auth: "required",
+  posting: { family: "listings", items: () => 1 },
+  request: { body: indexBodySchema },
+  response: indexResultSchema,
+  errors: [...BODY_ERRORS, "UNAUTHORIZED", ...RECEIPT_ERRORS, "MULTIPLE_TASK_CREATED", ...ITEM_ERRORS, "RATE_LIMIT"],
+  handler: ({ body, caller, services }) => indexTask(services, caller!.wallet, body),
+});
+
+export const indexBatchRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/index-batch",
+  summary: "List several tasks funded by one transaction (or user operation)",
+  description:
+    "Results in input order: { taskHash, onChainTaskId, indexed: true } or { taskHash, error: { code, message } }; NOT_IN_RECEIPT for a task the transaction did not fund. Funded tasks not listed in the body are left alone.",
+  tags: ["listings"],
+  auth: "required",
+  posting: { family: "listings", items: (body) => body.tasks.length },
+  request: { body: indexBatchBodySchema },
+  response: indexBatchResultSchema,
+  errors: [...BODY_ERRORS, "BATCH_TOO_LARGE", "UNAUTHORIZED", ...RECEIPT_ERRORS, "RATE_LIMIT"],
+  handler: ({ body, caller, services }) => indexTaskBatch(services, caller!.wallet, body),
+});
+
+export const openTasksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks",
+  summary: "Open listed tasks (public projection)",
+  description:
+    "Listed tasks that are Funded and before their effective deadline, newest first. minReputation filters on the poster's reputation, which is for now the number of tasks the poster posted that completed on-chain.",
+  tags: ["public", "listings"],
+  auth: "none",
+  request: { query: openTasksQuery },
+  response: openTasksSchema,
+  errors: ["VALIDATION_ERROR"],
+  handler: ({ query, services }) => listOpenListedTasks(services, query),
+});
+
+export const postedTasksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/posted",
+  summary: "The caller's listed tasks with state and on-chain record, newest first",
+  tags: ["listings"],
+  auth: "required",
+  request: { query: postedTasksQuery },
+  response: postedTasksSchema,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  handler: ({ query, caller, services }) => listPostedTasks(services, caller!.wallet, query),
+});
+
+export const taskRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/tasks/:id",
+  summary: "One task by on-chain id or task hash",
+  description:
+    "The on-chain task with a2aMeta and a2aState (null when not listed). resultData is present only for the poster and the worker (identified by an optional API key), or for anyone when the task is public.",
+  tags: ["public", "listings"],
+  auth: "optional",
+  request: { params: z.object({ id: taskIdParam }) },
+  response: taskDetailSchema,
+  errors: ["INVALID_TASK_ID", "NOT_FOUND", "UNAUTHORIZED"],
+  handler: ({ params, caller, services }) => readTask(services, params.id, caller?.wallet),
+});
+
+export const listingRoutes: AnyRoute[] = [indexRoute, indexBatchRoute, openTasksRoute, postedTasksRoute, taskRoute];

@@ -1,3 +1,72 @@
-import type { AnyRoute } from "../route";
+/** Task building: unsigned createTask / createTaskWithVerifier / createTasks transactions for the caller to sign. */
+import { defineRoute, type AnyRoute } from "../route";
+import {
+  buildTask,
+  buildTaskBatch,
+  taskBatchBuildBodySchema,
+  taskBatchBuildSchema,
+  taskBuildBodySchema,
+  taskBuildSchema,
+} from "../../domain/posting";
 
-export const taskBuildRoutes: AnyRoute[] = [];
+const TASK_RULE_ERRORS = [
+  "VALIDATION_ERROR",
+  "INVALID_AMOUNT",
+  "INVALID_DURATION",
+  "EMPTY_HASH",
+  "INVALID_HASH",
+  "INVALID_VERIFIER",
+  "NO_VERIFIER",
+  "VERIFIER_NOT_WRAPPED",
+  "VERIFICATION_MODE_UNSUPPORTED",
+  "AUTO_CRITERIA_REQUIRED",
+  "REGEX_PATTERN_UNUSABLE",
+  "BAD_ADDRESS",
+  "TASK_HASH_IN_USE",
+  "TASK_HASH_TAKEN",
+];
+
+export const buildTaskRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/tasks",
+  summary: "Build the unsigned createTask transaction of one task",
+  description:
+    "Checks the task's terms, reserves its taskHash for the caller for 24 hours, and returns the unsigned call to the " +
+    "escrow proxy (createTaskWithVerifier when verifierAddress is given). Approve the escrow for the amount, then " +
+    "sign and send it from the key's wallet on chainId.",
+  tags: ["posting"],
+  auth: "required",
+  posting: { family: "builds", items: () => 1 },
+  request: { body: taskBuildBodySchema },
+  response: taskBuildSchema,
+  errors: [...TASK_RULE_ERRORS, "TOKEN_NOT_SETTLEMENT", "UNAUTHORIZED", "RATE_LIMIT", "CHAIN_NOT_CONFIGURED"],
+  handler: ({ body, caller, services }) => buildTask(services, caller!.wallet, body),
+});
+
+export const buildTaskBatchRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/tasks/batch",
+  summary: "Build the unsigned createTasks transaction of up to 50 tasks",
+  description:
+    "All or nothing: every task gets the single-build checks plus one task per taskHash; any refusal answers " +
+    "INVALID_TASKS with error.details.errors [{ index, code, message }] and keeps no reservation. The unsignedTx " +
+    "carries a gas limit. Approve the escrow for the sum of the amounts first.",
+  tags: ["posting"],
+  auth: "required",
+  posting: { family: "builds", items: (body) => body.tasks.length },
+  request: { body: taskBatchBuildBodySchema },
+  response: taskBatchBuildSchema,
+  errors: [
+    "VALIDATION_ERROR",
+    "INVALID_TASKS",
+    "BATCH_TOO_LARGE",
+    "TOKEN_NOT_SETTLEMENT",
+    "UNAUTHORIZED",
+    "BATCH_UNSUPPORTED",
+    "RATE_LIMIT",
+    "CHAIN_NOT_CONFIGURED",
+  ],
+  handler: ({ body, caller, services }) => buildTaskBatch(services, caller!.wallet, body),
+});
+
+export const taskBuildRoutes: AnyRoute[] = [buildTaskRoute, buildTaskBatchRoute];

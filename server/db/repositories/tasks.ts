@@ -114,18 +114,21 @@ export interface OpenTaskFilter extends Page {
   listedOnly?: boolean;
   /** Only tasks whose required capabilities are all in this set (listed tasks). */
   capabilities?: readonly string[];
+  /** Only tasks posted by one of these wallets (lower-case). */
+  posters?: readonly string[];
 }
 
 /** Funded single-worker tasks before their effective deadline at `now`, newest first. */
 export async function listOpenTasks(
   db: Queryable,
-  { now, limit, offset, taskIds, listedOnly, capabilities }: OpenTaskFilter,
+  { now, limit, offset, taskIds, listedOnly, capabilities, posters }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   const base = () => {
     const q = db("tasks")
       .where({ status: TASK_STATUS.Funded, is_open: false })
       .where(effectiveDeadlineSql(db, now), ">", now);
     if (taskIds) q.whereIn("task_id", taskIds);
+    if (posters) q.whereIn("poster", posters.length ? [...posters] : [""]);
     if (listedOnly || capabilities) {
       q.whereExists(db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id"));
     }
@@ -154,6 +157,25 @@ export async function listTasksByPoster(
   const rows = await db("tasks").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
   const count = await db("tasks").where(where).count({ n: "*" }).first();
   return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
+}
+
+/** How many tasks `poster` posted that completed (paid out) on-chain. */
+export async function countCompletedByPoster(db: Queryable, poster: string): Promise<number> {
+  const row = await db("tasks")
+    .where({ poster: poster.toLowerCase(), status: TASK_STATUS.Completed })
+    .count({ n: "*" })
+    .first();
+  return Number(row?.n ?? 0);
+}
+
+/** Posters with at least `min` tasks completed on-chain (min >= 1). */
+export async function postersWithCompletedAtLeast(db: Queryable, min: number): Promise<string[]> {
+  const rows = await db("tasks")
+    .where({ status: TASK_STATUS.Completed })
+    .groupBy("poster")
+    .havingRaw("count(*) >= ?", [min])
+    .select("poster");
+  return rows.map((r: { poster: string }) => r.poster);
 }
 
 /** Figures of the stats endpoint that come from the chain. */

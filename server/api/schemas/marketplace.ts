@@ -1,0 +1,284 @@
+/**
+ * The marketplace's public projection of a listed task ({ meta, state }), the on-chain task record, and the bodies
+ * of the indexing routes. Later routes (accept, deliver, A2A tasks/list) reuse the projection schemas.
+ *
+ * No key material (wrappedKeys, custody keys) appears in any schema of this file's responses.
+ */
+import { z, address, bytes32, issue, taskHash, txHash } from "./common";
+import { postingTermsShape, verificationCriteriaSchema } from "./postingTerms";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Projection
+// ---------------------------------------------------------------------------------------------------------------
+
+export const MARKETPLACE_STATUSES = [
+  "open",
+  "assigned",
+  "submitted",
+  "verified",
+  "completed",
+  "cancelled",
+  "disputed",
+  "expired",
+] as const;
+export type MarketplaceStatus = (typeof MARKETPLACE_STATUSES)[number];
+
+export const PRIVACIES = ["private", "public"] as const;
+export const LISTING_MODES = ["manual", "auto", "agent"] as const;
+
+export const taskMetaSchema = z
+  .object({
+    taskHash: z.string().openapi({ description: "SHA-256 of the brief blob; the task's id in the API" }),
+    onChainTaskId: z.number().int().openapi({ description: "Task id in the escrow on `chain`" }),
+    chain: z.enum(["base", "arc"]),
+    chainId: z.number().int().nullable(),
+    token: z.string().nullable().openapi({ description: "Settlement token address" }),
+    amount: z.string().nullable().openapi({ description: "Reward in the token's smallest unit" }),
+    deadline: z.number().int().nullable().openapi({ description: "Creation-time deadline, Unix seconds" }),
+    effectiveDeadline: z
+      .number()
+      .int()
+      .nullable()
+      .openapi({ description: "Deadline plus time the escrow spent paused; null until the task is indexed" }),
+    verificationMode: z.enum(LISTING_MODES),
+    verificationCriteria: verificationCriteriaSchema.nullable(),
+    verifierAddress: z.string().nullable().openapi({ description: "The task's on-chain verifier agent, if any" }),
+    requiredCapabilities: z.array(z.string()),
+    privacy: z.enum(PRIVACIES),
+    rootHash: z.string().nullable(),
+    publicBrief: z.string().optional().openapi({ description: "Display copy of the brief; public tasks only" }),
+    targetExecutor: z.string().nullable(),
+    serviceId: z.number().int().nullable(),
+    posterAvatar: z.string().optional().openapi({ description: "Present when the poster made one" }),
+    listedAt: z.number().int().openapi({ description: "When the task was indexed, Unix seconds (chain time)" }),
+  })
+  .openapi("TaskMeta");
+export type TaskMeta = z.infer<typeof taskMetaSchema>;
+
+export const taskStateSchema = z
+  .object({
+    status: z.enum(MARKETPLACE_STATUSES),
+    onChainStatus: z
+      .number()
+      .int()
+      .openapi({
+        description:
+          "Escrow status: 0 Funded, 1 Assigned, 2 Submitted, 3 Verified, 4 Completed, 5 Cancelled, 6 Disputed",
+      }),
+  })
+  .openapi("TaskState");
+export type TaskState = z.infer<typeof taskStateSchema>;
+
+export const marketplaceTaskSchema = z
+  .object({ meta: taskMetaSchema, state: taskStateSchema })
+  .openapi("MarketplaceTask");
+
+/** Every field of the escrow's getTask plus its per-task state and settlement, from the on-chain projection. */
+export const onChainTaskSchema = z
+  .object({
+    taskId: z.number().int(),
+    poster: z.string(),
+    worker: z.string(),
+    token: z.string(),
+    amount: z.string(),
+    taskHash: z.string(),
+    evidenceHash: z.string(),
+    status: z.number().int(),
+    category: z.string(),
+    locationZone: z.string(),
+    createdAt: z.number().int(),
+    deadline: z.number().int(),
+    effectiveDeadline: z.number().int(),
+    submissionAttempts: z.number().int(),
+    disputedAt: z.number().int(),
+    verifier: z.string().openapi({ description: "Verifier agent, or the zero address (marketplace verifier)" }),
+    failedVerdictAt: z.number().int(),
+    escalated: z.boolean(),
+    payout: z.string().nullable().openapi({ description: "Worker payout once paid" }),
+    fee: z.string().nullable().openapi({ description: "Platform fee once paid" }),
+    refund: z.string().nullable().openapi({ description: "Refund to the poster once refunded" }),
+  })
+  .openapi("OnChainTask");
+export type OnChainTask = z.infer<typeof onChainTaskSchema>;
+
+export const taskDetailSchema = onChainTaskSchema
+  .extend({
+    a2aMeta: taskMetaSchema.nullable(),
+    a2aState: taskStateSchema.nullable(),
+    resultData: z.unknown().optional().openapi({
+      description:
+        "The deliverable (null until one exists). Present only for the poster, the worker, or anyone on a public task",
+    }),
+  })
+  .openapi("TaskDetail");
+
+export const openTasksSchema = z.object({ tasks: z.array(marketplaceTaskSchema), total: z.number().int() });
+
+export const postedTasksSchema = z.object({
+  tasks: z.array(z.object({ meta: taskMetaSchema, state: taskStateSchema, onChain: onChainTaskSchema.nullable() })),
+  total: z.number().int(),
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Queries and path parameters
+// ---------------------------------------------------------------------------------------------------------------
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+
+/** A positive integer (on-chain id) or a 0x 32-byte task hash, else INVALID_TASK_ID. */
+export const taskIdParam = z
+  .string()
+  .superRefine((v, ctx) => {
+    const numeric = /^[1-9][0-9]{0,20}$/.test(v) && BigInt(v) <= MAX_SAFE;
+    const hash = /^0x[0-9a-fA-F]{64}$/.test(v) && !/^0x0{64}$/.test(v);
+    if (!numeric && !hash) issue(ctx, "INVALID_TASK_ID", "id must be a positive integer or a 0x 32-byte task hash");
+  })
+  .transform((v): { taskId: number } | { taskHash: string } =>
+    v.startsWith("0x") ? { taskHash: v.toLowerCase() } : { taskId: Number(v) }
+  )
+  .openapi({ type: "string", example: "1" });
+
+/** Capability tags: trimmed, lower-case, no commas (the open-task filter is comma-separated), unique. */
+export const capabilitiesSchema = z
+  .array(
+    z
+      .string()
+      .transform((c) => c.trim().toLowerCase())
+      .pipe(
+        z
+          .string()
+          .min(1, "must not be blank")
+          .max(64)
+          .regex(/^[^,\u0000-\u001f]+$/, "must not contain a comma or a control character")
+      )
+  )
+  .max(20)
+  .transform((caps) => [...new Set(caps)].sort());
+
+/** Offsets beyond any real listing, bounded so no database sees an out-of-range integer. */
+const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({ type: "integer" });
+
+export const openTasksQuery = z.object({
+  capabilities: z
+    .string()
+    .optional()
+    .transform((v) =>
+      v === undefined
+        ? undefined
+        : [
+            ...new Set(
+              v
+                .split(",")
+                .map((c) => c.trim().toLowerCase())
+                .filter((c) => c !== "")
+            ),
+          ]
+    )
+    .openapi({
+      type: "string",
+      description:
+        "Comma-separated capabilities of the caller: a task is returned when all its required capabilities are in the list (present but empty: only tasks that require none)",
+    }),
+  minReputation: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(0)
+    .openapi({ type: "integer", description: "Minimum poster reputation (completed tasks posted, for now)" }),
+  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
+  offset,
+});
+
+export const postedTasksQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
+  offset,
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Indexing bodies
+// ---------------------------------------------------------------------------------------------------------------
+
+export const PUBLIC_BRIEF_MAX = 4000;
+
+/** The terms of one task to list (the index body without txHash; an index-batch entry). */
+export const indexItemSchema = z
+  .object({
+    taskHash,
+    ...postingTermsShape,
+    requiredCapabilities: capabilitiesSchema.optional(),
+    targetExecutor: address.optional().openapi({ description: "Pin the task to one agent (rent flow)" }),
+    serviceId: z
+      .number()
+      .int()
+      .positive()
+      .max(2_147_483_647)
+      .optional()
+      .openapi({ description: "Requires targetExecutor" }),
+    privacy: z.enum(PRIVACIES).optional().openapi({ description: "Default private; cannot change after indexing" }),
+    publicBrief: z
+      .string()
+      .superRefine((v, ctx) => {
+        if ([...v].length > PUBLIC_BRIEF_MAX) {
+          issue(ctx, "VALIDATION_ERROR", `publicBrief must be at most ${PUBLIC_BRIEF_MAX} characters`);
+        }
+        if (v.includes("\u0000")) issue(ctx, "VALIDATION_ERROR", "publicBrief must not contain NUL characters");
+      })
+      .optional()
+      .openapi({ description: `Display copy of a public brief, at most ${PUBLIC_BRIEF_MAX} characters` }),
+    custodyWrappedKey: z
+      .string()
+      .regex(/^(0x)?[0-9a-fA-F]+$/, "must be a hex ECIES blob")
+      .max(2000)
+      .optional()
+      .openapi({ description: "The brief key wrapped to the platform's custody key; private tasks only" }),
+  })
+  .openapi("IndexTask");
+export type IndexItem = z.output<typeof indexItemSchema>;
+
+export const indexBodySchema = indexItemSchema.extend({ txHash }).openapi("IndexTaskBody");
+export type IndexBody = z.output<typeof indexBodySchema>;
+
+export const INDEX_BATCH_MAX = 50;
+
+export const indexBatchBodySchema = z
+  .object({
+    txHash: bytes32.openapi({ description: "Funding transaction, or the user-operation hash when isUserOp" }),
+    isUserOp: z.boolean().optional(),
+    tasks: z
+      .array(indexItemSchema)
+      .min(1)
+      .superRefine((tasks, ctx) => {
+        if (tasks.length > INDEX_BATCH_MAX) {
+          issue(ctx, "BATCH_TOO_LARGE", `tasks holds at most ${INDEX_BATCH_MAX} entries, got ${tasks.length}`);
+        }
+        const seen = new Map<string, number>();
+        tasks.forEach((t, i) => {
+          const first = seen.get(t.taskHash);
+          if (first !== undefined) {
+            ctx.addIssue({
+              code: z.ZodIssueCode.custom,
+              path: [i, "taskHash"],
+              message: `duplicates tasks[${first}].taskHash`,
+            });
+          } else seen.set(t.taskHash, i);
+        });
+      }),
+  })
+  .openapi("IndexBatchBody");
+export type IndexBatchBody = z.output<typeof indexBatchBodySchema>;
+
+export const indexResultSchema = z
+  .object({ taskHash: z.string(), onChainTaskId: z.number().int(), indexed: z.literal(true) })
+  .openapi("IndexResult");
+export type IndexResult = z.infer<typeof indexResultSchema>;
+
+export const indexItemErrorSchema = z.object({
+  taskHash: z.string(),
+  error: z.object({ code: z.string(), message: z.string() }),
+});
+
+export const indexBatchResultSchema = z.object({
+  results: z.array(z.union([indexResultSchema, indexItemErrorSchema])),
+});
+export type IndexBatchResult = z.infer<typeof indexBatchResultSchema>;

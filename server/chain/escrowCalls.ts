@@ -1,0 +1,95 @@
+/**
+ * Calldata of the escrow's posting functions (createTask, createTaskWithVerifier, createTasks), encoded with the
+ * TypeChain interface of TaskEscrow so that a change of signature breaks the build rather than a client's
+ * transaction, and the size-based gas limit of a batch when estimating it fails.
+ */
+import { ZeroAddress, toUtf8Bytes } from "ethers";
+import { TaskEscrow__factory } from "../../typechain-types";
+
+/** The escrow's free-text category: the API always sends `general`. */
+export const TASK_CATEGORY = "general";
+
+const escrow = TaskEscrow__factory.createInterface();
+
+/** One task to fund, as the escrow takes it (the category is always TASK_CATEGORY). */
+export interface TaskCall {
+  taskHash: string;
+  amount: bigint;
+  locationZone: string;
+  /** Seconds from creation to the deadline. */
+  duration: number;
+  /** The task's own verifier agent; absent when the marketplace verifier judges. */
+  verifierAgent?: string;
+}
+
+/**
+ * `createTaskWithVerifier(taskHash, token, amount, category, locationZone, duration, verifierAgent)` when the task
+ * names a verifier agent, else `createTask(taskHash, token, amount, category, locationZone, duration)`.
+ *
+ * @example encodeCreateTask(usdc, { taskHash, amount: 5_000_000n, locationZone: "global", duration: 86_400 })
+ */
+export function encodeCreateTask(token: string, task: TaskCall): string {
+  const { taskHash, amount, locationZone, duration, verifierAgent } = task;
+  if (verifierAgent) {
+    return escrow.encodeFunctionData("createTaskWithVerifier", [
+      taskHash,
+      token,
+      amount,
+      TASK_CATEGORY,
+      locationZone,
+      duration,
+      verifierAgent,
+    ]);
+  }
+  return escrow.encodeFunctionData("createTask", [taskHash, token, amount, TASK_CATEGORY, locationZone, duration]);
+}
+
+/** `createTasks(token, tasks)`: the NewTask tuples in order, with the zero address for tasks without a verifier. */
+export function encodeCreateTasks(token: string, tasks: readonly TaskCall[]): string {
+  return escrow.encodeFunctionData("createTasks", [
+    token,
+    tasks.map((t) => ({
+      taskHash: t.taskHash,
+      amount: t.amount,
+      category: TASK_CATEGORY,
+      locationZone: t.locationZone,
+      duration: t.duration,
+      verifierAgent: t.verifierAgent ?? ZeroAddress,
+    })),
+  ]);
+}
+
+/**
+ * Gas of a createTasks call, from its size, for when `eth_estimateGas` fails (usually because the caller has not
+ * approved the escrow yet). Measured on the escrow (bench/gas.ts and test/server/api.tasks.test.ts): about 172k for a
+ * batch of one, 100k per task at 50 with the default labels; a verifier agent adds 24k per task (one more slot and
+ * an event); labels (2 bytes of length, the category and the zone) longer than 31 bytes move to a long `bytes` of one
+ * slot per 32 bytes, about 22.5k each. The figures below round each term up:
+ *
+ *     90,000 + sum over tasks of (105,000 + 26,000 if verifier + 25,000 * ceil(labelBytes / 32) if labelBytes > 31)
+ *
+ * The caller adds one fifth, as for an estimate (`withMargin`). It assumes no task-registry hook on the escrow (unset on the
+ * posting chain); a hook may take up to its own gas limit per task.
+ */
+export function createTasksGasFallback(tasks: readonly TaskCall[]): bigint {
+  let gas = 90_000n;
+  for (const task of tasks) {
+    gas += 105_000n;
+    if (task.verifierAgent) gas += 26_000n;
+    const labelBytes = 2 + toUtf8Bytes(TASK_CATEGORY).length + toUtf8Bytes(task.locationZone).length;
+    if (labelBytes > 31) gas += 25_000n * BigInt(Math.ceil(labelBytes / 32));
+  }
+  return gas;
+}
+
+/**
+ * Most gas one transaction may take (EIP-7825, 2^24): nodes refuse a higher gas limit. A batch whose size-based gas
+ * is above it cannot be sent at all.
+ */
+export const TX_GAS_CAP = 16_777_216n;
+
+/** A gas limit from an estimate or a fallback: plus one fifth, at most the per-transaction cap. */
+export const withMargin = (gas: bigint): bigint => {
+  const limit = gas + gas / 5n;
+  return limit < TX_GAS_CAP ? limit : TX_GAS_CAP;
+};

@@ -1,0 +1,62 @@
+/**
+ * Task-hash reservations: building a task reserves its brief hash for the poster for a while (24 hours by default) so
+ * two posters cannot fund the same brief. A claim is one statement (insert, or take over the row when it is the same
+ * poster's or has expired), so concurrent claims on SQLite and PostgreSQL have exactly one winner.
+ */
+import type { Queryable } from "./util";
+
+export interface HashReservation {
+  taskHash: string;
+  poster: string;
+  /** Unix seconds; the reservation is over at this second. */
+  expiresAt: number;
+  /** Unix seconds of the poster's first claim (a refresh keeps it). */
+  createdAt: number;
+}
+
+export type ClaimResult =
+  | { claimed: true; expiresAt: number }
+  | { claimed: false; holder: HashReservation | undefined };
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any): HashReservation => ({
+  taskHash: r.task_hash,
+  poster: r.poster,
+  expiresAt: Number(r.expires_at),
+  createdAt: Number(r.created_at),
+});
+
+/**
+ * Claims `taskHash` for `poster` until `now + ttlSeconds`. Succeeds when the hash is free, already the poster's (the
+ * expiry is refreshed), or held by a reservation that expired at or before `now`. Otherwise reports the holder.
+ * Atomic: `insert ... on conflict do update ... where`, which PostgreSQL and SQLite evaluate against the latest row
+ * under the row's lock, so of two concurrent claims by different posters exactly one returns a row.
+ */
+export async function claimHash(
+  db: Queryable,
+  claim: { taskHash: string; poster: string; now: number; ttlSeconds: number },
+): Promise<ClaimResult> {
+  const taskHash = claim.taskHash.toLowerCase();
+  const poster = claim.poster.toLowerCase();
+  const expiresAt = claim.now + claim.ttlSeconds;
+  const rows = await db("hash_reservations")
+    .insert({ task_hash: taskHash, poster, expires_at: expiresAt, created_at: claim.now })
+    .onConflict("task_hash")
+    .merge({
+      poster,
+      expires_at: expiresAt,
+      created_at: db.raw(
+        "case when hash_reservations.poster = excluded.poster then hash_reservations.created_at else excluded.created_at end",
+      ),
+    })
+    .where((q) => q.where("hash_reservations.poster", poster).orWhere("hash_reservations.expires_at", "<=", claim.now))
+    .returning(["poster", "expires_at"]);
+  if (rows.length === 1) return { claimed: true, expiresAt: Number(rows[0].expires_at) };
+  return { claimed: false, holder: await findReservation(db, taskHash) };
+}
+
+/** The reservation row of a hash, expired or not. */
+export async function findReservation(db: Queryable, taskHash: string): Promise<HashReservation | undefined> {
+  const row = await db("hash_reservations").where({ task_hash: taskHash.toLowerCase() }).first();
+  return row ? fromRow(row) : undefined;
+}

@@ -1,0 +1,144 @@
+/**
+ * Marketplace listings (tables `listings` and `listing_capabilities`): the terms a poster attached to a funded task
+ * when indexing it. Keyed by the on-chain task id; one listing per task hash. Addresses and hashes are lower-case.
+ */
+import { chunks, type Queryable } from "./util";
+
+export type Privacy = "private" | "public";
+
+export interface ListingRecord {
+  taskId: number;
+  taskHash: string;
+  chain: string;
+  poster: string;
+  txHash: string;
+  privacy: Privacy;
+  verificationMode: string;
+  verificationCriteria: Record<string, unknown> | null;
+  verifierAddress: string | null;
+  rootHash: string | null;
+  /** Key material: never part of a public projection. */
+  wrappedKeys: Record<string, string> | null;
+  targetExecutor: string | null;
+  serviceId: number | null;
+  publicBrief: string | null;
+  /** Key material: never part of a public projection. */
+  custodyWrappedKey: string | null;
+  /** From the funding receipt (null only for rows written before migration 004). */
+  token: string | null;
+  amount: string | null;
+  deadline: number | null;
+  listedAt: number;
+  /** Sorted, lower-case. */
+  capabilities: string[];
+}
+
+const json = (v: unknown) => (v === null || v === undefined ? null : JSON.stringify(v));
+const parse = <T>(v: unknown): T | null => (v === null || v === undefined ? null : (JSON.parse(String(v)) as T));
+
+const toRow = (l: ListingRecord) => ({
+  task_id: l.taskId,
+  task_hash: l.taskHash,
+  chain: l.chain,
+  poster: l.poster,
+  tx_hash: l.txHash,
+  privacy: l.privacy,
+  verification_mode: l.verificationMode,
+  verification_criteria: json(l.verificationCriteria),
+  verifier_address: l.verifierAddress,
+  root_hash: l.rootHash,
+  wrapped_keys: json(l.wrappedKeys),
+  target_executor: l.targetExecutor,
+  service_id: l.serviceId,
+  public_brief: l.publicBrief,
+  custody_wrapped_key: l.custodyWrappedKey,
+  token: l.token,
+  amount: l.amount,
+  deadline: l.deadline,
+  listed_at: l.listedAt,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any, capabilities: string[]): ListingRecord => ({
+  taskId: Number(r.task_id),
+  taskHash: r.task_hash,
+  chain: r.chain,
+  poster: r.poster,
+  txHash: r.tx_hash,
+  privacy: r.privacy as Privacy,
+  verificationMode: r.verification_mode,
+  verificationCriteria: parse(r.verification_criteria),
+  verifierAddress: r.verifier_address ?? null,
+  rootHash: r.root_hash ?? null,
+  wrappedKeys: parse(r.wrapped_keys),
+  targetExecutor: r.target_executor ?? null,
+  serviceId: r.service_id === null || r.service_id === undefined ? null : Number(r.service_id),
+  publicBrief: r.public_brief ?? null,
+  custodyWrappedKey: r.custody_wrapped_key ?? null,
+  token: r.token ?? null,
+  amount: r.amount === null || r.amount === undefined ? null : String(r.amount),
+  deadline: r.deadline === null || r.deadline === undefined ? null : Number(r.deadline),
+  listedAt: Number(r.listed_at),
+  capabilities,
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingRecord[]> {
+  const ids = rows.map((r) => Number(r.task_id));
+  const caps = new Map<number, string[]>();
+  for (const chunk of chunks(ids, 500)) {
+    const capRows = await db("listing_capabilities").whereIn("task_id", chunk).orderBy(["task_id", "capability"]);
+    for (const c of capRows) {
+      const id = Number(c.task_id);
+      if (!caps.has(id)) caps.set(id, []);
+      caps.get(id)!.push(c.capability);
+    }
+  }
+  return rows.map((r) => fromRow(r, caps.get(Number(r.task_id)) ?? []));
+}
+
+/** Writes a listing and its capabilities; call inside a transaction so both land or neither. */
+export async function insertListing(db: Queryable, listing: ListingRecord): Promise<void> {
+  await db("listings").insert(toRow(listing));
+  const caps = listing.capabilities.map((capability) => ({ task_id: listing.taskId, capability }));
+  for (const chunk of chunks(caps)) await db("listing_capabilities").insert(chunk);
+}
+
+export async function findListingByTaskId(db: Queryable, taskId: number): Promise<ListingRecord | undefined> {
+  const row = await db("listings").where({ task_id: taskId }).first();
+  return row ? (await withCapabilities(db, [row]))[0] : undefined;
+}
+
+export async function findListingByHash(db: Queryable, taskHash: string): Promise<ListingRecord | undefined> {
+  const row = await db("listings").where({ task_hash: taskHash.toLowerCase() }).first();
+  return row ? (await withCapabilities(db, [row]))[0] : undefined;
+}
+
+/** The listings of `taskIds` that exist, by task id. */
+export async function getListings(db: Queryable, taskIds: readonly number[]): Promise<Map<number, ListingRecord>> {
+  const rows = [];
+  for (const ids of chunks(taskIds, 500)) rows.push(...(await db("listings").whereIn("task_id", ids)));
+  const out = new Map<number, ListingRecord>();
+  for (const l of await withCapabilities(db, rows)) out.set(l.taskId, l);
+  return out;
+}
+
+/** A poster's listings, newest task first. */
+export async function listListingsByPoster(
+  db: Queryable,
+  poster: string,
+  { limit, offset }: { limit: number; offset: number }
+): Promise<{ listings: ListingRecord[]; total: number }> {
+  const where = { poster: poster.toLowerCase() };
+  const rows = await db("listings").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
+  const count = await db("listings").where(where).count({ n: "*" }).first();
+  return { listings: await withCapabilities(db, rows), total: Number(count?.n ?? 0) };
+}
+
+/** Whether `error` is a unique or primary-key violation (SQLite or PostgreSQL): a concurrent insert won. */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown };
+  if (e?.code === "23505") return true;
+  if (typeof e?.code === "string" && /^SQLITE_CONSTRAINT_(PRIMARYKEY|UNIQUE)$/.test(e.code)) return true;
+  return typeof e?.message === "string" && /UNIQUE constraint failed/i.test(e.message);
+}

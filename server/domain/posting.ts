@@ -1,0 +1,387 @@
+/**
+ * Building the unsigned createTask transactions (POST /api/v1/tasks and /api/v1/tasks/batch): the body rules, the
+ * settlement token, batch support and the task-hash reservations. The service never signs: it returns calldata for
+ * the escrow proxy that the caller's wallet checks, signs and sends after approving the reward.
+ *
+ * Hash rules: building reserves each task hash for the caller for `config.api.hashReservationSeconds` (24 hours). A
+ * hash already on the market (listed, or funded on-chain) is TASK_HASH_IN_USE; a hash another poster holds an
+ * unexpired reservation on is TASK_HASH_TAKEN; the same poster building again refreshes its reservation. A batch is
+ * all or nothing: its claims are taken in one transaction that is rolled back when any task is refused.
+ */
+import type { Knex } from "knex";
+import { ZeroAddress } from "ethers";
+import { z, address, amount, duration, issue, taskHash } from "../api/schemas/common";
+import { checkPostingTerms, postingTermsShape, type PostingTerms } from "../api/schemas/postingTerms";
+import { fieldName } from "../api/validation";
+import type { Services } from "../api/services";
+import type { ChainGateway } from "../chain/gateway";
+import {
+  TX_GAS_CAP,
+  createTasksGasFallback,
+  encodeCreateTask,
+  encodeCreateTasks,
+  withMargin,
+  type TaskCall,
+} from "../chain/escrowCalls";
+import { claimHash } from "../db/repositories/hashReservations";
+import { findListingByHash } from "../db/repositories/listings";
+import { findTasksByHash } from "../db/repositories/tasks";
+import { AppError, fail, type ErrorCode, type ItemError } from "../errors";
+
+/* ------------------------------------------------------------------------------------------------------------ */
+/*                                                   Schemas                                                    */
+/* ------------------------------------------------------------------------------------------------------------ */
+
+/** Most tasks one batch build takes, whatever the escrow's own maximum. */
+export const MAX_BATCH_TASKS = 50;
+/** Longest locationZone: free text, but each 32 bytes of it costs the poster a storage slot per task. */
+export const MAX_LOCATION_ZONE = 100;
+
+const taskTermsShape = {
+  taskHash: taskHash.openapi({ description: "0x SHA-256 of the brief blob as uploaded; never zero" }),
+  amount,
+  locationZone: z
+    .string()
+    .min(1, "must not be empty")
+    .max(MAX_LOCATION_ZONE, `must be at most ${MAX_LOCATION_ZONE} characters`)
+    .openapi({ example: "global", description: "Free text; clients default to global" }),
+  duration: duration.openapi({ description: "Whole seconds from 3600 to 7776000" }),
+  targetExecutorType: z.enum(["human", "agent"]).optional(),
+  ...postingTermsShape,
+};
+
+/**
+ * Unknown fields are refused (a misspelt `verifierAddress` must not silently build a createTask). Checked by a
+ * refinement over a passthrough object rather than `.strict()`, so that the OpenAPI document can describe the single
+ * body as TaskBuildTerms plus `token` (an allOf) without `additionalProperties: false` making it unsatisfiable.
+ */
+function refuseUnknownFields(known: readonly string[]) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
+    for (const key of Object.keys(value)) {
+      if (!known.includes(key))
+        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: "is not a field of this body" });
+    }
+  };
+}
+
+const taskTermsObject = z.object(taskTermsShape).passthrough().openapi("TaskBuildTerms", {
+  description: "One task: the single build body without token. Unknown fields are refused.",
+});
+
+/** One task's terms: the single build body without `token`, and one entry of a batch. */
+export const taskBuildTermsSchema = taskTermsObject.superRefine(refuseUnknownFields(Object.keys(taskTermsShape)));
+
+export type TaskBuildTerms = z.output<typeof taskBuildTermsSchema>;
+
+const taskBuildBodyObject = taskTermsObject
+  .extend({
+    token: address.optional().openapi({
+      description:
+        "The posting chain's settlement token (GET /api/v1/health/settlement); the settlement token when omitted",
+    }),
+  })
+  .openapi("TaskBuildBody", { description: "One task to build. Unknown fields are refused." });
+
+/** The single build body. */
+export const taskBuildBodySchema = taskBuildBodyObject.superRefine(
+  refuseUnknownFields(Object.keys(taskBuildBodyObject.shape)),
+);
+
+export type TaskBuildBody = z.output<typeof taskBuildBodySchema>;
+
+/**
+ * A batch. The entries of `tasks` are checked one by one by `taskBuildTermsSchema` after the envelope, so that every
+ * refused task is reported with its index (INVALID_TASKS) instead of the first one failing the whole body.
+ */
+export const taskBatchBuildBodySchema = z
+  .object({
+    token: address.openapi({ description: "The settlement token, once for the batch" }),
+    tasks: z
+      .array(
+        // Documented as TaskBuildTerms; validated per entry by buildTaskBatch.
+        z.unknown().openapi({ $ref: "#/components/schemas/TaskBuildTerms" } as never),
+      )
+      .min(1, `must hold 1 to ${MAX_BATCH_TASKS} tasks`)
+      .superRefine((tasks, ctx) => {
+        if (tasks.length > MAX_BATCH_TASKS) {
+          issue(ctx, "BATCH_TOO_LARGE", `must hold at most ${MAX_BATCH_TASKS} tasks, got ${tasks.length}`);
+        }
+      })
+      .openapi({ maxItems: MAX_BATCH_TASKS }),
+  })
+  .strict()
+  .openapi("TaskBatchBuildBody");
+
+export type TaskBatchBuildBody = z.output<typeof taskBatchBuildBodySchema>;
+
+export const unsignedTxSchema = z
+  .object({
+    to: z.string().openapi({ description: "The escrow proxy of the posting chain" }),
+    data: z.string().openapi({ description: "Calldata" }),
+    from: z.string().openapi({ description: "The wallet the API key acts as; it must sign" }),
+    value: z.literal("0"),
+    gas: z
+      .string()
+      .optional()
+      .openapi({ description: "Gas limit (batch builds): estimate plus one fifth, or a size-based fallback" }),
+  })
+  .openapi("UnsignedTx");
+
+export type UnsignedTx = z.infer<typeof unsignedTxSchema>;
+
+export const taskBuildSchema = z
+  .object({
+    unsignedTx: unsignedTxSchema,
+    chain: z.enum(["base", "arc"]),
+    chainId: z.number().int(),
+  })
+  .openapi("TaskBuild");
+
+export const taskBatchBuildSchema = taskBuildSchema
+  .extend({ taskHashes: z.array(z.string()) })
+  .openapi("TaskBatchBuild");
+
+export type TaskBuild = z.infer<typeof taskBuildSchema>;
+export type TaskBatchBuild = z.infer<typeof taskBatchBuildSchema>;
+
+/* ------------------------------------------------------------------------------------------------------------ */
+/*                                                    Rules                                                     */
+/* ------------------------------------------------------------------------------------------------------------ */
+
+interface Problem {
+  code: ErrorCode;
+  message: string;
+  status?: number;
+}
+
+/** Gas estimation gives up after this long and the size-based fallback is used. */
+const ESTIMATE_TIMEOUT_MS = 10_000;
+
+function requireChain(services: Services): ChainGateway {
+  if (!services.chain) {
+    fail(
+      "CHAIN_NOT_CONFIGURED",
+      `no escrow is configured on the posting chain (${services.config.api.postingChain}): posting is unavailable`,
+    );
+  }
+  return services.chain;
+}
+
+/** The settlement token; `token` when given must be it (any case). */
+function settlementToken(chain: ChainGateway, token: string | undefined): string {
+  const settlement = chain.book.token.address;
+  if (token !== undefined && token.toLowerCase() !== settlement.toLowerCase()) {
+    fail(
+      "TOKEN_NOT_SETTLEMENT",
+      `token must be the posting chain's settlement token ${settlement} (${chain.book.token.symbol}), got ${token}`,
+    );
+  }
+  return settlement;
+}
+
+/** Cross-field rules of one task's terms (the shared posting terms, plus a verifier that is a real address). */
+function termsProblem(terms: PostingTerms, poster: string): Problem | undefined {
+  if (terms.verifierAddress === ZeroAddress) {
+    return { code: "INVALID_VERIFIER", message: "verifierAddress must not be the zero address" };
+  }
+  return checkPostingTerms(terms, poster);
+}
+
+const toCall = (terms: TaskBuildTerms): TaskCall => ({
+  taskHash: terms.taskHash,
+  amount: BigInt(terms.amount),
+  locationZone: terms.locationZone,
+  duration: terms.duration,
+  verifierAgent: terms.verifierAddress,
+});
+
+/**
+ * TASK_HASH_IN_USE when the hash is already on the market: listed (the listings table) or funded on-chain with it
+ * (the indexer's tasks table), whatever the task's status since.
+ */
+async function hashInUse(db: Knex, taskHash: string): Promise<Problem | undefined> {
+  const listing = await findListingByHash(db, taskHash);
+  const id = listing?.taskId ?? (await findTasksByHash(db, taskHash))[0]?.taskId;
+  if (id === undefined) return undefined;
+  return {
+    code: "TASK_HASH_IN_USE",
+    message: `taskHash ${taskHash} is already on the market (task ${id}): upload a new brief`,
+  };
+}
+
+/**
+ * Claims `taskHash` for `poster` (atomic), or TASK_HASH_TAKEN while another poster's reservation runs. Only writes
+ * until the claim is refused, so a transaction of claims starts with a write (SQLite then waits for the write lock
+ * instead of failing on a stale read snapshot).
+ */
+async function claim(
+  db: Knex | Knex.Transaction,
+  taskHash: string,
+  poster: string,
+  now: number,
+  ttlSeconds: number,
+): Promise<Problem | undefined> {
+  const result = await claimHash(db, { taskHash, poster, now, ttlSeconds });
+  if (result.claimed) return undefined;
+  const until = result.holder ? ` until ${new Date(result.holder.expiresAt * 1000).toISOString()}` : "";
+  return { code: "TASK_HASH_TAKEN", message: `taskHash ${taskHash} is reserved by another poster${until}` };
+}
+
+const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/* ------------------------------------------------------------------------------------------------------------ */
+/*                                                   Builds                                                     */
+/* ------------------------------------------------------------------------------------------------------------ */
+
+/**
+ * The unsigned createTask (or createTaskWithVerifier) transaction of one task, after every rule; reserves the hash.
+ *
+ * @example await buildTask(services, "0x7099...", { taskHash, amount: "5000000", locationZone: "global", duration: 86400 })
+ */
+export async function buildTask(services: Services, poster: string, body: TaskBuildBody): Promise<TaskBuild> {
+  const chain = requireChain(services);
+  const token = settlementToken(chain, body.token);
+  const problem = termsProblem(body, poster);
+  if (problem) throw new AppError(problem);
+  const { hashReservationSeconds, postingChain } = services.config.api;
+  const refused =
+    (await hashInUse(services.db, body.taskHash)) ??
+    (await claim(services.db, body.taskHash, poster, nowSeconds(), hashReservationSeconds));
+  if (refused) throw new AppError(refused);
+  return {
+    unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, toCall(body)), from: poster, value: "0" },
+    chain: postingChain,
+    chainId: chain.book.chainId,
+  };
+}
+
+/** Thrown inside the reservation transaction to roll it back. */
+class RollBack extends Error {}
+
+/**
+ * The unsigned createTasks transaction of a batch, all or nothing: every task is checked (schema, cross-field
+ * rules, one per hash, reservations); any refusal answers INVALID_TASKS listing each refused task by index and keeps
+ * no claim taken by this request. A batch whose size-based gas exceeds the per-transaction cap is BATCH_TOO_LARGE.
+ * The gas limit is the caller's estimate plus one fifth, or the size-based fallback plus one fifth when estimating
+ * fails (the caller has usually not approved the escrow yet), at most the cap.
+ */
+export async function buildTaskBatch(
+  services: Services,
+  poster: string,
+  body: TaskBatchBuildBody,
+): Promise<TaskBatchBuild> {
+  const chain = requireChain(services);
+  const token = settlementToken(chain, body.token);
+  const maxBatch = await chain.maxBatch();
+  if (maxBatch === null) {
+    fail(
+      "BATCH_UNSUPPORTED",
+      "the posting chain's escrow has no batch create (createTasks): post the tasks one by one",
+    );
+  }
+  if (body.tasks.length > maxBatch) {
+    fail("BATCH_TOO_LARGE", `tasks: the escrow takes at most ${maxBatch} tasks per batch, got ${body.tasks.length}`);
+  }
+
+  const errors: ItemError[] = [];
+  const refuse = (index: number, problem: Problem) =>
+    errors.push({ index, code: problem.code, message: `task ${index + 1}: ${problem.message}` });
+
+  // Each task: its schema, its cross-field rules, and one task per hash.
+  const accepted: { index: number; terms: TaskBuildTerms }[] = [];
+  const firstIndexOfHash = new Map<string, number>();
+  body.tasks.forEach((raw, index) => {
+    const parsed = taskBuildTermsSchema.safeParse(raw);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      const code = (first as { params?: { errorCode?: ErrorCode } }).params?.errorCode ?? "VALIDATION_ERROR";
+      const field = first.path.length ? fieldName(String(first.path[0]), first.path.slice(1)) : "task";
+      refuse(index, { code, message: `${field}: ${first.message}` });
+      return;
+    }
+    const problem = termsProblem(parsed.data, poster);
+    if (problem) return refuse(index, problem);
+    const earlier = firstIndexOfHash.get(parsed.data.taskHash);
+    if (earlier !== undefined) {
+      return refuse(index, { code: "TASK_HASH_IN_USE", message: `taskHash repeats task ${earlier + 1} of this batch` });
+    }
+    firstIndexOfHash.set(parsed.data.taskHash, index);
+    accepted.push({ index, terms: parsed.data });
+  });
+
+  // A batch too heavy for one transaction is refused before anything is reserved.
+  if (errors.length === 0) {
+    const needed = createTasksGasFallback(accepted.map(({ terms }) => toCall(terms)));
+    if (needed > TX_GAS_CAP) {
+      fail(
+        "BATCH_TOO_LARGE",
+        `tasks: this batch needs about ${needed} gas, above the per-transaction cap of ${TX_GAS_CAP}: split it or shorten locationZone`,
+      );
+    }
+  }
+
+  // Hashes already on the market.
+  const free: typeof accepted = [];
+  for (const item of accepted) {
+    const inUse = await hashInUse(services.db, item.terms.taskHash);
+    if (inUse) refuse(item.index, inUse);
+    else free.push(item);
+  }
+
+  // The claims, in one transaction kept only when no task is refused (claims are still tried when some task already
+  // is, so that every refusal is reported). Claims go in hash order, so two overlapping batches lock rows in the same
+  // order and cannot deadlock on PostgreSQL.
+  const { hashReservationSeconds, postingChain } = services.config.api;
+  const now = nowSeconds();
+  const byHash = free.sort((a, b) => (a.terms.taskHash < b.terms.taskHash ? -1 : 1));
+  if (byHash.length > 0) {
+    try {
+      await services.db.transaction(async (trx) => {
+        for (const { index, terms } of byHash) {
+          const taken = await claim(trx, terms.taskHash, poster, now, hashReservationSeconds);
+          if (taken) refuse(index, taken);
+        }
+        if (errors.length > 0) throw new RollBack();
+      });
+    } catch (error) {
+      if (!(error instanceof RollBack)) throw error;
+    }
+  }
+  if (errors.length > 0) {
+    errors.sort((a, b) => a.index - b.index);
+    fail(
+      "INVALID_TASKS",
+      `${errors.length} of ${body.tasks.length} tasks refused; nothing was reserved: ${errors[0].message}`,
+      {
+        details: { errors },
+      },
+    );
+  }
+
+  const calls = accepted.map(({ terms }) => toCall(terms));
+  const data = encodeCreateTasks(token, calls);
+  const to = chain.book.escrow.proxy;
+  const gas = withMargin((await estimate(chain, { from: poster, to, data })) ?? createTasksGasFallback(calls));
+  return {
+    unsignedTx: { to, data, from: poster, value: "0", gas: gas.toString() },
+    chain: postingChain,
+    chainId: chain.book.chainId,
+    taskHashes: calls.map((c) => c.taskHash),
+  };
+}
+
+/** The node's gas estimate of a call from the caller, or undefined when it reverts, fails or takes too long. */
+async function estimate(
+  chain: ChainGateway,
+  tx: { from: string; to: string; data: string },
+): Promise<bigint | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ESTIMATE_TIMEOUT_MS);
+  });
+  try {
+    return await Promise.race([chain.estimateGas(tx).catch(() => undefined), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
