@@ -64,7 +64,7 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
     config,
     logger,
     db,
-    limits: createLimitStore(config.api.redisUrl),
+    limits: createLimitStore(config.api.redisUrl, config.api.limits.prefix),
     blobs: new LocalBlobStore(config.api.storageDir),
     chain,
     chainTime: chainClock(chain?.provider),

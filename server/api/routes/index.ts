@@ -5,6 +5,10 @@ import { accountRoutes } from "./accounts";
 import { storageRoutes } from "./storage";
 import { taskBuildRoutes } from "./tasks";
 import { listingRoutes } from "./listings";
+import { executorRoutes } from "./executors";
+import { reputationRoutes } from "./reputation";
+import { marketplaceRoutes } from "./marketplace";
+import { deliveryRoutes } from "./delivery";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -12,4 +16,8 @@ export const allRoutes: AnyRoute[] = [
   ...storageRoutes,
   ...taskBuildRoutes,
   ...listingRoutes,
+  ...executorRoutes,
+  ...reputationRoutes,
+  ...marketplaceRoutes,
+  ...deliveryRoutes,
 ];

@@ -1,0 +1,3 @@
+import type { AnyRoute } from "../route";
+
+export const executorRoutes: AnyRoute[] = [];
