@@ -35,6 +35,16 @@ const envSchema = z.object({
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  VERIFIER_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
+    .optional(),
+  CUSTODY_PRIVATE_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
+    .optional(),
+  OFFER_WINDOW_SECONDS: intFrom(120, 0),
+  ACCEPT_LOCK_SECONDS: intFrom(30, 1),
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: intFrom(8787, 0),
   PUBLIC_URL: z.string().url().optional(),
@@ -86,6 +96,17 @@ export interface LimitsConfig {
   prefix: string;
 }
 
+export interface MarketplaceConfig {
+  /** The platform verifier's key: the only key the service signs with (absent: no marketplace verifier runs). */
+  verifierPrivateKey?: string;
+  /** The service's custody key: posters may wrap a brief key to it so the service can re-wrap it for an agent. */
+  custodyPrivateKey?: string;
+  /** Exclusive window of the best-scored bidder. */
+  offerWindowSeconds: number;
+  /** How long one agent's accept holds the task against others. */
+  acceptLockSeconds: number;
+}
+
 export interface ApiConfig {
   host: string;
   port: number;
@@ -120,6 +141,7 @@ export interface Config {
   deploymentsDir: string;
   indexer: IndexerConfig;
   api: ApiConfig;
+  marketplace: MarketplaceConfig;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -178,6 +200,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ipPostingPerMinute: e.RATE_IP_POSTING_PER_MINUTE,
         prefix: e.RATE_LIMIT_PREFIX,
       },
+    },
+    marketplace: {
+      verifierPrivateKey: e.VERIFIER_PRIVATE_KEY,
+      custodyPrivateKey: e.CUSTODY_PRIVATE_KEY,
+      offerWindowSeconds: e.OFFER_WINDOW_SECONDS,
+      acceptLockSeconds: e.ACCEPT_LOCK_SECONDS,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -6,6 +6,7 @@ import type { ChainGateway } from "../chain/gateway";
 import type { LimitStore } from "../limits/store";
 import type { BlobStore } from "../storage/blobStore";
 import type { IndexerStatus } from "../indexer/sync";
+import type { MarketplaceVerifier } from "../verifier/types";
 
 export interface Services {
   config: Readonly<Config>;
@@ -16,6 +17,8 @@ export interface Services {
   /** Absent when the network has no deployment: posting answers CHAIN_NOT_CONFIGURED. */
   chain?: ChainGateway;
   indexer?: { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> };
+  /** The marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer SETTLEMENT_FAILED). */
+  verifier?: MarketplaceVerifier;
   /** Unix seconds on the chain (deadlines are chain time), falling back to the wall clock. */
   chainTime(): Promise<number>;
 }
