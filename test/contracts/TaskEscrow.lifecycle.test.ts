@@ -38,13 +38,12 @@ import {
   agentFundedTaskFixture,
   agentSubmittedTaskFixture,
   appealedTaskFixture,
-  blockTimeOf,
-  escrowEventNames,
   exhaustedAttemptsFixture,
   nativeSubmittedTaskFixture,
   openTaskFixture,
   payoutSplit,
 } from "../helpers/lifecycle";
+import { blockTimeOf, escrowEventNames } from "../helpers/events";
 import { NOT_PARTY } from "../helpers/model";
 
 const UNKNOWN_TASK_ID = 404n;

@@ -16,17 +16,11 @@ import {
   deployEscrowFixture,
   fundedTaskFixture,
 } from "../helpers/fixtures";
+import { escrowEventNames } from "../helpers/events";
 
 /** A second submitter's evidence, distinct from EVIDENCE_HASH. */
 const OTHER_EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"another delivery"}'));
 
-async function escrowEventNames(escrow: TaskEscrow, tx: ContractTransactionResponse): Promise<string[]> {
-  const receipt = await tx.wait();
-  const escrowAddress = (await escrow.getAddress()).toLowerCase();
-  return receipt!.logs
-    .filter((log) => log.address.toLowerCase() === escrowAddress)
-    .map((log) => escrow.interface.parseLog(log)!.name);
-}
 
 /** Open-submission task 1 (100 USDC, one day) in its Submission phase, nobody submitted. */
 async function openTaskFixture() {

@@ -16,6 +16,7 @@ import {
   assignedTaskFixture,
   submittedTaskFixture,
 } from "../helpers/fixtures";
+import { escrowEventNames } from "../helpers/events";
 
 /** The domain tag the payload starts with, computed here rather than read from the contract. */
 const TEE_VERDICT_TAG = "TaskEscrow.TEEVerdict.v1";
@@ -65,13 +66,6 @@ function sign(wallet: Wallet, payload: string): Promise<string> {
   return wallet.signMessage(ethers.getBytes(payload));
 }
 
-async function escrowEventNames(escrow: TaskEscrow, tx: ContractTransactionResponse): Promise<string[]> {
-  const receipt = await tx.wait();
-  const escrowAddress = (await escrow.getAddress()).toLowerCase();
-  return receipt!.logs
-    .filter((log) => log.address.toLowerCase() === escrowAddress)
-    .map((log) => escrow.interface.parseLog(log)!.name);
-}
 
 /** Task 1 Submitted once, with a TEE signer configured. */
 async function teeSubmittedFixture() {

@@ -14,15 +14,8 @@ export const TASK_HASH = ethers.sha256(ethers.toUtf8Bytes("brief: translate the 
 export const EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"done"}'));
 export const CATEGORY = "general";
 export const ZONE = "global";
-export const STATUS = {
-  Funded: 0,
-  Assigned: 1,
-  Submitted: 2,
-  Verified: 3,
-  Completed: 4,
-  Cancelled: 5,
-  Disputed: 6,
-} as const;
+/** The escrow's status numbers, from the one definition the server uses. */
+export { TASK_STATUS as STATUS } from "../../server/indexer/types";
 export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3 } as const;
 
 /** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */

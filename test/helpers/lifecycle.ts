@@ -24,22 +24,6 @@ import {
 /** Evidence of a second round, distinct from EVIDENCE_HASH. */
 export const SECOND_EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"done, second round"}'));
 
-/** Names of the escrow's events in `tx`, in emission order. */
-export async function escrowEventNames(escrow: TaskEscrow, tx: ContractTransactionResponse): Promise<string[]> {
-  const receipt = await tx.wait();
-  const escrowAddress = (await escrow.getAddress()).toLowerCase();
-  return receipt!.logs
-    .filter((log) => log.address.toLowerCase() === escrowAddress)
-    .map((log) => escrow.interface.parseLog(log)!.name);
-}
-
-/** Block time of the block that mined `tx`. */
-export async function blockTimeOf(tx: ContractTransactionResponse): Promise<bigint> {
-  const receipt = await tx.wait();
-  const block = await ethers.provider.getBlock(receipt!.blockNumber);
-  return BigInt(block!.timestamp);
-}
-
 /** Task 1 Funded with its own verifier agent and nobody assigned yet. */
 export async function agentFundedTaskFixture() {
   const base = await deployEscrowFixture();

@@ -9,21 +9,14 @@
  * order and the transfers. The check order inside each function follows the interface: the pause check first, then
  * the caller, then the status, then the arguments and times.
  */
+import { TASK_STATUS } from "../../server/indexer/types";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 export const ZERO_HASH = `0x${"00".repeat(32)}`;
 /** The token address that stands for the chain's native currency. */
 export const NATIVE = ZERO_ADDRESS;
 
-export const Status = {
-  Funded: 0,
-  Assigned: 1,
-  Submitted: 2,
-  Verified: 3,
-  Completed: 4,
-  Cancelled: 5,
-  Disputed: 6,
-} as const;
+export const Status = TASK_STATUS;
 export type StatusValue = (typeof Status)[keyof typeof Status];
 
 /** Constants of the escrow, as the spec states them. */
