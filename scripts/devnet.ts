@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
-import { HDNodeWallet, Mnemonic } from "ethers";
+import { HDNodeWallet, Mnemonic, id } from "ethers";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
 import type { JsonRpcServer } from "hardhat/types";
 import { addressBookPath, deployAll, type Deployment } from "./deploy";
@@ -82,6 +82,10 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       API_PORT: String(apiPort),
       DATABASE_URL: "",
       REDIS_URL: "",
+      // The marketplace verifier is the escrow's `verifier` role: Hardhat account #2 on the devnet.
+      VERIFIER_PRIVATE_KEY: hardhatWallet(2).privateKey,
+      // The service's custody key (posters may wrap brief keys to it); a fixed, public devnet key.
+      CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });

@@ -40,6 +40,11 @@ export interface UpgradeOptions {
   call?: { fn: string; args?: unknown[] };
   /** The signer authorised to upgrade (escrow admin or factory owner); the first signer when omitted. */
   signer?: Signer;
+  /**
+   * The contract now behind the proxy, to register the deployment with the upgrades plugin when this machine's
+   * manifest does not know it (a proxy deployed elsewhere). Defaults from the address book entry, else TaskEscrow.
+   */
+  currentContractName?: string;
 }
 
 export interface UpgradeResult {
@@ -90,6 +95,14 @@ export async function upgradeContract(
   const factory = await ethers.getContractFactory(newContractName, signer);
   const previousImplementation = await upgrades.erc1967.getImplementationAddress(proxy);
 
+  // A proxy deployed from another machine is unknown to this manifest: register the running implementation first.
+  try {
+    await upgrades.validateUpgrade(proxy, factory, { kind: "uups" });
+  } catch (error) {
+    if (!/is not registered/.test((error as Error).message)) throw error;
+    const current = options.currentContractName ?? (entry === "agentFactory" ? "AgentFactory" : "TaskEscrow");
+    await upgrades.forceImport(proxy, await ethers.getContractFactory(current, signer), { kind: "uups" });
+  }
   // Validate: upgrade safety of the new code and storage compatibility with the running implementation.
   await upgrades.validateUpgrade(proxy, factory, { kind: "uups" });
 
