@@ -1,7 +1,7 @@
 /**
  * Reading the escrow's logs: the ChainReader the indexer needs, adaptive log ranges, and decoding into StoredEvent.
  */
-import { Interface, type Log, type Provider } from "ethers";
+import { Interface, type EventFragment, type Log, type Provider } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { BlockHeader, EventArgs, StoredEvent } from "../indexer/types";
 import { classifyRpcError } from "./rpcErrors";
@@ -16,6 +16,18 @@ export interface ChainReader {
   logs(address: string, fromBlock: number, toBlock: number): Promise<Log[]>;
 }
 
+interface RpcLog {
+  blockNumber: string;
+  logIndex: string;
+  blockHash: string;
+  transactionHash: string;
+  transactionIndex: string;
+  address: string;
+  topics: string[];
+  data: string;
+  removed?: boolean;
+}
+
 export function providerChainReader(provider: Provider): ChainReader {
   return {
     chainId: async () => Number((await provider.getNetwork()).chainId),
@@ -24,7 +36,30 @@ export function providerChainReader(provider: Provider): ChainReader {
       const b = await provider.getBlock(number);
       return b ? { number: b.number, hash: b.hash!, parentHash: b.parentHash, timestamp: b.timestamp } : null;
     },
-    logs: (address, fromBlock, toBlock) => provider.getLogs({ address, fromBlock, toBlock }),
+    logs: async (address, fromBlock, toBlock) => {
+      const send = (provider as unknown as { send?: (m: string, p: unknown[]) => Promise<RpcLog[]> }).send;
+      if (typeof send !== "function") return provider.getLogs({ address, fromBlock, toBlock });
+      // The JSON-RPC answer as is: ethers' formatLog checksums every address (a keccak256 per log) and builds Log
+      // objects the indexer does not need.
+      const raw = await send.call(provider, "eth_getLogs", [
+        { address, fromBlock: "0x" + fromBlock.toString(16), toBlock: "0x" + toBlock.toString(16) },
+      ]);
+      return raw
+        .filter((l) => !l.removed)
+        .map(
+          (l) =>
+            ({
+              blockNumber: Number(l.blockNumber),
+              index: Number(l.logIndex),
+              blockHash: l.blockHash,
+              transactionHash: l.transactionHash,
+              transactionIndex: Number(l.transactionIndex),
+              address: l.address,
+              topics: l.topics,
+              data: l.data,
+            }) as unknown as Log,
+        );
+    },
   };
 }
 
@@ -59,19 +94,89 @@ function jsonValue(value: unknown): string | boolean | number {
   return String(value);
 }
 
+/**
+ * The escrow's events by topic, computed once. Interface.parseLog scans every event fragment and hashes its
+ * signature (EventFragment.topicHash is a getter: format + keccak256 on each access) until one matches, then builds
+ * ethers Results behind Proxies: most of a backfill's time. Every escrow event has only address, bool, bytes32,
+ * uint/int and string parameters, which are decoded here straight from the hex.
+ */
+interface EventPlan {
+  name: string;
+  fragment: EventFragment;
+  inputs: { name: string; type: string; indexed: boolean }[];
+  simple: boolean;
+}
+const SIMPLE = /^(address|bool|bytes32|u?int\d*|string)$/;
+const EVENT_PLANS = new Map<string, EventPlan>();
+escrowInterface.forEachEvent((fragment) => {
+  const inputs = fragment.inputs.map((p) => ({ name: p.name, type: p.type, indexed: p.indexed === true }));
+  const simple = !fragment.anonymous && inputs.every((p) => SIMPLE.test(p.type) && !(p.indexed && p.type === "string"));
+  EVENT_PLANS.set(fragment.topicHash, { name: fragment.name, fragment, inputs, simple });
+});
+
+/** One 32-byte word (64 hex characters, lower case) as jsonValue would give the ethers-decoded value. */
+function wordValue(type: string, hex: string): string | boolean {
+  if (hex.length !== 64) throw new Error("short word");
+  if (type === "address") {
+    if (!hex.startsWith("000000000000000000000000")) throw new Error("dirty address");
+    return "0x" + hex.slice(24);
+  }
+  if (type === "bool") {
+    const v = BigInt("0x" + hex);
+    if (v > 1n) throw new Error("dirty bool");
+    return v === 1n;
+  }
+  if (type === "bytes32") return "0x" + hex;
+  const v = BigInt("0x" + hex);
+  if (type.startsWith("int")) return BigInt.asIntN(Number(type.slice(3) || 256), v).toString();
+  if (type !== "uint256" && type !== "uint" && v >> BigInt(type.slice(4)) !== 0n) throw new Error("dirty uint");
+  return v.toString();
+}
+
+function decodeSimple(plan: EventPlan, log: Log): EventArgs {
+  const data = log.data.slice(2).toLowerCase();
+  const args: EventArgs = {};
+  let topic = 1;
+  let slot = 0;
+  for (const input of plan.inputs) {
+    if (input.indexed) {
+      const t = log.topics[topic++];
+      if (t === undefined) throw new Error("missing topic");
+      args[input.name] = wordValue(input.type, t.slice(2).toLowerCase());
+      continue;
+    }
+    const hex = data.slice(slot * 64, slot * 64 + 64);
+    slot++;
+    if (input.type !== "string") {
+      args[input.name] = wordValue(input.type, hex);
+      continue;
+    }
+    const offset = Number(BigInt("0x" + hex)) * 2;
+    const length = Number(BigInt("0x" + data.slice(offset, offset + 64))) * 2;
+    const bytes = data.slice(offset + 64, offset + 64 + length);
+    if (bytes.length !== length) throw new Error("short string");
+    // Labels are free text: kept as written (invalid UTF-8 becomes U+FFFD rather than stopping the indexer).
+    args[input.name] = Buffer.from(bytes, "hex").toString("utf8");
+  }
+  return args;
+}
+
 /** Decodes an escrow log; undefined for a log the escrow's ABI does not know. */
 export function decodeEscrowLog(log: Log, blockTimestamp: number): StoredEvent | undefined {
-  let parsed;
+  const plan = log.topics.length > 0 ? EVENT_PLANS.get(log.topics[0].toLowerCase()) : undefined;
+  if (!plan) return undefined;
+  let args: EventArgs = {};
   try {
-    parsed = escrowInterface.parseLog({ topics: [...log.topics], data: log.data });
+    if (plan.simple) args = decodeSimple(plan, log);
+    else {
+      const values = escrowInterface.decodeEventLog(plan.fragment, log.data, [...log.topics]);
+      plan.inputs.forEach((input, i) => {
+        args[input.name] = input.type === "string" ? String(values[i]) : jsonValue(values[i]);
+      });
+    }
   } catch {
     return undefined;
   }
-  if (!parsed) return undefined;
-  const args: EventArgs = {};
-  parsed.fragment.inputs.forEach((input, i) => {
-    args[input.name] = jsonValue(parsed.args[i]);
-  });
   const taskId = "taskId" in args ? Number(args.taskId) : null;
   return {
     blockNumber: log.blockNumber,
@@ -80,7 +185,7 @@ export function decodeEscrowLog(log: Log, blockTimestamp: number): StoredEvent |
     txHash: log.transactionHash.toLowerCase(),
     txIndex: log.transactionIndex,
     blockTimestamp,
-    eventName: parsed.name,
+    eventName: plan.name,
     taskId,
     args,
   };

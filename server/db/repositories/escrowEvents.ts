@@ -1,5 +1,5 @@
 import type { StoredEvent } from "../../indexer/types";
-import { chunks, type Queryable } from "./util";
+import { bulkInsert, chunks, type Queryable } from "./util";
 
 interface EventRow {
   block_number: number;
@@ -37,6 +37,10 @@ const fromRow = (r: EventRow): StoredEvent => ({
   args: JSON.parse(r.args),
 });
 
+const EVENT_COLUMNS = Object.keys(toRow({ args: {} } as StoredEvent));
+const EVENT_PG_TYPES = ["bigint", "integer", "text", "text", "integer", "bigint", "text", "bigint", "text"];
+const EVENT_CONFLICT = `on conflict ("tx_hash", "log_index") do nothing`;
+
 /**
  * Stores the events not stored yet and returns those, in chain order: a replayed range inserts nothing and so
  * folds nothing.
@@ -50,8 +54,9 @@ export async function insertNewEvents(db: Queryable, events: readonly StoredEven
     .select("tx_hash", "log_index");
   const seen = new Set(existing.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}:${r.log_index}`));
   const fresh = events.filter((e) => !seen.has(`${e.txHash}:${e.logIndex}`));
-  for (const chunk of chunks(fresh.map(toRow))) {
-    await db("escrow_events").insert(chunk).onConflict(["tx_hash", "log_index"]).ignore();
+  for (const chunk of chunks(fresh)) {
+    const rows = chunk.map((e) => Object.values(toRow(e)));
+    await bulkInsert(db, "escrow_events", EVENT_COLUMNS, rows, EVENT_CONFLICT, EVENT_PG_TYPES);
   }
   return fresh;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { TASK_STATUS, type TaskRecord } from "../../indexer/types";
-import { chunks, toBool, type Queryable } from "./util";
+import { bulkInsert, chunks, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (t: TaskRecord) => ({
   task_id: t.taskId,
@@ -68,9 +68,22 @@ export async function getTasks(db: Queryable, taskIds: readonly number[]): Promi
   return out;
 }
 
+const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
+const TASK_UPSERT = upsertClause(["task_id"], TASK_COLUMNS);
+const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
+  ["escalated", "is_open"].includes(c)
+    ? "boolean"
+    : ["status", "submission_attempts", "open_submission_count"].includes(c)
+      ? "integer"
+      : ["task_id", "created_at", "deadline", "disputed_at", "failed_verdict_at", "created_block", "updated_block"].includes(c)
+        ? "bigint"
+        : "text",
+);
+
 export async function upsertTasks(db: Queryable, tasks: readonly TaskRecord[]): Promise<void> {
-  for (const chunk of chunks(tasks.map(toRow), 200)) {
-    await db("tasks").insert(chunk).onConflict("task_id").merge();
+  for (const chunk of chunks(tasks, 200)) {
+    const rows = chunk.map((t) => Object.values(toRow(t)));
+    await bulkInsert(db, "tasks", TASK_COLUMNS, rows, TASK_UPSERT, TASK_PG_TYPES);
   }
 }
 

@@ -1,0 +1,682 @@
+/**
+ * Indexer benchmark: `npx hardhat run bench/indexer.ts` (npm run bench:indexer). Set DATABASE_URL to include
+ * PostgreSQL (a fresh schema, dropped at the end).
+ *
+ * On the in-process Hardhat network, deploys with the deploy library (no address book written) and builds a history
+ * of at least BENCH_TASKS (default 10,000) tasks created with createTasks in batches of 50 by several posters: one to
+ * three batches per block, a tenth of the tasks with their own verifier agent, and runs of empty blocks between busy
+ * blocks, so the backfill spans several getLogs ranges. Then, for each database (SQLite through better-sqlite3,
+ * SQLite through node-sqlite3, PostgreSQL when configured), starting from the same chain (evm_snapshot/evm_revert):
+ *
+ *   1. Backfill: a fresh, migrated database; the Indexer's own background loop (start()) from the deployment block
+ *      to the head, timed until waitForBlock(head) resolves. Prints events, blocks, ranges, wall time and events per
+ *      second against the target, and where the time went (each step's phases: head/checkpoint/reorg check,
+ *      getLogs, block headers, decoding, the database transaction split by statement, and the commit).
+ *   2. Follow the head: with the loop still running, ~60 blocks mined one at a time, each with one createTask,
+ *      spaced by a random 50-300 ms (sent on that schedule whether or not the previous one is indexed yet). Latency
+ *      of each: from the receipt being available to the checkpoint covering its block and the task being readable
+ *      (findTaskById) through a second connection pool, as the API reads it. Median and p95.
+ *   3. Catch-up: a burst of 200 empty blocks, then the time and the number of getLogs calls to be level again (shows
+ *      whether the getLogs range is still the configured one after following the head).
+ *
+ * Figures that have a target are printed with PASS and UNDER/OVER. The script never asserts and exits 0 unless it
+ * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
+ * BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000].
+ */
+import crypto from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { ethers, network } from "hardhat";
+import type { Log } from "ethers";
+import { deployAll } from "../scripts/deploy";
+import { providerChainReader, type ChainReader } from "../server/chain/escrowLogs";
+import { createDb, type Db, type DbOptions } from "../server/db/knex";
+import { migrateLatest } from "../server/db/migrations";
+import { countEvents } from "../server/db/repositories/escrowEvents";
+import { findTaskById } from "../server/db/repositories/tasks";
+import { Indexer } from "../server/indexer/sync";
+import { createLogger, type Logger } from "../server/logger";
+import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
+
+const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
+const BATCH = 50;
+const POSTERS = 4;
+const MAX_TX_PER_BLOCK = 3;
+const MAX_EMPTY_GAP = 100;
+const PROGRESS_EVERY = 2_000;
+const MAX_BLOCK_RANGE = 2_000;
+const CONFIRMATIONS = 0;
+const POLL_INTERVAL_MS = 100;
+const FOLLOW_BLOCKS = Number(process.env.BENCH_FOLLOW_BLOCKS ?? 60);
+const FOLLOW_GAP_MS: [number, number] = [50, 300];
+const BURST_BLOCKS = 200;
+
+const LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? "warn") as "debug" | "info" | "warn" | "error" | "silent";
+const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_000);
+
+const TARGETS = { backfillEventsPerSecond: 3_000, followMedianMs: 500 } as const;
+
+const AMOUNT = ethers.parseUnits("10", 6);
+const DAY = 86_400;
+const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
+const ZONES = ["global", "eu-west", "us-east", "ap-south"];
+
+/** Deterministic randomness (mulberry32), so every run builds the same history. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const random = rng(20240611);
+const randomInt = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const now = () => performance.now();
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const ms = (n: number) => `${fmt(n, n < 10 ? 1 : 0)} ms`;
+const briefHash = (label: string) => ethers.keccak256(ethers.toUtf8Bytes(`brief: ${label}`));
+
+function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return NaN;
+  const pos = (sorted.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
+}
+
+function printTable(header: string[], rows: string[][], rightAligned: number[] = []): void {
+  const widths = header.map((title, c) => Math.max(title.length, ...rows.map((row) => (row[c] ?? "").length)));
+  const render = (cells: string[]) =>
+    cells
+      .map((cell, c) => (rightAligned.includes(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join("  ")
+      .trimEnd();
+  console.log(render(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const row of rows) console.log(render(row));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Profiling: the indexer is not modified; its ChainReader is wrapped and its knex instance observed. A step starts
+// with chain.blockNumber(); block reads before getLogs are the reorg check, after it the headers; the range's
+// transaction runs from BEGIN to COMMIT; the commit (and publishing the checkpoint) ends when the next step starts.
+// ---------------------------------------------------------------------------------------------------------------
+
+interface StepProfile {
+  start: number;
+  logsStart?: number;
+  logsEnd?: number;
+  logs: number;
+  headersEnd?: number;
+  headers: number;
+  begin?: number;
+  commit?: number;
+  end?: number;
+  /** Time inside the driver (from knex's "query" event to its "query-response"), by statement, in the transaction. */
+  queries: Map<string, { ms: number; count: number }>;
+}
+
+class Profiler {
+  steps: StepProfile[] = [];
+  private current: StepProfile | undefined;
+  private readonly pending = new Map<string, { t: number; label: string; inTx: boolean }>();
+  enabled = true;
+  outsideTxQueries = { ms: 0, count: 0 };
+  /** Every getLogs call and every one the node refused, profiled or not. */
+  logsCalls = 0;
+  logsRefused = 0;
+
+  wrapChain(chain: ChainReader): ChainReader {
+    return {
+      chainId: () => chain.chainId(),
+      blockNumber: async () => {
+        if (this.enabled) this.startStep();
+        return chain.blockNumber();
+      },
+      block: async (number) => {
+        const step = this.enabled ? this.current : undefined;
+        const result = await chain.block(number);
+        if (step && step.logsEnd !== undefined) {
+          step.headers++;
+          step.headersEnd = now();
+        }
+        return result;
+      },
+      logs: async (address, fromBlock, toBlock) => {
+        const step = this.enabled ? this.current : undefined;
+        if (step && step.logsStart === undefined) step.logsStart = now();
+        this.logsCalls++;
+        let logs: Log[];
+        try {
+          logs = await chain.logs(address, fromBlock, toBlock);
+        } catch (error) {
+          this.logsRefused++;
+          throw error;
+        }
+        if (step) {
+          step.logsEnd = now();
+          step.logs += logs.length;
+        }
+        return logs;
+      },
+    };
+  }
+
+  observe(db: Db): void {
+    db.on("query", (q: { sql: string; __knexQueryUid?: string; __knexTxId?: string }) => {
+      if (!this.enabled) return;
+      const t = now();
+      const step = this.current;
+      if (/^BEGIN\b/i.test(q.sql)) {
+        if (step && step.begin === undefined) step.begin = t;
+        return;
+      }
+      if (/^COMMIT\b/i.test(q.sql)) {
+        if (step) step.commit = t;
+        return;
+      }
+      if (q.__knexQueryUid) this.pending.set(q.__knexQueryUid, { t, label: statementLabel(q.sql), inTx: !!q.__knexTxId });
+    });
+    db.on("query-response", (_r: unknown, q: { __knexQueryUid?: string }) => {
+      const p = q.__knexQueryUid ? this.pending.get(q.__knexQueryUid) : undefined;
+      if (!p) return;
+      this.pending.delete(q.__knexQueryUid!);
+      const dt = now() - p.t;
+      const step = this.current;
+      if (p.inTx && step && step.begin !== undefined) {
+        const entry = step.queries.get(p.label) ?? { ms: 0, count: 0 };
+        entry.ms += dt;
+        entry.count++;
+        step.queries.set(p.label, entry);
+      } else {
+        this.outsideTxQueries.ms += dt;
+        this.outsideTxQueries.count++;
+      }
+    });
+  }
+
+  private startStep(): void {
+    const t = now();
+    if (this.current) {
+      this.current.end = t;
+      this.steps.push(this.current);
+    }
+    this.current = { start: t, logs: 0, headers: 0, queries: new Map() };
+  }
+
+  /** Closes the step in progress and stops recording. */
+  finish(at: number): void {
+    if (this.current) {
+      this.current.end = at;
+      this.steps.push(this.current);
+      this.current = undefined;
+    }
+    this.enabled = false;
+  }
+}
+
+function statementLabel(sql: string): string {
+  const s = sql.trim().toLowerCase();
+  const table = /(?:from|into|update)\s+[`"]?(\w+)/.exec(s)?.[1] ?? "?";
+  const verb = s.split(/\s+/)[0];
+  if (verb === "insert") return `insert ${table}${/on conflict.*do update/.test(s) ? " (upsert)" : ""}`;
+  return `${verb} ${table}`;
+}
+
+interface Breakdown {
+  ranges: number;
+  logs: number;
+  headers: number;
+  phases: { name: string; ms: number }[];
+  queries: { name: string; ms: number; count: number }[];
+}
+
+function breakdown(profiler: Profiler): Breakdown {
+  const ranges = profiler.steps.filter((s) => s.begin !== undefined && s.logsEnd !== undefined);
+  const sum = (f: (s: StepProfile) => number) => ranges.reduce((acc, s) => acc + f(s), 0);
+  const queries = new Map<string, { ms: number; count: number }>();
+  for (const s of ranges) {
+    for (const [label, q] of s.queries) {
+      const e = queries.get(label) ?? { ms: 0, count: 0 };
+      e.ms += q.ms;
+      e.count += q.count;
+      queries.set(label, e);
+    }
+  }
+  const inDriver = [...queries.values()].reduce((acc, q) => acc + q.ms, 0);
+  const tx = sum((s) => s.commit! - s.begin!);
+  return {
+    ranges: ranges.length,
+    logs: sum((s) => s.logs),
+    headers: sum((s) => s.headers),
+    phases: [
+      { name: "head, checkpoint, reorg check", ms: sum((s) => s.logsStart! - s.start) },
+      { name: "getLogs", ms: sum((s) => s.logsEnd! - s.logsStart!) },
+      { name: "getBlock (headers, 8 at a time)", ms: sum((s) => (s.headersEnd ?? s.logsEnd!) - s.logsEnd!) },
+      { name: "decode + sort logs", ms: sum((s) => s.begin! - (s.headersEnd ?? s.logsEnd!)) },
+      { name: "transaction: SQL in the driver", ms: inDriver },
+      { name: "transaction: JS (query building, fold)", ms: tx - inDriver },
+      { name: "COMMIT + publish", ms: sum((s) => s.end! - s.commit!) },
+    ],
+    queries: [...queries.entries()].map(([name, q]) => ({ name, ...q })).sort((a, b) => b.ms - a.ms),
+  };
+}
+
+/** The indexer's logger (warnings and errors on stderr), remembering when it shrinks its getLogs range. */
+function recordingLogger(name: string): { logger: Logger; rangeShrinks: number[] } {
+  const base = createLogger(LOG_LEVEL, { component: `indexer ${name}` });
+  const rangeShrinks: number[] = [];
+  const logger: Logger = {
+    ...base,
+    info: (msg, fields) => {
+      if (msg.startsWith("node refused a large log range")) rangeShrinks.push(Number(fields?.range));
+      base.info(msg, fields);
+    },
+  };
+  return { logger, rangeShrinks };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Databases
+// ---------------------------------------------------------------------------------------------------------------
+
+interface Target {
+  name: string;
+  options: DbOptions;
+  cleanup: (db: Db) => Promise<void>;
+}
+
+function sqliteTarget(driver: "better-sqlite3" | "sqlite3", dir: string): Target {
+  const file = path.join(dir, `${driver}.sqlite`);
+  return {
+    name: `SQLite (${driver})`,
+    options: { sqliteFile: file, sqliteDriver: driver },
+    cleanup: async () => {
+      for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(file + suffix, { force: true });
+    },
+  };
+}
+
+function postgresTarget(url: string): Target {
+  const schema = `bench_${crypto.randomBytes(5).toString("hex")}`;
+  return {
+    name: "PostgreSQL",
+    options: { databaseUrl: url, pgSchema: schema },
+    cleanup: async (db) => {
+      await db.raw(`drop schema if exists "${schema}" cascade`);
+    },
+  };
+}
+
+interface Result {
+  name: string;
+  events: number;
+  blocks: number;
+  ranges: number;
+  backfillMs: number;
+  eventsPerSecond: number;
+  breakdown: Breakdown;
+  latencies: number[];
+  followError?: string;
+  catchUp?: { behind: number; ms: number; logsCalls: number; range: number; shrinks: number; refused: number };
+  error?: string;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Chain
+// ---------------------------------------------------------------------------------------------------------------
+
+async function buildHistory() {
+  const signers = await ethers.getSigners();
+  const posters = signers.slice(3, 3 + POSTERS);
+  const verifierAgent = signers[3 + POSTERS];
+  const { escrow, mockUsdc, book } = await deployAll({ write: false });
+  const usdc = mockUsdc!;
+  const token = await usdc.getAddress();
+  const escrowAddress = await escrow.getAddress();
+  for (const poster of posters) {
+    await usdc.mint(poster.address, AMOUNT * BigInt(TASKS + 10_000));
+    await usdc.connect(poster).approve(escrowAddress, ethers.MaxUint256);
+  }
+
+  let made = 0;
+  const batch = (): ITaskEscrow.NewTaskStruct[] =>
+    Array.from({ length: BATCH }, () => {
+      const n = made++;
+      return {
+        taskHash: briefHash(`task ${n}`),
+        amount: AMOUNT + BigInt(n % 1000),
+        category: CATEGORIES[n % CATEGORIES.length],
+        locationZone: ZONES[n % ZONES.length],
+        duration: DAY * (1 + (n % 30)),
+        verifierAgent: n % 10 === 0 ? verifierAgent.address : ethers.ZeroAddress,
+      };
+    });
+  const encode = (tasks: ITaskEscrow.NewTaskStruct[]) => escrow.interface.encodeFunctionData("createTasks", [token, tasks]);
+
+  // One batch with automine on, to size the gas limit of the others (sent without estimation, several per block).
+  const first = await (await escrow.connect(posters[0]).createTasks(token, batch())).wait();
+  const gasLimit = (first!.gasUsed * 13n) / 10n;
+  const blockGasLimit = (await ethers.provider.getBlock("latest"))!.gasLimit;
+  const perBlock = Math.max(1, Math.min(MAX_TX_PER_BLOCK, Number(blockGasLimit / gasLimit)));
+
+  console.log(
+    `\nBuilding the history: ${fmt(TASKS)} tasks in createTasks batches of ${BATCH} by ${POSTERS} posters, ` +
+      `1-${perBlock} batches per block, 0-${MAX_EMPTY_GAP} empty blocks between busy blocks ` +
+      `(a batch uses ${fmt(Number(first!.gasUsed))} gas)`,
+  );
+  const started = now();
+  let nextProgress = PROGRESS_EVERY;
+  let busyBlocks = 1;
+  let transactions = 1;
+  await network.provider.send("evm_setAutomine", [false]);
+  try {
+    while (made < TASKS) {
+      const count = Math.min(randomInt(1, perBlock), Math.ceil((TASKS - made) / BATCH));
+      const hashes: string[] = [];
+      for (let i = 0; i < count; i++) {
+        const poster = posters[(transactions + i) % POSTERS];
+        hashes.push(
+          await network.provider.send("eth_sendTransaction", [
+            { from: poster.address, to: escrowAddress, data: encode(batch()), gas: ethers.toQuantity(gasLimit) },
+          ]),
+        );
+      }
+      transactions += count;
+      await network.provider.send("evm_mine", []);
+      busyBlocks++;
+      for (const hash of hashes) {
+        let receipt = await ethers.provider.getTransactionReceipt(hash);
+        while (!receipt) {
+          await network.provider.send("evm_mine", []);
+          busyBlocks++;
+          receipt = await ethers.provider.getTransactionReceipt(hash);
+        }
+        if (receipt.status !== 1) throw new Error(`createTasks ${hash} reverted`);
+      }
+      // Real empty blocks: hardhat_mine's reserved blocks report a zero parentHash, which the indexer's range
+      // consistency check (parentHash of the range's first block == checkpoint hash) rejects forever.
+      const gap = randomInt(0, MAX_EMPTY_GAP);
+      for (let i = 0; i < gap; i++) await network.provider.send("evm_mine", []);
+      if (made >= nextProgress || made >= TASKS) {
+        console.log(`  ${fmt(made).padStart(6)} tasks, block ${await ethers.provider.getBlockNumber()}, ${fmt((now() - started) / 1000, 1)} s`);
+        while (nextProgress <= made) nextProgress += PROGRESS_EVERY;
+      }
+    }
+  } finally {
+    await network.provider.send("evm_setAutomine", [true]);
+  }
+  const head = await ethers.provider.getBlockNumber();
+  console.log(
+    `History: ${fmt(Number(await escrow.nextTaskId()) - 1)} tasks, ${fmt(transactions)} createTasks transactions in ` +
+      `${fmt(busyBlocks)} busy blocks, blocks ${book.startBlock}..${head} (${fmt(head - book.startBlock + 1)} blocks), ` +
+      `built in ${fmt((now() - started) / 1000, 1)} s`,
+  );
+  return { escrow, token, posters, book, head };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// One database: backfill, then follow the head
+// ---------------------------------------------------------------------------------------------------------------
+
+async function benchDatabase(
+  target: Target,
+  chainInfo: Awaited<ReturnType<typeof buildHistory>>,
+): Promise<Result> {
+  const { escrow, token, posters, book } = chainInfo;
+  const db = createDb(target.options);
+  let reader: Db | undefined;
+  let indexer: Indexer | undefined;
+  const result: Result = {
+    name: target.name,
+    events: 0,
+    blocks: 0,
+    ranges: 0,
+    backfillMs: 0,
+    eventsPerSecond: 0,
+    breakdown: { ranges: 0, logs: 0, headers: 0, phases: [], queries: [] },
+    latencies: [],
+  };
+  try {
+    await migrateLatest(db);
+    const profiler = new Profiler();
+    profiler.observe(db);
+    const { logger, rangeShrinks } = recordingLogger(target.name);
+    indexer = new Indexer({
+      db,
+      chain: profiler.wrapChain(providerChainReader(ethers.provider)),
+      network: "hardhat",
+      escrowAddress: book.escrow.proxy,
+      startBlock: book.startBlock,
+      config: {
+        confirmations: CONFIRMATIONS,
+        pollIntervalMs: POLL_INTERVAL_MS,
+        maxBlockRange: MAX_BLOCK_RANGE,
+        lockTtlMs: 15_000,
+      },
+      logger,
+    });
+
+    // 1. Backfill.
+    const head = await ethers.provider.getBlockNumber();
+    const started = now();
+    await indexer.start();
+    const watchdog = setInterval(() => {
+      const s = indexer!.status();
+      console.log(
+        `  (${target.name}: ${s.state}, checkpoint ${s.checkpoint}, head ${s.head}, ${fmt(s.eventsIndexed)} events` +
+          `${s.lastError ? `, last error: ${s.lastError}` : ""})`,
+      );
+    }, 10_000);
+    try {
+      await indexer.waitForBlock(head, BACKFILL_TIMEOUT_MS);
+    } finally {
+      clearInterval(watchdog);
+    }
+    const finished = now();
+    profiler.finish(finished);
+    result.backfillMs = finished - started;
+    result.events = await countEvents(db);
+    result.blocks = head - book.startBlock + 1;
+    result.breakdown = breakdown(profiler);
+    result.ranges = result.breakdown.ranges;
+    result.eventsPerSecond = result.events / (result.backfillMs / 1000);
+    printBackfill(result);
+
+    // 2. Follow the head, the loop still running; the API's view is another pool on the same database.
+    reader = createDb(target.options);
+    await findTaskById(reader, 1);
+    const latencies: number[] = [];
+    const watchers: Promise<void>[] = [];
+    const asPoster = escrow.connect(posters[0]);
+    const data = (i: number) =>
+      asPoster.interface.encodeFunctionData("createTask", [
+        briefHash(`follow ${target.name} ${i}`),
+        token,
+        AMOUNT,
+        CATEGORIES[i % CATEGORIES.length],
+        ZONES[i % ZONES.length],
+        DAY,
+      ]);
+    const taskCreated = escrow.interface.getEvent("TaskCreated")!.topicHash;
+    for (let i = 0; i < FOLLOW_BLOCKS; i++) {
+      await sleep(randomInt(...FOLLOW_GAP_MS));
+      const hash: string = await network.provider.send("eth_sendTransaction", [
+        { from: posters[0].address, to: book.escrow.proxy, data: data(i), gas: ethers.toQuantity(500_000) },
+      ]);
+      let receipt = await ethers.provider.getTransactionReceipt(hash);
+      while (!receipt) {
+        await sleep(1);
+        receipt = await ethers.provider.getTransactionReceipt(hash);
+      }
+      const available = now();
+      const log = receipt.logs.find((l) => l.topics[0] === taskCreated)!;
+      const taskId = Number(BigInt(log.topics[1]));
+      const blockNumber = receipt.blockNumber;
+      watchers.push(
+        (async () => {
+          await indexer!.waitForBlock(blockNumber, 30_000);
+          while (!(await findTaskById(reader!, taskId))) await sleep(2);
+          latencies.push(now() - available);
+        })(),
+      );
+    }
+    const settled = await Promise.allSettled(watchers);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) result.followError = String(failed.reason?.message ?? failed.reason);
+    result.latencies = latencies.sort((a, b) => a - b);
+    printFollow(result);
+
+    // 3. A burst of empty blocks mined as fast as the node goes, the loop still running: how it catches up.
+    for (let i = 0; i < BURST_BLOCKS; i++) await network.provider.send("evm_mine", []);
+    const burstEnd = now();
+    const burstHead = await ethers.provider.getBlockNumber();
+    const behind = burstHead - (indexer.status().checkpoint ?? 0);
+    const callsBefore = profiler.logsCalls;
+    await indexer.waitForBlock(burstHead, 60_000);
+    result.catchUp = {
+      behind,
+      ms: now() - burstEnd,
+      logsCalls: profiler.logsCalls - callsBefore,
+      range: rangeShrinks.length ? rangeShrinks[rangeShrinks.length - 1] : MAX_BLOCK_RANGE,
+      shrinks: rangeShrinks.length,
+      refused: profiler.logsRefused,
+    };
+    printCatchUp(result);
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    console.log(`\n${target.name}: FAILED: ${result.error}`);
+  } finally {
+    await indexer?.stop().catch(() => undefined);
+    await reader?.destroy().catch(() => undefined);
+    await target.cleanup(db).catch((e) => console.log(`  cleanup of ${target.name} failed: ${e}`));
+    await db.destroy().catch(() => undefined);
+  }
+  return result;
+}
+
+function printBackfill(r: Result): void {
+  const pass = r.eventsPerSecond >= TARGETS.backfillEventsPerSecond ? "PASS" : "UNDER";
+  const b = r.breakdown;
+  console.log(`\n== ${r.name}: backfill from scratch ==`);
+  console.log(
+    `events ${fmt(r.events)}, blocks ${fmt(r.blocks)} (${b.ranges} ranges of <= ${MAX_BLOCK_RANGE}, ` +
+      `${fmt(b.headers)} headers read), wall ${fmt(r.backfillMs / 1000, 2)} s, ` +
+      `${fmt(r.eventsPerSecond)} events/s (target >= ${fmt(TARGETS.backfillEventsPerSecond)}): ${pass}`,
+  );
+  const total = b.phases.reduce((acc, p) => acc + p.ms, 0);
+  const rows = b.phases.map((p) => [p.name, ms(p.ms), `${fmt((100 * p.ms) / r.backfillMs, 1)}%`]);
+  rows.push(["(start, lock, waits between steps)", ms(r.backfillMs - total), `${fmt((100 * (r.backfillMs - total)) / r.backfillMs, 1)}%`]);
+  console.log("");
+  printTable(["where the time went (summed over ranges)", "time", "of wall"], rows, [1, 2]);
+  console.log("");
+  printTable(
+    ["SQL statement, in the range transactions", "count", "time in driver", "per event"],
+    b.queries.map((q) => [q.name, fmt(q.count), ms(q.ms), `${fmt((1000 * q.ms) / Math.max(1, r.events), 1)} us`]),
+    [1, 2, 3],
+  );
+}
+
+function printFollow(r: Result): void {
+  const l = r.latencies;
+  if (l.length === 0) {
+    console.log(`\n== ${r.name}: following the head: no block measured${r.followError ? ` (${r.followError})` : ""} ==`);
+    return;
+  }
+  const median = quantile(l, 0.5);
+  const pass = median <= TARGETS.followMedianMs ? "PASS" : "OVER";
+  console.log(`\n== ${r.name}: following the head (pollIntervalMs ${POLL_INTERVAL_MS}, confirmations ${CONFIRMATIONS}) ==`);
+  console.log(
+    `${l.length}/${FOLLOW_BLOCKS} blocks, one createTask each, ${FOLLOW_GAP_MS[0]}-${FOLLOW_GAP_MS[1]} ms apart; ` +
+      `receipt -> checkpoint and task readable: median ${ms(median)} (target <= ${TARGETS.followMedianMs} ms): ${pass}, ` +
+      `p95 ${ms(quantile(l, 0.95))}, min ${ms(l[0])}, max ${ms(l[l.length - 1])}`,
+  );
+  if (r.followError) console.log(`  some blocks were not indexed in time: ${r.followError}`);
+}
+
+function printCatchUp(r: Result): void {
+  const c = r.catchUp!;
+  console.log(`\n== ${r.name}: catching up after a burst of ${BURST_BLOCKS} empty blocks ==`);
+  console.log(
+    `${c.behind} blocks behind when the burst ended; level again after ${ms(c.ms)} with ${c.logsCalls} getLogs calls ` +
+      `(${fmt(c.behind / Math.max(1, c.logsCalls), 1)} blocks per call). getLogs range now ${fmt(c.range)} blocks ` +
+      `(configured ${fmt(MAX_BLOCK_RANGE)}), shrunk ${c.shrinks} times although the node refused ${c.refused} calls`,
+  );
+}
+
+function printComparison(results: Result[]): void {
+  console.log("\n== Comparison ==\n");
+  printTable(
+    ["database", "events", "blocks", "backfill", "events/s", "backfill", "follow p50", "follow p95", "follow", "catch-up"],
+    results.map((r) =>
+      r.error && r.events === 0
+        ? [r.name, "-", "-", "-", "-", "FAILED", "-", "-", "FAILED", "-"]
+        : [
+            r.name,
+            fmt(r.events),
+            fmt(r.blocks),
+            `${fmt(r.backfillMs / 1000, 2)} s`,
+            fmt(r.eventsPerSecond),
+            r.eventsPerSecond >= TARGETS.backfillEventsPerSecond ? "PASS" : "UNDER",
+            r.latencies.length ? ms(quantile(r.latencies, 0.5)) : "-",
+            r.latencies.length ? ms(quantile(r.latencies, 0.95)) : "-",
+            !r.latencies.length ? "FAILED" : quantile(r.latencies, 0.5) <= TARGETS.followMedianMs ? "PASS" : "OVER",
+            r.catchUp ? `${ms(r.catchUp.ms)}, ${r.catchUp.logsCalls} getLogs` : "-",
+          ],
+    ),
+    [1, 2, 3, 4, 6, 7, 9],
+  );
+  console.log(
+    `\ntargets: backfill >= ${fmt(TARGETS.backfillEventsPerSecond)} events/s; follow median <= ` +
+      `${TARGETS.followMedianMs} ms (pollIntervalMs ${POLL_INTERVAL_MS}, maxBlockRange ${MAX_BLOCK_RANGE}, ` +
+      `confirmations ${CONFIRMATIONS}); catch-up: time and getLogs calls to index a burst of ${BURST_BLOCKS} empty blocks ` +
+      `after following the head`,
+  );
+}
+
+async function main(): Promise<void> {
+  const wall = now();
+  const startLoad = os.loadavg().map((l) => fmt(l, 1)).join(" ");
+  console.log(
+    `Indexer benchmark on the in-process Hardhat network, Node ${process.version}, ${os.cpus().length} CPUs ` +
+      `(load average ${startLoad})` +
+      (process.env.DATABASE_URL ? ", PostgreSQL included (DATABASE_URL)" : ", PostgreSQL skipped (DATABASE_URL unset)"),
+  );
+  const chainInfo = await buildHistory();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-bench-"));
+  const targets: Target[] = [sqliteTarget("better-sqlite3", dir), sqliteTarget("sqlite3", dir)];
+  if (process.env.DATABASE_URL) targets.push(postgresTarget(process.env.DATABASE_URL));
+
+  const results: Result[] = [];
+  try {
+    let snapshot: string = await network.provider.send("evm_snapshot", []);
+    for (const target of targets) {
+      // Every database starts from the same chain: the previous run's follow-the-head blocks are undone.
+      if (results.length > 0) {
+        await network.provider.send("evm_revert", [snapshot]);
+        snapshot = await network.provider.send("evm_snapshot", []);
+      }
+      results.push(await benchDatabase(target, chainInfo));
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  printComparison(results);
+  console.log(
+    `\nwhole run ${fmt((now() - wall) / 1000, 1)} s; load average ${os.loadavg().map((l) => fmt(l, 1)).join(" ")} ` +
+      `(at the start ${startLoad}): the machine is shared, figures move with it`,
+  );
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
