@@ -1,7 +1,8 @@
 /**
  * Counters behind the rate limits: fixed windows and continuously refilled token buckets. In memory by default; in
  * Redis when REDIS_URL is set, so several API processes share one budget. Both implement the same interface and are
- * atomic per key (Redis through Lua scripts).
+ * atomic: a window hit per key, a take across all the buckets it names (Redis through Lua scripts, on the Redis
+ * server's clock).
  */
 import Redis from "ioredis";
 

@@ -62,7 +62,10 @@ export async function countFailedAuth(ctx: Context, store: LimitStore, limits: L
   await store.hitWindow(`authfail:${ctx.ip}`, limits.windowMs);
 }
 
-/** Takes `items` tokens from the wallet's family bucket and from the IP's posting bucket. */
+/**
+ * Takes `items` tokens from the wallet's family bucket and from the IP's posting bucket, from both or from neither:
+ * a refused request costs nothing. Refused: the bucket with the longer wait answers (the wallet's when equal).
+ */
 export async function takePostingTokens(
   ctx: Context,
   store: LimitStore,
@@ -72,13 +75,14 @@ export async function takePostingTokens(
   items: number,
 ): Promise<void> {
   const cost = Math.max(1, items);
-  const walletTake = await store.take(
-    `wallet:${wallet}:${family}`,
+  const [walletTake, ipTake] = await store.take(
+    [
+      { key: `wallet:${wallet}:${family}`, capacity: limits.walletFamilyPerMinute, refillMs: BUCKET_REFILL_MS },
+      { key: `postip:${ctx.ip}`, capacity: limits.ipPostingPerMinute, refillMs: BUCKET_REFILL_MS },
+    ],
     cost,
-    limits.walletFamilyPerMinute,
-    BUCKET_REFILL_MS,
   );
-  if (!walletTake.ok) {
+  if (!walletTake.ok && walletTake.retryAfterMs >= ipTake.retryAfterMs) {
     throw tooMany(
       `rate limit for ${FAMILY_NAMES[family]} exhausted for this wallet: ${cost} needed, retry in ${Math.ceil(walletTake.retryAfterMs / 1000)} s`,
       walletTake.retryAfterMs,
@@ -86,10 +90,9 @@ export async function takePostingTokens(
       BUCKET_REFILL_MS,
     );
   }
-  const ipTake = await store.take(`postip:${ctx.ip}`, cost, limits.ipPostingPerMinute, BUCKET_REFILL_MS);
   if (!ipTake.ok) {
     throw tooMany(
-      `rate limit for posting (${FAMILY_NAMES[family]}) exhausted for this address: retry in ${Math.ceil(ipTake.retryAfterMs / 1000)} s`,
+      `rate limit for posting (${FAMILY_NAMES[family]}) exhausted for this address: ${cost} needed, retry in ${Math.ceil(ipTake.retryAfterMs / 1000)} s`,
       ipTake.retryAfterMs,
       limits.ipPostingPerMinute,
       BUCKET_REFILL_MS,

@@ -1,0 +1,561 @@
+/**
+ * API benchmark: `npx hardhat run bench/api.ts` (npm run bench:api).
+ *
+ * On the in-process Hardhat network: deploys with the deploy library (no address book written), funds at least
+ * BENCH_TASKS (default 10,000) tasks with createTasks in batches of 50 by four posters, lets the indexer project them
+ * into a fresh SQLite database (temporary folder), and lists every one of them on the marketplace by inserting
+ * listing rows through the listings repository (what POST /a2a/tasks/index stores, without reading 200 receipts).
+ * Then starts the API on 127.0.0.1 (buildServices + createApp, rate limits raised so nothing is throttled) and a bare
+ * Koa hello-world beside it in the same process, and measures each with autocannon, run in a child process so the
+ * load generator does not share the servers' event loop, at 50 connections for BENCH_SECONDS (default 10) each:
+ *
+ *   a. bare Koa: GET / answering a small JSON object
+ *   b. GET /api/v1/a2a/tasks?limit=50: the open-task listing
+ *   c. GET /api/v1/tasks/<id>: one task, a random id per request
+ *   d. POST /api/v1/tasks: a task build with a valid key, a fresh task hash per request
+ *
+ * and, measured beside them, b2: the listing behind the fix proposed for it (a per-query cache refreshed at most once
+ * a second, one refresh in flight per query, the previous answer served meanwhile), mounted on a third server for this
+ * run only: the server's code is unchanged.
+ *
+ * Prints requests per second, p50 and p99 latency, non-2xx answers, and the listing as a percentage of bare Koa with
+ * the targets (listing >= 25% of bare Koa, p99 <= 50 ms) as PASS or UNDER; how often the chain clock read the chain
+ * under load; then where one listing request spends its time (each step called in sequence, in-process). The script
+ * never asserts and exits 0 unless it fails to run.
+ */
+import { spawn } from "node:child_process";
+import crypto from "node:crypto";
+import fs from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import path from "node:path";
+import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
+import Koa from "koa";
+import { ethers, network } from "hardhat";
+import { deployAll } from "../scripts/deploy";
+import { loadConfig } from "../server/config";
+import { createLogger } from "../server/logger";
+import { createDb, dbOptions } from "../server/db/knex";
+import { migrateLatest } from "../server/db/migrations";
+import { buildServices } from "../server/main";
+import { createApp } from "../server/api/app";
+import { allRoutes } from "../server/api/routes";
+import { openTasksRoute } from "../server/api/routes/listings";
+import type { AnyRoute } from "../server/api/route";
+import { Indexer } from "../server/indexer/sync";
+import { providerChainReader } from "../server/chain/escrowLogs";
+import { insertApiKey } from "../server/db/repositories/apiKeys";
+import { getListings, insertListing, type ListingRecord } from "../server/db/repositories/listings";
+import { listOpenTasks } from "../server/db/repositories/tasks";
+import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
+import { newApiKey } from "../server/domain/credentials";
+import { listOpenListedTasks, marketplaceMeta, marketplaceState } from "../server/domain/listing";
+import { chunks } from "../server/db/repositories/util";
+import type { Services } from "../server/api/services";
+import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
+
+const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
+const BATCH = 50;
+const POSTERS = 4;
+const CONNECTIONS = 50;
+const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
+const WARMUP_SECONDS = 2;
+const PROFILE_ROUNDS = 50;
+const TARGETS = { listingShareOfKoa: 0.25, listingP99Ms: 50 } as const;
+
+const AMOUNT = ethers.parseUnits("10", 6);
+const DAY = 86_400;
+const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
+const ZONES = ["global", "eu-west", "us-east", "ap-south"];
+const CAPABILITIES = ["python", "translation", "vision", "web", "sql", "audio"];
+
+const now = () => performance.now();
+const fmt = (n: number, digits = 0) =>
+  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+const briefHash = (label: string) => ethers.sha256(ethers.toUtf8Bytes(`bench brief: ${label}`));
+
+function printTable(header: string[], rows: string[][], rightAligned: number[] = []): void {
+  const widths = header.map((title, c) => Math.max(title.length, ...rows.map((row) => (row[c] ?? "").length)));
+  const render = (cells: string[]) =>
+    cells
+      .map((cell, c) => (rightAligned.includes(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
+      .join("  ")
+      .trimEnd();
+  console.log(render(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const row of rows) console.log(render(row));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Chain: the escrow and its tasks
+// ---------------------------------------------------------------------------------------------------------------
+
+async function fundTasks() {
+  const signers = await ethers.getSigners();
+  const posters = signers.slice(3, 3 + POSTERS);
+  const verifierAgent = signers[3 + POSTERS];
+  const { escrow, mockUsdc, book } = await deployAll({ write: false });
+  const usdc = mockUsdc!;
+  const token = await usdc.getAddress();
+  const escrowAddress = await escrow.getAddress();
+  for (const poster of posters) {
+    await usdc.mint(poster.address, AMOUNT * BigInt(TASKS + 1_000));
+    await usdc.connect(poster).approve(escrowAddress, ethers.MaxUint256);
+  }
+
+  let made = 0;
+  const batch = (): ITaskEscrow.NewTaskStruct[] =>
+    Array.from({ length: BATCH }, () => {
+      const n = made++;
+      return {
+        taskHash: briefHash(`task ${n}`),
+        amount: AMOUNT + BigInt(n % 1000),
+        category: CATEGORIES[n % CATEGORIES.length],
+        locationZone: ZONES[n % ZONES.length],
+        duration: DAY * (7 + (n % 30)),
+        verifierAgent: n % 10 === 0 ? verifierAgent.address : ethers.ZeroAddress,
+      };
+    });
+
+  const started = now();
+  // The first batch sizes the gas limit of the others, which are then sent without estimation (automine on).
+  const first = await (await escrow.connect(posters[0]).createTasks(token, batch())).wait();
+  const gas = ethers.toQuantity((first!.gasUsed * 13n) / 10n);
+  const hashes: string[] = [];
+  for (let i = 1; made < TASKS; i++) {
+    const data = escrow.interface.encodeFunctionData("createTasks", [token, batch()]);
+    hashes.push(
+      await network.provider.send("eth_sendTransaction", [
+        { from: posters[i % POSTERS].address, to: escrowAddress, data, gas },
+      ]),
+    );
+  }
+  for (const hash of hashes) {
+    const receipt = await ethers.provider.getTransactionReceipt(hash);
+    if (receipt?.status !== 1) throw new Error(`createTasks ${hash} did not succeed`);
+  }
+  const funded = Number(await escrow.nextTaskId()) - 1;
+  console.log(
+    `Chain: ${fmt(funded)} tasks funded in ${fmt(hashes.length + 1)} createTasks transactions of ${BATCH} ` +
+      `(${fmt(Number(first!.gasUsed))} gas each) in ${seconds(now() - started)}`,
+  );
+  return { book, posters, funded };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The API: database, indexer, listings, key, server
+// ---------------------------------------------------------------------------------------------------------------
+
+/** A listing for every indexed task, as POST /a2a/tasks/index would store it (terms varied, a fifth public). */
+async function listEverything(services: Services): Promise<number> {
+  const { db } = services;
+  const tasks = await db("tasks").orderBy("task_id").select("task_id", "task_hash", "poster", "token", "amount",
+    "deadline", "created_at", "created_tx", "verifier");
+  await db.transaction(async (trx) => {
+    for (const task of tasks) {
+      const id = Number(task.task_id);
+      const isPublic = id % 5 === 0;
+      const verifier = task.verifier === ethers.ZeroAddress ? null : task.verifier;
+      const listing: ListingRecord = {
+        taskId: id,
+        taskHash: task.task_hash,
+        chain: services.config.api.postingChain,
+        poster: task.poster,
+        txHash: task.created_tx,
+        privacy: isPublic ? "public" : "private",
+        verificationMode: verifier ? "agent" : id % 3 === 0 ? "auto" : "manual",
+        verificationCriteria: !verifier && id % 3 === 0 ? { min_length: 200, contains_keywords: ["summary"] } : null,
+        verifierAddress: verifier,
+        rootHash: `0x${crypto.createHash("sha256").update(`root ${id}`).digest("hex")}`,
+        wrappedKeys: isPublic ? null : { [task.poster]: `0x04${"ab".repeat(96)}` },
+        targetExecutor: null,
+        serviceId: null,
+        publicBrief: isPublic ? `Public brief of task ${id}: summarise the attached report in 200 words.` : null,
+        custodyWrappedKey: null,
+        token: task.token,
+        amount: String(task.amount),
+        deadline: Number(task.deadline),
+        listedAt: Number(task.created_at),
+        capabilities: CAPABILITIES.filter((_, c) => (id + c) % 4 === 0).sort(),
+      };
+      await insertListing(trx, listing);
+    }
+  });
+  return tasks.length;
+}
+
+async function listen(app: Koa): Promise<{ url: string; server: http.Server }> {
+  const server = http.createServer(app.callback());
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir: string) {
+  const deploymentsDir = path.join(dir, "deployments");
+  fs.mkdirSync(deploymentsDir, { recursive: true });
+  fs.writeFileSync(path.join(deploymentsDir, "hardhat.json"), JSON.stringify(book));
+  const config = loadConfig({
+    NETWORK: "hardhat",
+    DEPLOYMENTS_DIR: deploymentsDir,
+    DATA_DIR: path.join(dir, "data"),
+    LOG_LEVEL: "warn",
+    API_PORT: "0",
+    REDIS_URL: "",
+    INDEXER_POLL_MS: "100",
+    RATE_IP_PER_WINDOW: "1000000000",
+    RATE_FAILED_AUTH_PER_WINDOW: "1000000000",
+    RATE_WALLET_FAMILY_PER_MINUTE: "1000000000",
+    RATE_IP_POSTING_PER_MINUTE: "1000000000",
+  });
+  const logger = createLogger(config.logLevel, { service: "bench-api" });
+  const db = createDb(dbOptions(config));
+  await migrateLatest(db);
+  const services = await buildServices(config, logger, db, ethers.provider);
+  const indexer = new Indexer({
+    db,
+    chain: providerChainReader(ethers.provider),
+    network: config.network,
+    escrowAddress: book.escrow.proxy,
+    startBlock: book.startBlock,
+    config: config.indexer,
+    logger: logger.child({ component: "indexer" }),
+  });
+  const head = await ethers.provider.getBlockNumber();
+  const started = now();
+  await indexer.start();
+  services.indexer = indexer;
+  await indexer.waitForBlock(head, 240_000);
+  const indexed = Number((await db("tasks").count({ n: "*" }).first())?.n ?? 0);
+  console.log(`Indexer: ${fmt(indexed)} tasks projected (blocks up to ${head}) in ${seconds(now() - started)}`);
+
+  const listedAt = now();
+  const listed = await listEverything(services);
+  console.log(`Listings: ${fmt(listed)} inserted through the listings repository in ${seconds(now() - listedAt)}`);
+
+  const { url, server } = await listen(createApp(services));
+  const cachedListing = await listen(createApp(services, cachedListingRoutes()));
+  return { services, indexer, url, server, db, cachedListing };
+}
+
+/**
+ * The fix proposed for the listing, measured here only (the server's code is unchanged): the open-task listing
+ * answered from a per-query cache refreshed at most every CACHE_MS, one refresh in flight per query (single flight);
+ * while a refresh runs, requests get the previous answer (stale while revalidating), so no request waits for it.
+ */
+const CACHE_MS = 1000;
+function cachedListingRoutes(): AnyRoute[] {
+  interface Entry {
+    at: number;
+    value?: unknown;
+    refreshing?: Promise<unknown>;
+  }
+  const cache = new Map<string, Entry>();
+  const cached: AnyRoute = {
+    ...openTasksRoute,
+    handler: (input) => {
+      const key = JSON.stringify(input.query);
+      const entry: Entry = cache.get(key) ?? { at: 0 };
+      cache.set(key, entry);
+      if (entry.value !== undefined && Date.now() - entry.at < CACHE_MS) return entry.value;
+      if (!entry.refreshing) {
+        entry.refreshing = Promise.resolve(openTasksRoute.handler(input)).then(
+          (answer) => {
+            Object.assign(entry, { at: Date.now(), value: answer, refreshing: undefined });
+            return answer;
+          },
+          (error) => {
+            entry.refreshing = undefined;
+            throw error;
+          },
+        );
+      }
+      return entry.value ?? entry.refreshing;
+    },
+  };
+  return allRoutes.map((route) => (route === openTasksRoute ? cached : route));
+}
+
+/** Counts the chain clock's reads (getBlock("latest") on the API's provider; the indexer reads numbered blocks). */
+function countClockReads(services: Services) {
+  const provider = services.chain!.provider as unknown as { getBlock: (...args: unknown[]) => Promise<unknown> };
+  const original = provider.getBlock.bind(provider);
+  const counter = { calls: 0, ms: 0 };
+  provider.getBlock = async (...args: unknown[]) => {
+    if (args[0] !== "latest") return original(...args);
+    counter.calls++;
+    const t = now();
+    try {
+      return await original(...args);
+    } finally {
+      counter.ms += now() - t;
+    }
+  };
+  return counter;
+}
+
+function bareKoa(): Koa {
+  const app = new Koa();
+  app.use((ctx) => {
+    ctx.body = { success: true, data: { hello: "world" } };
+  });
+  return app;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load: autocannon in a child process
+// ---------------------------------------------------------------------------------------------------------------
+
+interface LoadSpec {
+  url: string;
+  path: string;
+  method?: "GET" | "POST";
+  headers?: Record<string, string>;
+  /** "task": GET /api/v1/tasks/<random id up to maxId>; "build": a fresh task hash per POST body. */
+  mode?: "task" | "build";
+  maxId?: number;
+  seconds: number;
+}
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statuses: Record<string, number>;
+}
+
+// Runs in the child (CommonJS, plain JavaScript): the spec comes as argv[1], the summary goes to stdout as JSON.
+const LOAD_SCRIPT = `
+const autocannon = require("autocannon");
+const crypto = require("node:crypto");
+const spec = JSON.parse(process.argv[1]);
+const options = {
+  url: spec.url + spec.path,
+  connections: ${CONNECTIONS},
+  duration: spec.seconds,
+  method: spec.method || "GET",
+  headers: spec.headers || {},
+};
+if (spec.mode === "task") {
+  options.requests = [{
+    setupRequest: (req) => ({ ...req, path: "/api/v1/tasks/" + (1 + Math.floor(Math.random() * spec.maxId)) }),
+  }];
+}
+if (spec.mode === "build") {
+  options.requests = [{
+    setupRequest: (req) => ({
+      ...req,
+      body: JSON.stringify({
+        taskHash: "0x" + crypto.randomBytes(32).toString("hex"),
+        amount: "5000000",
+        locationZone: "global",
+        duration: "86400",
+      }),
+    }),
+  }];
+}
+autocannon(options, (error, r) => {
+  if (error) { process.stderr.write(String(error.stack || error)); process.exit(1); }
+  process.stdout.write(JSON.stringify({
+    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total,
+    non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statuses: r.statusCodeStats || {},
+  }));
+});
+`;
+
+function load(spec: LoadSpec): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-e", LOAD_SCRIPT, JSON.stringify(spec)], {
+      cwd: path.resolve(__dirname, ".."),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => {
+      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err.trim()}`));
+      try {
+        const parsed = JSON.parse(out) as Omit<LoadResult, "statuses"> & { statuses: Record<string, { count: number }> };
+        const statuses = Object.fromEntries(Object.entries(parsed.statuses).map(([s, v]) => [s, v.count]));
+        resolve({ ...parsed, statuses });
+      } catch (error) {
+        reject(new Error(`autocannon output unreadable: ${out.slice(0, 200)} ${err.slice(0, 200)} (${error})`));
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Where one listing request spends its time (in-process, sequential)
+// ---------------------------------------------------------------------------------------------------------------
+
+async function profileListing(services: Services, url: string): Promise<void> {
+  const { db } = services;
+  const steps = new Map<string, number>();
+  const add = (name: string, ms: number) => steps.set(name, (steps.get(name) ?? 0) + ms);
+  const query = { limit: 50, offset: 0, minReputation: 0 };
+  for (let i = 0; i < PROFILE_ROUNDS; i++) {
+    let t = now();
+    const chainNow = await services.chainTime();
+    add("services.chainTime() (chain clock, cached 1 s)", now() - t);
+    t = now();
+    const pauses = await loadPausePeriods(db);
+    add("SQL: pause periods", now() - t);
+    t = now();
+    const page = await listOpenTasks(db, { now: chainNow, limit: 50, offset: 0, listedOnly: true });
+    add("SQL: open tasks page + count (listOpenTasks)", now() - t);
+    t = now();
+    // The count, nearly alone: the same call with an empty page.
+    await listOpenTasks(db, { now: chainNow, limit: 0, offset: 0, listedOnly: true });
+    add("  of which the total (same call, limit 0)", now() - t);
+    t = now();
+    const listings = await getListings(
+      db,
+      page.tasks.map((task) => task.taskId),
+    );
+    add("SQL: listings + capabilities of the page (getListings)", now() - t);
+    t = now();
+    const ctx = { chainId: services.chain?.book.chainId ?? null, pauses, now: chainNow };
+    const out = page.tasks.map((task) => {
+      const listing = listings.get(task.taskId)!;
+      return { meta: marketplaceMeta(listing, task, ctx), state: marketplaceState(listing, task, pauses, chainNow) };
+    });
+    add("JS: projection (meta, state)", now() - t);
+    t = now();
+    JSON.stringify({ success: true, data: { tasks: out, total: page.total } });
+    add("JS: JSON.stringify of the envelope", now() - t);
+    t = now();
+    await listOpenListedTasks(services, query);
+    add("whole domain call (listOpenListedTasks)", now() - t);
+    t = now();
+    const res = await fetch(`${url}/api/v1/a2a/tasks?limit=50`);
+    await res.arrayBuffer();
+    add("whole HTTP request (fetch, sequential)", now() - t);
+  }
+  console.log(`\nWhere one listing request spends its time (mean of ${PROFILE_ROUNDS} sequential calls, in-process):`);
+  printTable(
+    ["step", "mean"],
+    [...steps.entries()].map(([name, ms]) => [name, `${fmt(ms / PROFILE_ROUNDS, 3)} ms`]),
+    [1],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+async function main() {
+  const wall = now();
+  console.log(`API benchmark: ${fmt(TASKS)} tasks, ${CONNECTIONS} connections, ${SECONDS} s per measurement`);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-api-"));
+  const chain = await fundTasks();
+  const api = await startApi(chain.book, dir);
+  const koa = await listen(bareKoa());
+  try {
+    const { key, keyHash, prefix } = newApiKey();
+    const poster = chain.posters[0].address.toLowerCase();
+    await insertApiKey(api.db, { address: poster, keyHash, prefix, label: "bench", createdAt: Math.floor(Date.now() / 1000) });
+
+    const sample = await (await fetch(`${api.url}/api/v1/a2a/tasks?limit=50`)).json();
+    console.log(
+      `Open listing: ${sample.data?.tasks?.length ?? "?"} tasks per page of ${fmt(sample.data?.total ?? 0)} open, ` +
+        `${fmt(JSON.stringify(sample).length)} bytes`,
+    );
+
+    console.log(`\nMeasuring (autocannon in a child process; a ${WARMUP_SECONDS} s warm-up before each run)...`);
+    const results: { name: string; r: LoadResult }[] = [];
+    const clock = countClockReads(api.services);
+    const clockReads: string[] = [];
+    const run = async (name: string, spec: Omit<LoadSpec, "seconds">) => {
+      await load({ ...spec, seconds: WARMUP_SECONDS });
+      const before = { ...clock };
+      const r = await load({ ...spec, seconds: SECONDS });
+      results.push({ name, r });
+      const calls = clock.calls - before.calls;
+      if (calls > 0) {
+        clockReads.push(
+          `  ${name}: ${fmt(calls)} chain clock reads (${fmt(calls / SECONDS, 1)} a second, ` +
+            `${fmt((clock.ms - before.ms) / calls, 1)} ms each while under load)`,
+        );
+      }
+      console.log(`  ${name}: ${fmt(r.rps)} req/s`);
+      return r;
+    };
+    const bare = await run("a. bare Koa hello-world", { url: koa.url, path: "/" });
+    const listing = await run("b. GET /api/v1/a2a/tasks?limit=50", { url: api.url, path: "/api/v1/a2a/tasks?limit=50" });
+    const cachedListing = await run("b2. listing, proposed 1 s cache (bench only)", {
+      url: api.cachedListing.url,
+      path: "/api/v1/a2a/tasks?limit=50",
+    });
+    await run("c. GET /api/v1/tasks/<random id>", { url: api.url, path: "/api/v1/tasks/1", mode: "task", maxId: chain.funded });
+    await run("d. POST /api/v1/tasks (build)", {
+      url: api.url,
+      path: "/api/v1/tasks",
+      method: "POST",
+      mode: "build",
+      headers: { "content-type": "application/json", "x-api-key": key },
+    });
+
+    console.log(`\nResults (${CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`);
+    printTable(
+      ["endpoint", "req/s", "p50", "p99", "requests", "non-2xx", "errors", "statuses"],
+      results.map(({ name, r }) => [
+        name,
+        fmt(r.rps),
+        `${fmt(r.p50)} ms`,
+        `${fmt(r.p99)} ms`,
+        fmt(r.total),
+        fmt(r.non2xx),
+        fmt(r.errors + r.timeouts),
+        Object.entries(r.statuses)
+          .map(([s, n]) => `${s}:${n}`)
+          .join(" "),
+      ]),
+      [1, 2, 3, 4, 5, 6],
+    );
+
+    const share = listing.rps / bare.rps;
+    const sharePass = share >= TARGETS.listingShareOfKoa;
+    const p99Pass = listing.p99 <= TARGETS.listingP99Ms;
+    console.log("\nTargets (the open-task listing):");
+    console.log(
+      `  throughput: ${fmt(share * 100, 1)}% of bare Koa (target >= ${TARGETS.listingShareOfKoa * 100}%): ` +
+        `${sharePass ? "PASS" : "UNDER"}`,
+    );
+    console.log(
+      `  p99 latency: ${fmt(listing.p99)} ms (target <= ${TARGETS.listingP99Ms} ms): ${p99Pass ? "PASS" : "UNDER"}`,
+    );
+
+    const cachedShare = cachedListing.rps / bare.rps;
+    console.log(
+      `  with the proposed cache (1 s, single flight, stale while revalidating; bench only): ${fmt(cachedShare * 100, 1)}% of bare Koa, ` +
+        `p99 ${fmt(cachedListing.p99)} ms: ${cachedShare >= TARGETS.listingShareOfKoa && cachedListing.p99 <= TARGETS.listingP99Ms ? "PASS" : "UNDER"}`,
+    );
+    console.log("\nChain clock (services.chainTime(), cached 1 s, no single flight: concurrent misses each read the chain):");
+    for (const line of clockReads) console.log(line);
+
+    await profileListing(api.services, api.url);
+  } finally {
+    koa.server.closeAllConnections();
+    await new Promise<void>((resolve) => koa.server.close(() => resolve()));
+    api.cachedListing.server.closeAllConnections();
+    await new Promise<void>((resolve) => api.cachedListing.server.close(() => resolve()));
+    api.server.closeAllConnections();
+    await new Promise<void>((resolve) => api.server.close(() => resolve()));
+    await api.indexer.stop();
+    await api.services.limits.close();
+    await api.db.destroy();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`\nTotal ${seconds(now() - wall)}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exitCode = 1;
+});
