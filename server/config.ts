@@ -45,6 +45,7 @@ const envSchema = z.object({
     .optional(),
   OFFER_WINDOW_SECONDS: intFrom(120, 0),
   ACCEPT_LOCK_SECONDS: intFrom(30, 1),
+  VERIFIER_POLL_MS: intFrom(-1, -1),
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: intFrom(8787, 0),
   PUBLIC_URL: z.string().url().optional(),
@@ -105,6 +106,8 @@ export interface MarketplaceConfig {
   offerWindowSeconds: number;
   /** How long one agent's accept holds the task against others. */
   acceptLockSeconds: number;
+  /** How often the marketplace verifier looks for receipts of its sent transactions (200 ms locally, else 2 s). */
+  verifierPollMs: number;
 }
 
 export interface ApiConfig {
@@ -206,6 +209,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       custodyPrivateKey: e.CUSTODY_PRIVATE_KEY,
       offerWindowSeconds: e.OFFER_WINDOW_SECONDS,
       acceptLockSeconds: e.ACCEPT_LOCK_SECONDS,
+      verifierPollMs: e.VERIFIER_POLL_MS >= 0 ? e.VERIFIER_POLL_MS : local ? 200 : 2000,
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -47,6 +47,12 @@ export interface MarketplaceVerifier {
 /** A chain call of the verifier that could not be made; nothing was recorded. */
 export class VerifierSendError extends Error {
   override name = "VerifierSendError";
+  /** The escrow's custom error when the call would revert (`SelfAssignment`), else undefined. */
+  readonly reason?: string;
+  constructor(message: string, options?: { reason?: string; cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.reason = options?.reason;
+  }
 }
 
 export const assignKey = (taskId: number) => `assign:${taskId}`;

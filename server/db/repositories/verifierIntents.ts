@@ -1,0 +1,210 @@
+/**
+ * The marketplace verifier's intents (`verifier_intents`): one row per chain call it must make exactly once, keyed by
+ * `intent_key` (`assign:<taskId>`, `verdict:<taskId>:<attempt>`). Status moves pending -> sent -> confirmed | failed;
+ * the signed transaction is stored with the move to `sent`, before it is broadcast. Every transition is a conditional
+ * update on the current status, so a late writer (the loop and a request racing) cannot move a row backwards.
+ */
+import type { Queryable } from "./util";
+
+export type IntentKindRow = "assign" | "verdict";
+export type IntentStatusRow = "pending" | "sent" | "confirmed" | "failed";
+
+export interface IntentRecord {
+  id: number;
+  kind: IntentKindRow;
+  taskId: number;
+  key: string;
+  /** The call's arguments: `{ worker }` for assign, `{ attempt, passed }` for verdict. */
+  args: Record<string, unknown>;
+  status: IntentStatusRow;
+  nonce: number | null;
+  txHash: string | null;
+  /** The signed transaction, re-broadcast as-is while it is not mined. */
+  rawTx: string | null;
+  /** Broadcasts of the current transaction (the first one and every re-broadcast). */
+  attempts: number;
+  lastError: string | null;
+  /** Unix seconds. */
+  createdAt: number;
+  updatedAt: number;
+}
+
+const TABLE = "verifier_intents";
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any): IntentRecord => ({
+  id: Number(r.id),
+  kind: r.kind,
+  taskId: Number(r.task_id),
+  key: r.intent_key,
+  args: JSON.parse(r.args),
+  status: r.status,
+  nonce: r.nonce === null || r.nonce === undefined ? null : Number(r.nonce),
+  txHash: r.tx_hash ?? null,
+  rawTx: r.raw_tx ?? null,
+  attempts: Number(r.attempts),
+  lastError: r.last_error ?? null,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+});
+
+/**
+ * Inserts a pending intent unless one with this key exists (`on conflict do nothing`: of concurrent inserts exactly
+ * one creates the row). Returns the row with this key and whether this call created it.
+ */
+export async function insertIntent(
+  db: Queryable,
+  intent: { kind: IntentKindRow; taskId: number; key: string; args: Record<string, unknown>; now: number },
+): Promise<{ intent: IntentRecord; created: boolean }> {
+  const inserted = await db(TABLE)
+    .insert({
+      kind: intent.kind,
+      task_id: intent.taskId,
+      intent_key: intent.key,
+      args: JSON.stringify(intent.args),
+      status: "pending",
+      nonce: null,
+      tx_hash: null,
+      raw_tx: null,
+      attempts: 0,
+      last_error: null,
+      created_at: intent.now,
+      updated_at: intent.now,
+    })
+    .onConflict("intent_key")
+    .ignore()
+    .returning(["id"]);
+  const row = await findIntent(db, intent.key);
+  if (!row) throw new Error(`verifier intent ${intent.key} vanished after its insert`);
+  return { intent: row, created: inserted.length === 1 };
+}
+
+export async function findIntent(db: Queryable, key: string): Promise<IntentRecord | undefined> {
+  const row = await db(TABLE).where({ intent_key: key }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function findIntentById(db: Queryable, id: number): Promise<IntentRecord | undefined> {
+  const row = await db(TABLE).where({ id }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** Intents in one of `statuses`, oldest nonce first (rows without a nonce by id). */
+export async function listIntentsByStatus(
+  db: Queryable,
+  statuses: readonly IntentStatusRow[],
+): Promise<IntentRecord[]> {
+  const rows = await db(TABLE).whereIn("status", statuses).orderBy([
+    { column: "nonce", order: "asc" },
+    { column: "id", order: "asc" },
+  ]);
+  return rows.map(fromRow);
+}
+
+/** Every intent of a task, oldest first. */
+export async function listIntentsByTask(db: Queryable, taskId: number): Promise<IntentRecord[]> {
+  const rows = await db(TABLE).where({ task_id: taskId }).orderBy("id", "asc");
+  return rows.map(fromRow);
+}
+
+/**
+ * The highest nonce of an intent that holds or held a nonce on the chain (not failed), or null. A failed intent's
+ * nonce is either consumed on-chain (a reverted transaction: the chain's own count covers it) or was never used.
+ */
+export async function highestActiveNonce(db: Queryable): Promise<number | null> {
+  const row = await db(TABLE).whereNot({ status: "failed" }).whereNotNull("nonce").max({ n: "nonce" }).first();
+  const n = row?.n;
+  return n === null || n === undefined ? null : Number(n);
+}
+
+/** pending -> sent with the signed transaction. False when the row was no longer pending. */
+export async function markSent(
+  db: Queryable,
+  id: number,
+  tx: { nonce: number; txHash: string; rawTx: string; now: number },
+): Promise<boolean> {
+  const n = await db(TABLE).where({ id, status: "pending" }).update({
+    status: "sent",
+    nonce: tx.nonce,
+    tx_hash: tx.txHash,
+    raw_tx: tx.rawTx,
+    attempts: 0,
+    last_error: null,
+    updated_at: tx.now,
+  });
+  return n === 1;
+}
+
+/** One more broadcast of a sent intent, with its error if it failed (null clears the last error). */
+export async function recordBroadcast(db: Queryable, id: number, error: string | null, now: number): Promise<void> {
+  await db(TABLE)
+    .where({ id, status: "sent" })
+    .update({ attempts: db.raw("attempts + 1"), last_error: error, updated_at: now });
+}
+
+/** sent -> confirmed (the receipt says status 1). */
+export async function markConfirmed(db: Queryable, id: number, now: number): Promise<boolean> {
+  const n = await db(TABLE).where({ id, status: "sent" }).update({ status: "confirmed", updated_at: now });
+  return n === 1;
+}
+
+/** pending | sent -> failed with the reason. */
+export async function markFailed(db: Queryable, id: number, error: string, now: number): Promise<boolean> {
+  const n = await db(TABLE)
+    .where({ id })
+    .whereIn("status", ["pending", "sent"])
+    .update({ status: "failed", last_error: error, updated_at: now });
+  return n === 1;
+}
+
+/** pending -> failed: a call refused before anything of it reached the chain. */
+export async function failPendingIntent(db: Queryable, id: number, error: string, now: number): Promise<boolean> {
+  const n = await db(TABLE)
+    .where({ id, status: "pending" })
+    .update({ status: "failed", last_error: error, updated_at: now });
+  return n === 1;
+}
+
+/** Removes a pending intent (its call was refused before anything was signed or accepted by the node). */
+export async function deletePendingIntent(db: Queryable, id: number): Promise<boolean> {
+  const n = await db(TABLE).where({ id, status: "pending" }).delete();
+  return n === 1;
+}
+
+/**
+ * Puts a sent intent whose transaction the node refused back to pending (the transaction can never be mined: its
+ * nonce is free again), so it can be deleted or signed anew.
+ */
+export async function unsend(db: Queryable, id: number, now: number): Promise<boolean> {
+  const n = await db(TABLE).where({ id, status: "sent" }).update({
+    status: "pending",
+    nonce: null,
+    tx_hash: null,
+    raw_tx: null,
+    attempts: 0,
+    updated_at: now,
+  });
+  return n === 1;
+}
+
+/**
+ * failed -> pending with new arguments: a new attempt of a call whose transaction can never be mined (it reverted,
+ * or its nonce went to another transaction). False when the row was not failed.
+ */
+export async function retryFailedIntent(
+  db: Queryable,
+  id: number,
+  args: Record<string, unknown>,
+  now: number,
+): Promise<boolean> {
+  const n = await db(TABLE).where({ id, status: "failed" }).update({
+    status: "pending",
+    args: JSON.stringify(args),
+    nonce: null,
+    tx_hash: null,
+    raw_tx: null,
+    attempts: 0,
+    updated_at: now,
+  });
+  return n === 1;
+}
