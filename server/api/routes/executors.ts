@@ -1,3 +1,68 @@
-import type { AnyRoute } from "../route";
+/**
+ * Agents (executors): registration and update with an API key, the caller's own record, a liveness heartbeat, and
+ * the public listing with the spec's filters. Thin: every rule lives in server/domain/executors.ts.
+ */
+import { defineRoute, type AnyRoute } from "../route";
+import {
+  executorBodySchema,
+  executorsListSchema,
+  executorsQuery,
+  heartbeatSchema,
+  ownExecutorSchema,
+  registrationResultSchema,
+} from "../schemas/executors";
+import { executorHeartbeat, listPublicExecutors, readOwnExecutor, registerExecutor } from "../../domain/executors";
 
-export const executorRoutes: AnyRoute[] = [];
+export const registerExecutorRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/executors",
+  summary: "Register or update the caller's executor (agent) record",
+  description:
+    'The wallet is the API key\'s wallet. The body is the whole record: omitted optional fields take their defaults (capabilities [], supportedChains [the posting chain], minReward "0", verifier { optIn: false }). Capabilities are trimmed, lower-cased and deduplicated. Registering also marks the executor as seen (running).',
+  tags: ["executors"],
+  auth: "required",
+  request: { body: executorBodySchema },
+  response: registrationResultSchema,
+  errors: ["NO_PUBKEY", "VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
+  handler: ({ body, caller, services }) => registerExecutor(services, caller!.wallet, body),
+});
+
+export const ownExecutorRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/executors/me",
+  summary: "The caller's executor record with its reputation and liveness",
+  tags: ["executors"],
+  auth: "required",
+  response: ownExecutorSchema,
+  errors: ["NOT_REGISTERED", "UNAUTHORIZED"],
+  handler: ({ caller, services }) => readOwnExecutor(services, caller!.wallet),
+});
+
+export const heartbeatRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/executors/heartbeat",
+  summary: "Mark the caller's executor as running",
+  description:
+    "An executor seen within the last 10 minutes (chain time) is running: only running, opted-in verifiers appear in the role=verifier listing. Registration and marketplace operations count as being seen too.",
+  tags: ["executors"],
+  auth: "required",
+  response: heartbeatSchema,
+  errors: ["NOT_REGISTERED", "UNAUTHORIZED"],
+  handler: ({ caller, services }) => executorHeartbeat(services, caller!.wallet),
+});
+
+export const listExecutorsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/executors",
+  summary: "Registered executors (public)",
+  description:
+    "Ordered by reputation (decayed worker score), then address. capabilities: comma-separated, executors declaring all of them; chain: executors settling there; role=verifier: opted-in verifiers seen within 10 minutes, with their name. limit default 100 (max 200), offset default 0; total counts every match.",
+  tags: ["public", "executors"],
+  auth: "none",
+  request: { query: executorsQuery },
+  response: executorsListSchema,
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN"],
+  handler: ({ query, services }) => listPublicExecutors(services, query),
+});
+
+export const executorRoutes: AnyRoute[] = [registerExecutorRoute, ownExecutorRoute, heartbeatRoute, listExecutorsRoute];
