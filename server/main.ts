@@ -18,6 +18,8 @@ import { Indexer } from "./indexer/sync";
 import { resetHint } from "./indexer";
 import { createApp } from "./api/app";
 import type { Services } from "./api/services";
+import { createMarketplaceVerifier } from "./verifier";
+import { AutoVerifier } from "./domain/marketplace/autoVerifier";
 
 export interface StartOptions {
   config?: Readonly<Config>;
@@ -35,20 +37,30 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** Caches the chain's latest block time for a second: deadlines are chain time. */
+/**
+ * The chain's latest block time, cached for a second and read once at a time (concurrent requests share the read):
+ * deadlines are chain time.
+ */
 function chainClock(provider: Provider | undefined): () => Promise<number> {
   let cached = { at: 0, value: 0 };
-  return async () => {
+  let reading: Promise<number> | undefined;
+  const read = async () => {
     const wall = Math.floor(Date.now() / 1000);
-    if (!provider) return wall;
-    if (Date.now() - cached.at < 1000) return cached.value;
     try {
-      const block = await provider.getBlock("latest");
+      const block = await provider!.getBlock("latest");
       cached = { at: Date.now(), value: block ? block.timestamp : wall };
     } catch {
       cached = { at: Date.now(), value: wall };
+    } finally {
+      reading = undefined;
     }
     return cached.value;
+  };
+  return async () => {
+    if (!provider) return Math.floor(Date.now() / 1000);
+    if (Date.now() - cached.at < 1000) return cached.value;
+    if (cached.at > 0 && reading) return cached.value; // a refresh is under way: the last value is a second old
+    return (reading ??= read());
   };
 }
 
@@ -69,6 +81,17 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
     chain,
     chainTime: chainClock(chain?.provider),
   };
+  // The marketplace verifier (the service's only signer) when its key is configured; the caller starts it.
+  const verifierKey = config.marketplace.verifierPrivateKey;
+  if (verifierKey && chain) {
+    services.verifier = createMarketplaceVerifier({
+      db,
+      chain,
+      privateKey: verifierKey,
+      logger: logger.child({ component: "verifier" }),
+      pollIntervalMs: config.marketplace.verifierPollMs,
+    });
+  }
   return services;
 }
 
@@ -95,6 +118,10 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     await indexer.start();
     services.indexer = indexer;
   }
+  await services.verifier?.start();
+  // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
+  const autoVerifier = services.verifier ? new AutoVerifier(services) : undefined;
+  autoVerifier?.start();
 
   const app = createApp(services);
   const server = http.createServer(app.callback());
@@ -112,6 +139,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
+      await autoVerifier?.stop();
+      await services.verifier?.stop();
       await indexer?.stop();
       await services.limits.close();
       await db.destroy();

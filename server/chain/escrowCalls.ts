@@ -93,3 +93,41 @@ export const withMargin = (gas: bigint): bigint => {
   const limit = gas + gas / 5n;
   return limit < TX_GAS_CAP ? limit : TX_GAS_CAP;
 };
+
+// ---------------------------------------------------------------------------------------------------------------
+// Marketplace calls of the poster (assign, cancel)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** `assignWorker(taskId, worker)`: the poster assigns the task itself (the marketplace is not asked). */
+export function encodeAssignWorker(taskId: number | bigint, worker: string): string {
+  return escrow.encodeFunctionData("assignWorker", [taskId, worker]);
+}
+
+/** `cancelTask(taskId)`: the poster takes back the reward of a task nobody took (Funded). */
+export function encodeCancelTask(taskId: number | bigint): string {
+  return escrow.encodeFunctionData("cancelTask", [taskId]);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Delivery and settlement calls (the caller's wallet signs them; completeVerification is also the verifier's)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** `submitEvidence(taskId, evidenceHash)`: the worker records a deliverable's hash. */
+export const encodeSubmitEvidence = (taskId: number | bigint, evidenceHash: string): string =>
+  escrow.encodeFunctionData("submitEvidence", [taskId, evidenceHash]);
+
+/** `completeVerification(taskId, passed)`: the task's judge settles the latest submission. */
+export const encodeCompleteVerification = (taskId: number | bigint, passed: boolean): string =>
+  escrow.encodeFunctionData("completeVerification", [taskId, passed]);
+
+/** `claimTimeout(taskId)`: the poster's refund, or escalation of unjudged work, after the deadline. */
+export const encodeClaimTimeout = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("claimTimeout", [taskId]);
+
+/** `raiseDispute(taskId)`: the poster or the worker disputes a submission or a failed verdict. */
+export const encodeRaiseDispute = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("raiseDispute", [taskId]);
+
+/** `releaseUnjudgedWork(taskId)`: the worker is paid for escalated work nobody ruled on within the window. */
+export const encodeReleaseUnjudgedWork = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("releaseUnjudgedWork", [taskId]);

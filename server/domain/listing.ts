@@ -11,6 +11,7 @@
  * proved, state is the lifecycle from the on-chain projection. Key material (wrappedKeys, custody key) never leaves
  * through a read.
  */
+import { ReadCache } from "./readCache";
 import type { Services } from "../api/services";
 import { AppError, fail } from "../errors";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
@@ -37,6 +38,7 @@ import {
 } from "../db/repositories/listings";
 import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
+import { latestSubmissions } from "../db/repositories/submissions";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../indexer/types";
 import { postersWithReputationAtLeast } from "./reputation";
 
@@ -485,9 +487,33 @@ export interface OpenTasksQuery {
 }
 
 /** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
+/** Open-task pages are public and hot: cached per query for a second (docs/api.md, "Reads"). */
+export const OPEN_TASKS_CACHE_MS = 1000;
+const openTaskCaches = new WeakMap<Services, ReadCache<Awaited<ReturnType<typeof listOpenListedTasks>>>>();
+
+function openTasksCache(services: Services) {
+  let cache = openTaskCaches.get(services);
+  if (!cache) openTaskCaches.set(services, (cache = new ReadCache(OPEN_TASKS_CACHE_MS)));
+  return cache;
+}
+
+/**
+ * The key holds the indexer's checkpoint and the chain's current second: a page is reused only while nothing was
+ * indexed and no deadline could have passed; the TTL bounds staleness when the indexer runs in another process.
+ */
+export async function cachedOpenListedTasks(services: Services, query: OpenTasksQuery) {
+  const key = JSON.stringify([query, services.indexer?.status().checkpoint ?? null, await services.chainTime()]);
+  return openTasksCache(services).get(key, () => listOpenListedTasks(services, query));
+}
+
+/** Forgets cached open-task pages (after this process lists a task). */
+export function invalidateOpenTasks(services: Services): void {
+  openTaskCaches.get(services)?.clear();
+}
+
 export async function listOpenListedTasks(services: Services, query: OpenTasksQuery) {
   const ctx = await projectionContext(services);
-  const posters = await postersWithReputationAtLeast(services.db, query.minReputation);
+  const posters = await postersWithReputationAtLeast(services.db, query.minReputation, ctx.now);
   const { tasks, total } = await listOpenTasks(services.db, {
     now: ctx.now,
     limit: query.limit,
@@ -540,9 +566,20 @@ export async function readTask(
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing ? marketplaceState(listing, task, ctx.pauses, ctx.now) : null,
-    // Deliverables come with the delivery flow; until then the result is null for those allowed to see it.
-    ...(canSeeResult(task, listing, caller) ? { resultData: null } : {}),
+    ...(canSeeResult(task, listing, caller)
+      ? { resultData: (await deliverables(services, [task])).get(task.taskId) ?? null }
+      : {}),
   };
+}
+
+/**
+ * The latest deliverable of each task whose submitEvidence is indexed (stored attempt at most the chain's count), as
+ * the result value the worker sent; tasks without one are absent. Stored attempts awaiting their transaction are not
+ * deliverables yet.
+ */
+async function deliverables(services: Services, tasks: readonly TaskRecord[]): Promise<Map<number, unknown>> {
+  const latest = await latestSubmissions(services.db, new Map(tasks.map((t) => [t.taskId, t.submissionAttempts])));
+  return new Map([...latest].map(([id, s]) => [id, JSON.parse(s.result)]));
 }
 
 /** GET /a2a/tasks/posted: the caller's listed tasks, newest first, with state and the on-chain record. */
@@ -553,6 +590,8 @@ export async function listPostedTasks(services: Services, wallet: string, page: 
     listings.map((l) => l.taskId)
   );
   const ctx = await projectionContext(services);
+  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
+  const results = await deliverables(services, matched);
   return {
     tasks: listings.map((listing) => {
       const task = matchingTask(listing, tasks.get(listing.taskId));
@@ -560,6 +599,8 @@ export async function listPostedTasks(services: Services, wallet: string, page: 
         meta: marketplaceMeta(listing, task, ctx),
         state: marketplaceState(listing, task, ctx.pauses, ctx.now),
         onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
+        // The poster always sees the deliverable of their own task.
+        resultData: task ? results.get(task.taskId) ?? null : null,
       };
     }),
     total,

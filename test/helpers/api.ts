@@ -61,6 +61,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     LOG_LEVEL: "silent",
     API_PORT: "0",
     INDEXER_POLL_MS: "20",
+    VERIFIER_POLL_MS: "50",
     REDIS_URL: process.env.REDIS_URL ?? "",
     ...env,
   });
@@ -78,6 +79,12 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
   await indexer.start();
   services.indexer = indexer;
   testDb.onCleanup(() => indexer.stop());
+  // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildServices creates it).
+  const verifier = services.verifier;
+  if (verifier) {
+    await verifier.start();
+    testDb.onCleanup(() => verifier.stop());
+  }
   const server = http.createServer(createApp(services).callback());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

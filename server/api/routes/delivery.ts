@@ -1,3 +1,211 @@
-import type { AnyRoute } from "../route";
+/**
+ * Delivering and settling work: submit, verify, finalize, decline, release, reclaim, dispute. Thin: every rule lives
+ * in server/domain/marketplace/deliver.ts (order of checks: docs/marketplace.md "Operations" and "Delivery:
+ * implementation notes").
+ */
+import { defineRoute, type AnyRoute } from "../route";
+import {
+  declineBodySchema,
+  reclaimAnswerSchema,
+  submitAnswerSchema,
+  submitBodySchema,
+  txAnswerSchema,
+  verdictAnswerSchema,
+  verifyAnswerSchema,
+  verifyBodySchema,
+} from "../schemas/delivery";
+import { taskHashParams } from "../../domain/marketplace/taskContext";
+import {
+  buildDispute,
+  buildReclaim,
+  buildRelease,
+  judgeManually,
+  submitResult,
+  verifyAsAgent,
+} from "../../domain/marketplace/deliver";
 
-export const deliveryRoutes: AnyRoute[] = [];
+const HASH_ERRORS = [
+  "VALIDATION_ERROR",
+  "TASK_ID_DEPRECATED",
+  "EMPTY_HASH",
+  "UNAUTHORIZED",
+  "NOT_FOUND",
+  "NOT_INDEXED",
+];
+const CHAIN_ERRORS = ["ESCROW_PAUSED", "CHAIN_NOT_CONFIGURED"];
+
+export const submitRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/submit",
+  summary: "Deliver a result (worker): stores it and answers the unsigned submitEvidence",
+  description:
+    "The result (any JSON value but null) is stored as its canonical JSON (RFC 8785) for the next attempt; " +
+    "evidenceHash = keccak256 of that text in UTF-8. Sign and send unsignedTx from the worker's wallet. The same " +
+    "result again answers the same transaction; a different result while the stored attempt is not on-chain answers " +
+    "ALREADY_SUBMITTED with that attempt's transaction in error.details. At most 3 attempts; after a failed verdict " +
+    "the next attempt may be submitted.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: submitBodySchema },
+  response: submitAnswerSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NO_RESULT_DATA",
+    "ASSIGNMENT_PENDING",
+    "FORBIDDEN",
+    "ALREADY_SUBMITTED",
+    "INVALID_STATE",
+    "MAX_ATTEMPTS_REACHED",
+    "DEADLINE_REACHED",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, body, caller, services }) => submitResult(services, caller!.wallet, params.hash, body),
+});
+
+export const verifyRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/verify",
+  summary: "Judge the latest submission (the task's verifier agent): answers the unsigned completeVerification",
+  description:
+    "Records the verdict on the latest on-chain attempt and answers completeVerification(id, passed) for the " +
+    "verifier agent's wallet to sign. Agent-mode tasks only.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: verifyBodySchema },
+  response: verifyAnswerSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NO_ONCHAIN_VERIFIER",
+    "WRONG_MODE",
+    "SELF_VERIFICATION",
+    "NOT_VERIFIER",
+    "NOT_SUBMITTED_ON_CHAIN",
+    "INVALID_STATE",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, body, caller, services }) => verifyAsAgent(services, caller!.wallet, params.hash, body),
+});
+
+const VERDICT_ERRORS = [
+  ...HASH_ERRORS,
+  "NOT_POSTER",
+  "WRONG_MODE",
+  "NOT_SUBMITTED_ON_CHAIN",
+  "INVALID_STATE",
+  "VERDICT_MISMATCH",
+  "SETTLEMENT_FAILED",
+  "ESCROW_PAUSED",
+];
+
+export const finalizeRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/finalize",
+  summary: "Accept the latest submission (poster, manual mode): the marketplace verifier pays the worker",
+  description:
+    "The marketplace verifier sends completeVerification(id, true); the answer carries its intent (sent, then " +
+    "confirmed). Repeating it answers the same intent. Any body is ignored.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: verdictAnswerSchema,
+  errors: VERDICT_ERRORS,
+  handler: ({ params, caller, services }) => judgeManually(services, caller!.wallet, params.hash, true),
+});
+
+export const declineRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/decline",
+  summary: "Reject the latest submission (poster, manual mode): a failed verdict",
+  description:
+    "The marketplace verifier sends completeVerification(id, false). The worker may then resubmit (3 attempts in " +
+    "all) or dispute within the appeal window. Body {} or { reason }.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: declineBodySchema },
+  response: verdictAnswerSchema,
+  errors: VERDICT_ERRORS,
+  handler: ({ params, body, caller, services }) =>
+    judgeManually(services, caller!.wallet, params.hash, false, body.reason),
+});
+
+export const releaseRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/release",
+  summary: "Collect escalated, unjudged work (worker): answers the unsigned releaseUnjudgedWork",
+  description:
+    "Allowed once the poster's timeout claim escalated the submitted work and the dispute window (14 days plus time " +
+    "the escrow spent paused) passed without a ruling. DISPUTE_WINDOW_ACTIVE carries error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "ASSIGNMENT_PENDING",
+    "FORBIDDEN",
+    "INVALID_STATE",
+    "DISPUTE_WINDOW_ACTIVE",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, services }) => buildRelease(services, caller!.wallet, params.hash),
+});
+
+export const reclaimRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/reclaim",
+  summary: "Claim the timeout (poster): answers the unsigned claimTimeout (refund, or escalation of submitted work)",
+  description:
+    "Refused up front with the code the escrow's revert would mean, computed from the indexed task and the escrow's " +
+    "pause state (deadlines and windows extended by paused time): USE_CANCEL, INVALID_STATUS, ESCROW_PAUSED, " +
+    "DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE, ESCALATED_FOR_ADJUDICATION, DISPUTE_WINDOW_ACTIVE. Time refusals " +
+    "carry error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: reclaimAnswerSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_POSTER",
+    "USE_CANCEL",
+    "INVALID_STATUS",
+    "DEADLINE_NOT_REACHED",
+    "APPEAL_WINDOW_ACTIVE",
+    "ESCALATED_FOR_ADJUDICATION",
+    "DISPUTE_WINDOW_ACTIVE",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, services }) => buildReclaim(services, caller!.wallet, params.hash),
+});
+
+export const disputeRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/dispute",
+  summary: "Dispute a submission or a failed verdict (poster or worker): answers the unsigned raiseDispute",
+  description:
+    "Before the effective deadline; after it only the worker may still appeal a failed verdict, within 3 days of it " +
+    "(plus paused time). The admin rules on disputes.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "ASSIGNMENT_PENDING",
+    "FORBIDDEN",
+    "NOT_SUBMITTED_ON_CHAIN",
+    "INVALID_STATE",
+    "DEADLINE_REACHED",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, services }) => buildDispute(services, caller!.wallet, params.hash),
+});
+
+export const deliveryRoutes: AnyRoute[] = [
+  submitRoute,
+  verifyRoute,
+  finalizeRoute,
+  declineRoute,
+  releaseRoute,
+  reclaimRoute,
+  disputeRoute,
+];

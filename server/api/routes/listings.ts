@@ -16,7 +16,14 @@ import {
   taskDetailSchema,
   taskIdParam,
 } from "../schemas/marketplace";
-import { indexTask, indexTaskBatch, listOpenListedTasks, listPostedTasks, readTask } from "../../domain/listing";
+import {
+  cachedOpenListedTasks,
+  indexTask,
+  indexTaskBatch,
+  invalidateOpenTasks,
+  listPostedTasks,
+  readTask,
+} from "../../domain/listing";
 
 const RECEIPT_ERRORS = [
   "RECEIPT_NOT_FOUND",
@@ -64,7 +71,11 @@ export const indexRoute = defineRoute({
   request: { body: indexBodySchema },
   response: indexResultSchema,
   errors: [...BODY_ERRORS, "UNAUTHORIZED", ...RECEIPT_ERRORS, "MULTIPLE_TASK_CREATED", ...ITEM_ERRORS, "RATE_LIMIT"],
-  handler: ({ body, caller, services }) => indexTask(services, caller!.wallet, body),
+  handler: async ({ body, caller, services }) => {
+    const result = await indexTask(services, caller!.wallet, body);
+    invalidateOpenTasks(services);
+    return result;
+  },
 });
 
 export const indexBatchRoute = defineRoute({
@@ -79,7 +90,11 @@ export const indexBatchRoute = defineRoute({
   request: { body: indexBatchBodySchema },
   response: indexBatchResultSchema,
   errors: [...BODY_ERRORS, "BATCH_TOO_LARGE", "UNAUTHORIZED", ...RECEIPT_ERRORS, "RATE_LIMIT"],
-  handler: ({ body, caller, services }) => indexTaskBatch(services, caller!.wallet, body),
+  handler: async ({ body, caller, services }) => {
+    const result = await indexTaskBatch(services, caller!.wallet, body);
+    invalidateOpenTasks(services);
+    return result;
+  },
 });
 
 export const openTasksRoute = defineRoute({
@@ -87,13 +102,13 @@ export const openTasksRoute = defineRoute({
   path: "/api/v1/a2a/tasks",
   summary: "Open listed tasks (public projection)",
   description:
-    "Listed tasks that are Funded and before their effective deadline, newest first. minReputation filters on the poster's reputation, which is for now the number of tasks the poster posted that completed on-chain.",
+    "Listed tasks that are Funded and before their effective deadline, newest first. minReputation keeps tasks whose poster's decayed reputation as a poster is at least the value.",
   tags: ["public", "listings"],
   auth: "none",
   request: { query: openTasksQuery },
   response: openTasksSchema,
   errors: ["VALIDATION_ERROR"],
-  handler: ({ query, services }) => listOpenListedTasks(services, query),
+  handler: ({ query, services }) => cachedOpenListedTasks(services, query),
 });
 
 export const postedTasksRoute = defineRoute({

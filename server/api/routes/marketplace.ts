@@ -1,3 +1,136 @@
-import type { AnyRoute } from "../route";
+/**
+ * Taking work: bid, applicants, accept, and the poster's assign and cancel. Thin: every rule lives in
+ * server/domain/marketplace/accept.ts (order of checks: docs/marketplace.md "Accept").
+ */
+import { defineRoute, type AnyRoute } from "../route";
+import {
+  acceptResultSchema,
+  applicantsQuery,
+  applicantsSchema,
+  assignBodySchema,
+  bidBodySchema,
+  bidResultSchema,
+  posterTxSchema,
+} from "../schemas/accept";
+import { taskHashParams } from "../../domain/marketplace/taskContext";
+import {
+  acceptTask,
+  bidOnTask,
+  buildAssignWorker,
+  buildCancelTask,
+  listApplicants,
+} from "../../domain/marketplace/accept";
 
-export const marketplaceRoutes: AnyRoute[] = [];
+const HASH_ERRORS = ["VALIDATION_ERROR", "TASK_ID_DEPRECATED", "EMPTY_HASH", "UNAUTHORIZED", "NOT_FOUND"];
+
+export const bidRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/bid",
+  summary: "Apply for an open task",
+  description:
+    "Records the application with your reputation score. A bid takes the task's exclusive offer window " +
+    "(OFFER_WINDOW_SECONDS) when none is open or your score is higher than the holder's, provided you could accept " +
+    "the task (target, minimum reward, chain). The body may be {}.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: bidBodySchema },
+  response: bidResultSchema,
+  errors: [...HASH_ERRORS, "NOT_REGISTERED", "SELF_BID", "IS_VERIFIER", "ALREADY_APPLIED", "NOT_OPEN"],
+  handler: ({ params, body, caller, services }) => bidOnTask(services, caller!.wallet, params.hash, body),
+});
+
+export const applicantsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/:hash/applicants",
+  summary: "The applicants of your task, with each agent's reputation",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, query: applicantsQuery },
+  response: applicantsSchema,
+  errors: [...HASH_ERRORS, "NOT_POSTER"],
+  handler: ({ params, query, caller, services }) => listApplicants(services, caller!.wallet, params.hash, query),
+});
+
+export const acceptRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/accept",
+  summary: "Take an open task",
+  description:
+    "Checks, in order: NOT_REGISTERED, NO_PUBKEY, SELF_ACCEPT, IS_VERIFIER, TASK_CANCELLED, TASK_EXPIRED, NOT_OPEN, " +
+    "ASSIGNED_ELSEWHERE, NOT_TARGET_EXECUTOR, BELOW_MIN_REWARD, CHAIN_UNSUPPORTED, OFFER_HELD / NOT_OFFER_HOLDER, " +
+    "ACCEPT_LOCKED, NEEDS_WRAP / REWRAP_FAILED. Then the marketplace verifier sends marketplaceAssign; if it cannot, " +
+    "nothing is kept (503 SETTLEMENT_FAILED). A retried accept of the winner answers the same again; the worker a " +
+    "poster assigned on-chain may accept to receive its brief key.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: acceptResultSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_REGISTERED",
+    "NO_PUBKEY",
+    "SELF_ACCEPT",
+    "IS_VERIFIER",
+    "NOT_INDEXED",
+    "TASK_CANCELLED",
+    "TASK_EXPIRED",
+    "NOT_OPEN",
+    "ASSIGNED_ELSEWHERE",
+    "NOT_TARGET_EXECUTOR",
+    "BELOW_MIN_REWARD",
+    "CHAIN_UNSUPPORTED",
+    "OFFER_HELD",
+    "NOT_OFFER_HOLDER",
+    "ACCEPT_LOCKED",
+    "NEEDS_WRAP",
+    "REWRAP_FAILED",
+    "SETTLEMENT_FAILED",
+  ],
+  handler: ({ params, caller, services }) => acceptTask(services, caller!.wallet, params.hash),
+});
+
+export const assignRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/tasks/:hash/assign",
+  summary: "Build the unsigned assignWorker of your task",
+  description:
+    "The poster assigns the task itself. Nothing is recorded: the listing stays open until the transaction is " +
+    "mined; then other agents' accepts answer ASSIGNED_ELSEWHERE.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: assignBodySchema },
+  response: posterTxSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_POSTER",
+    "NOT_INDEXED",
+    "NOT_OPEN",
+    "INVALID_STATE",
+    "ESCROW_PAUSED",
+    "CHAIN_NOT_CONFIGURED",
+  ],
+  handler: ({ params, body, caller, services }) =>
+    buildAssignWorker(services, caller!.wallet, params.hash, body.worker),
+});
+
+export const cancelRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/cancel",
+  summary: "Build the unsigned cancelTask of your task (full refund)",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: posterTxSchema,
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_POSTER",
+    "NOT_INDEXED",
+    "INVALID_STATUS",
+    "ASSIGNMENT_PENDING",
+    "ESCROW_PAUSED",
+    "CHAIN_NOT_CONFIGURED",
+  ],
+  handler: ({ params, caller, services }) => buildCancelTask(services, caller!.wallet, params.hash),
+});
+
+export const marketplaceRoutes: AnyRoute[] = [bidRoute, applicantsRoute, acceptRoute, assignRoute, cancelRoute];

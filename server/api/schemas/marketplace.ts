@@ -115,7 +115,16 @@ export const taskDetailSchema = onChainTaskSchema
 export const openTasksSchema = z.object({ tasks: z.array(marketplaceTaskSchema), total: z.number().int() });
 
 export const postedTasksSchema = z.object({
-  tasks: z.array(z.object({ meta: taskMetaSchema, state: taskStateSchema, onChain: onChainTaskSchema.nullable() })),
+  tasks: z.array(
+    z.object({
+      meta: taskMetaSchema,
+      state: taskStateSchema,
+      onChain: onChainTaskSchema.nullable(),
+      resultData: z.unknown().optional().openapi({
+        description: "The latest deliverable whose submitEvidence is mined (null until one exists)",
+      }),
+    })
+  ),
   total: z.number().int(),
 });
 
@@ -185,7 +194,7 @@ export const openTasksQuery = z.object({
     .min(0)
     .max(Number.MAX_SAFE_INTEGER)
     .default(0)
-    .openapi({ type: "integer", description: "Minimum poster reputation (completed tasks posted, for now)" }),
+    .openapi({ type: "integer", description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)" }),
   limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
   offset,
 });

@@ -136,10 +136,12 @@ export async function listOpenTasks(
   db: Queryable,
   { now, limit, offset, taskIds, listedOnly, capabilities, posters }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
+  // With no pause ever recorded, the effective deadline is the deadline: skip the per-row pause subquery.
+  const everPaused = (await db("pause_periods").first("seq")) !== undefined;
   const base = () => {
-    const q = db("tasks")
-      .where({ status: TASK_STATUS.Funded, is_open: false })
-      .where(effectiveDeadlineSql(db, now), ">", now);
+    const q = db("tasks").where({ status: TASK_STATUS.Funded, is_open: false });
+    if (everPaused) q.where(effectiveDeadlineSql(db, now), ">", now);
+    else q.where("deadline", ">", now);
     if (taskIds) q.whereIn("task_id", taskIds);
     if (posters) q.whereIn("poster", posters.length ? [...posters] : [""]);
     if (listedOnly || capabilities) {
@@ -172,24 +174,7 @@ export async function listTasksByPoster(
   return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
 }
 
-/** How many tasks `poster` posted that completed (paid out) on-chain. */
-export async function countCompletedByPoster(db: Queryable, poster: string): Promise<number> {
-  const row = await db("tasks")
-    .where({ poster: poster.toLowerCase(), status: TASK_STATUS.Completed })
-    .count({ n: "*" })
-    .first();
-  return Number(row?.n ?? 0);
-}
 
-/** Posters with at least `min` tasks completed on-chain (min >= 1). */
-export async function postersWithCompletedAtLeast(db: Queryable, min: number): Promise<string[]> {
-  const rows = await db("tasks")
-    .where({ status: TASK_STATUS.Completed })
-    .groupBy("poster")
-    .havingRaw("count(*) >= ?", [min])
-    .select("poster");
-  return rows.map((r: { poster: string }) => r.poster);
-}
 
 /** Figures of the stats endpoint that come from the chain. */
 export async function taskStats(db: Queryable, now: number): Promise<{ openTasks: number; completedTasks: number }> {

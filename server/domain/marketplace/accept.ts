@@ -1,0 +1,530 @@
+/**
+ * Taking work: bids and the applicant list, accept (docs/marketplace.md "Accept"), and the poster's own moves before
+ * anyone works on the task: assign (unsigned assignWorker) and cancel (unsigned cancelTask).
+ *
+ * Accept, in order: registered agent with a public key (NOT_REGISTERED, NO_PUBKEY); not the poster (SELF_ACCEPT) nor
+ * the task's verifier agent (IS_VERIFIER); listed and open (NOT_FOUND, NOT_INDEXED, TASK_CANCELLED, TASK_EXPIRED,
+ * NOT_OPEN); not assigned on-chain by the poster to someone else (ASSIGNED_ELSEWHERE); the target executor
+ * (NOT_TARGET_EXECUTOR); the agent's minimum reward (BELOW_MIN_REWARD); the agent's chains (CHAIN_UNSUPPORTED); the
+ * offer window (OFFER_HELD, NOT_OFFER_HOLDER); the accept lock (ACCEPT_LOCKED); the brief key (NEEDS_WRAP,
+ * REWRAP_FAILED). Then the assignment row (the task's primary key: one winner), the agent's key, and the marketplace
+ * verifier's marketplaceAssign; a send that fails removes both rows and answers 503 SETTLEMENT_FAILED. The lock is
+ * released on every path.
+ */
+import type { Services } from "../../api/services";
+import { AppError, fail } from "../../errors";
+import { findExecutor, touchExecutor, type ExecutorRecord } from "../../db/repositories/executors";
+import { findBid, insertBid, listBids } from "../../db/repositories/bids";
+import { claimOffer, findOpenOffer } from "../../db/repositories/offers";
+import { acquireAcceptLock, releaseAcceptLock } from "../../db/repositories/acceptLocks";
+import {
+  deleteAssignment,
+  findAssignment,
+  insertAssignment,
+  setAssignmentIntent,
+  type AssignmentRecord,
+} from "../../db/repositories/assignments";
+import { deleteAgentKey, saveAgentKey } from "../../db/repositories/agentKeys";
+import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
+import { TASK_STATUS, ZERO_ADDRESS } from "../../indexer/types";
+import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
+import { reputationScore, reputationScores } from "../reputation";
+import type { UnsignedTx } from "../posting";
+import { agentBriefKey, type AgentBriefKey } from "./keys";
+import {
+  assignedElsewhere,
+  assignmentHolds,
+  deadlineReached,
+  loadTaskContext,
+  requireOnChain,
+  type TaskContext,
+} from "./taskContext";
+
+const wallClock = () => Math.floor(Date.now() / 1000);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Results
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface AcceptResult {
+  taskHash: string;
+  onChainTaskId: number;
+  state: "assigning" | "assigned";
+  /** The marketplaceAssign transaction, once broadcast; null for a task the poster assigned. */
+  txHash: string | null;
+  /** The agent's own wrapped brief key (private tasks only). */
+  wrappedKey?: string;
+}
+
+export interface BidResult {
+  taskHash: string;
+  onChainTaskId: number;
+  agent: string;
+  /** The agent's reputation score when it bid. */
+  score: number;
+  bidAt: number;
+  /** The exclusive offer window after this bid: whoever holds it, until when (wall clock). */
+  offer: { agent: string; expiresAt: number } | null;
+}
+
+export interface Applicant {
+  agent: string;
+  publicKey: string | null;
+  capabilities: string[];
+  message: string | null;
+  bidAt: number;
+  scoreAtBid: number;
+  /** The agent's reputation score now. */
+  reputation: number;
+  offerHolder: boolean;
+}
+
+export interface ApplicantsResult {
+  taskHash: string;
+  onChainTaskId: number;
+  applicants: Applicant[];
+  total: number;
+  offer: { agent: string; expiresAt: number } | null;
+}
+
+export interface PosterTxResult {
+  taskHash: string;
+  onChainTaskId: number;
+  unsignedTx: UnsignedTx;
+  chain: "base" | "arc";
+  chainId: number;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shared checks
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The caller's executor record (NOT_REGISTERED without one); a marketplace operation marks the agent seen. */
+async function requireAgent(services: Services, wallet: string): Promise<ExecutorRecord> {
+  const executor = await findExecutor(services.db, wallet);
+  if (!executor) {
+    return fail("NOT_REGISTERED", `${wallet} is not a registered agent: register with POST /api/v1/a2a/executors`);
+  }
+  await touchExecutor(services.db, executor.address, await services.chainTime());
+  return executor;
+}
+
+function isTaskVerifier(ctx: TaskContext, wallet: string): boolean {
+  const onChain = ctx.task && ctx.task.verifier !== ZERO_ADDRESS ? ctx.task.verifier : undefined;
+  return wallet === ctx.listing.verifierAddress || wallet === onChain;
+}
+
+function requirePoster(ctx: TaskContext, wallet: string): void {
+  if (wallet !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may do this`);
+}
+
+/** Whether `executor` could take the task at all: target, minimum reward, chain (the offer window's eligibility). */
+function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | undefined {
+  const { listing } = ctx;
+  if (listing.targetExecutor && listing.targetExecutor !== executor.address) {
+    return new AppError({
+      code: "NOT_TARGET_EXECUTOR",
+      message: `task ${ctx.taskId} is reserved for the agent ${listing.targetExecutor}`,
+    });
+  }
+  const amount = ctx.task?.amount ?? listing.amount;
+  if (amount === null) {
+    return new AppError({
+      code: "REWARD_UNAVAILABLE",
+      message: `the reward of task ${ctx.taskId} is not known yet; retry`,
+    });
+  }
+  if (BigInt(amount) < BigInt(executor.minReward)) {
+    return new AppError({
+      code: "BELOW_MIN_REWARD",
+      message: `the reward of task ${ctx.taskId} (${amount}) is below your minimum reward (${executor.minReward})`,
+    });
+  }
+  if (!executor.supportedChains.includes(listing.chain)) {
+    return new AppError({
+      code: "CHAIN_UNSUPPORTED",
+      message: `task ${ctx.taskId} settles on ${listing.chain}, which is not among your supported chains (${
+        executor.supportedChains.join(", ") || "none"
+      })`,
+    });
+  }
+  return undefined;
+}
+
+function unsigned(services: Services, ctx: TaskContext, from: string, data: string): PosterTxResult {
+  const chain = services.chain;
+  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
+    chain: services.config.api.postingChain as PosterTxResult["chain"],
+    chainId: chain.book.chainId,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bid and applicants
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * POST /a2a/tasks/{hash}/bid: records an application with the agent's reputation score. The bid takes the
+ * exclusive offer window when none is open or its score is higher than the holder's, provided the agent could
+ * accept the task (target, minimum reward, chain). Refusals, in order: NOT_REGISTERED, SELF_BID, IS_VERIFIER,
+ * ALREADY_APPLIED, NOT_OPEN.
+ */
+export async function bidOnTask(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  body: { message?: string },
+): Promise<BidResult> {
+  const agent = wallet.toLowerCase();
+  const executor = await requireAgent(services, agent);
+  const ctx = await loadTaskContext(services, rawHash);
+  if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
+  if (isTaskVerifier(ctx, agent))
+    fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
+  if (await findBid(services.db, ctx.taskId, agent))
+    fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
+  if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
+
+  const score = await reputationScore(services.db, agent, ctx.now);
+  const bidAt = wallClock();
+  const recorded = await insertBid(services.db, {
+    taskId: ctx.taskId,
+    agent,
+    message: body.message ?? null,
+    score: String(score),
+    createdAt: bidAt,
+  });
+  if (!recorded) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
+
+  if (!eligibility(ctx, executor)) {
+    await claimOffer(services.db, {
+      taskId: ctx.taskId,
+      agent,
+      score: String(score),
+      now: bidAt,
+      windowSeconds: services.config.marketplace.offerWindowSeconds,
+    });
+  }
+  const offer = await findOpenOffer(services.db, ctx.taskId, wallClock());
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    agent,
+    score,
+    bidAt,
+    offer: offer ? { agent: offer.agent, expiresAt: offer.expiresAt } : null,
+  };
+}
+
+/** GET /a2a/tasks/{hash}/applicants: the bids, oldest first, each with the agent's reputation now. Poster only. */
+export async function listApplicants(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  page: { limit: number; offset: number },
+): Promise<ApplicantsResult> {
+  const ctx = await loadTaskContext(services, rawHash);
+  requirePoster(ctx, wallet.toLowerCase());
+  const bids = await listBids(services.db, ctx.taskId);
+  const shown = bids.slice(page.offset, page.offset + page.limit);
+  const scores = await reputationScores(
+    services.db,
+    shown.map((b) => b.agent),
+    ctx.now,
+  );
+  const offer = await findOpenOffer(services.db, ctx.taskId, ctx.wallNow);
+  const applicants: Applicant[] = [];
+  for (const bid of shown) {
+    const executor = await findExecutor(services.db, bid.agent);
+    applicants.push({
+      agent: bid.agent,
+      publicKey: executor?.publicKey ?? null,
+      capabilities: executor?.capabilities ?? [],
+      message: bid.message,
+      bidAt: bid.createdAt,
+      scoreAtBid: Number(bid.score),
+      reputation: scores.get(bid.agent) ?? 0,
+      offerHolder: offer?.agent === bid.agent,
+    });
+  }
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    applicants,
+    total: bids.length,
+    offer: offer ? { agent: offer.agent, expiresAt: offer.expiresAt } : null,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Accept
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The answer to an agent that holds the task's assignment already (a retried accept, or a poster's assignment). */
+async function acceptedAnswer(
+  services: Services,
+  ctx: TaskContext,
+  executor: ExecutorRecord,
+  intent: IntentView | undefined,
+): Promise<AcceptResult> {
+  const key = await agentBriefKey(services, ctx, executor);
+  if (key && !key.stored) {
+    await saveAgentKey(services.db, {
+      taskId: ctx.taskId,
+      agent: executor.address,
+      wrappedKey: key.wrappedKey,
+      source: key.source,
+      createdAt: wallClock(),
+    });
+  }
+  const onChain = ctx.worker === executor.address && ctx.onChainStatus !== TASK_STATUS.Funded;
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    state: onChain || intent?.status === "confirmed" ? "assigned" : "assigning",
+    txHash: intent?.txHash ?? null,
+    ...(key ? { wrappedKey: key.wrappedKey } : {}),
+  };
+}
+
+/**
+ * The open check of accept. Returns "adopt" when the caller is the worker the poster assigned on-chain itself (it
+ * may accept to get its brief key); throws the code of a task that cannot be accepted.
+ */
+function checkOpen(ctx: TaskContext, agent: string): "open" | "adopt" {
+  const status = ctx.onChainStatus;
+  if (status === TASK_STATUS.Cancelled) fail("TASK_CANCELLED", `task ${ctx.taskId} was cancelled`);
+  const takeable = status === TASK_STATUS.Funded || status === TASK_STATUS.Assigned;
+  if (takeable && deadlineReached(ctx)) {
+    fail(
+      "TASK_EXPIRED",
+      `task ${ctx.taskId} reached its deadline (${ctx.effectiveDeadline}) unassigned or undelivered`,
+    );
+  }
+  if (status === TASK_STATUS.Funded) {
+    if (ctx.assignment) fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
+    return "open";
+  }
+  if (status === TASK_STATUS.Assigned && assignedElsewhere(ctx)) {
+    if (ctx.worker === agent) return "adopt";
+    fail("ASSIGNED_ELSEWHERE", `the poster assigned task ${ctx.taskId} on-chain to ${ctx.worker}`);
+  }
+  return fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
+}
+
+/** Records the poster's on-chain assignment of `executor` (via poster) and answers it with its key. */
+async function adopt(services: Services, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
+  const answer = await acceptedAnswer(services, ctx, executor, undefined);
+  if (ctx.voidAssignment) await deleteAssignment(services.db, ctx.voidAssignment);
+  if (!ctx.assignment) {
+    await insertAssignment(services.db, {
+      taskId: ctx.taskId,
+      agent: executor.address,
+      via: "poster",
+      intentId: null,
+      acceptedAt: wallClock(),
+    });
+  }
+  return answer;
+}
+
+/** POST /a2a/tasks/{hash}/accept (see the file's comment for the order of checks). */
+export async function acceptTask(services: Services, wallet: string, rawHash: string): Promise<AcceptResult> {
+  const agent = wallet.toLowerCase();
+  const executor = await requireAgent(services, agent);
+  if (!executor.publicKey) fail("NO_PUBKEY", "your executor registration has no public key: register one to accept");
+  const ctx = await loadTaskContext(services, rawHash);
+  if (agent === ctx.poster) fail("SELF_ACCEPT", `you posted task ${ctx.taskId}: a poster cannot accept its own task`);
+  if (isTaskVerifier(ctx, agent)) {
+    fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot also work on it`);
+  }
+  requireOnChain(ctx);
+
+  // A retried accept of the agent that won answers the same again while the task is being (or is) assigned.
+  if (
+    ctx.assignment?.agent === agent &&
+    ctx.assignment.via === "accept" &&
+    ["assigning", "assigned"].includes(ctx.status)
+  ) {
+    return acceptedAnswer(services, ctx, executor, ctx.assignIntent);
+  }
+  if (checkOpen(ctx, agent) === "adopt") return adopt(services, ctx, executor);
+
+  const refused = eligibility(ctx, executor);
+  if (refused) throw refused;
+
+  const offer = await findOpenOffer(services.db, ctx.taskId, wallClock());
+  if (offer && offer.agent !== agent) {
+    if (await findBid(services.db, ctx.taskId, agent)) {
+      fail(
+        "NOT_OFFER_HOLDER",
+        `a higher-scored applicant holds the exclusive offer of task ${ctx.taskId} until ${offer.expiresAt}`,
+        {
+          details: { offerExpiresAt: offer.expiresAt },
+        },
+      );
+    }
+    fail("OFFER_HELD", `an applicant holds the exclusive offer of task ${ctx.taskId} until ${offer.expiresAt}`, {
+      details: { offerExpiresAt: offer.expiresAt },
+    });
+  }
+
+  const lock = await acquireAcceptLock(services.db, {
+    taskId: ctx.taskId,
+    agent,
+    now: wallClock(),
+    ttlSeconds: services.config.marketplace.acceptLockSeconds,
+  });
+  if (!lock) fail("ACCEPT_LOCKED", `another agent is accepting task ${ctx.taskId}; retry in a few seconds`);
+  try {
+    return await acceptUnderLock(services, ctx, executor);
+  } finally {
+    await releaseAcceptLock(services.db, lock);
+  }
+}
+
+/** Clears a void assignment left by an earlier accept, or refuses when a live one appeared meanwhile. */
+async function clearStaleAssignment(services: Services, ctx: TaskContext): Promise<void> {
+  const current = await findAssignment(services.db, ctx.taskId);
+  if (!current) return;
+  const intent = current.via === "accept" ? await services.verifier?.intent(assignKey(ctx.taskId)) : undefined;
+  const lockSeconds = services.config.marketplace.acceptLockSeconds;
+  if (assignmentHolds(current, intent, ctx.task, wallClock(), lockSeconds)) {
+    fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
+  }
+  await deleteAssignment(services.db, current);
+}
+
+async function acceptUnderLock(services: Services, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
+  const agent = executor.address;
+  await clearStaleAssignment(services, ctx);
+  const key: AgentBriefKey | undefined = await agentBriefKey(services, ctx, executor);
+
+  const assignment: AssignmentRecord = {
+    taskId: ctx.taskId,
+    agent,
+    via: "accept",
+    intentId: null,
+    acceptedAt: wallClock(),
+  };
+  if (!(await insertAssignment(services.db, assignment))) {
+    fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
+  }
+  const savedKey = key !== undefined && !key.stored;
+  const rollBack = async () => {
+    await deleteAssignment(services.db, assignment);
+    if (savedKey) await deleteAgentKey(services.db, ctx.taskId, agent);
+  };
+
+  let intent: IntentView;
+  try {
+    if (savedKey) {
+      await saveAgentKey(services.db, {
+        taskId: ctx.taskId,
+        agent,
+        wrappedKey: key.wrappedKey,
+        source: key.source,
+        createdAt: assignment.acceptedAt,
+      });
+    }
+    const verifier = services.verifier;
+    if (!verifier) throw new VerifierSendError("no marketplace verifier is configured (VERIFIER_PRIVATE_KEY)");
+    intent = await verifier.requestAssign(ctx.taskId, agent);
+    if (intent.status === "failed") {
+      throw new VerifierSendError(`marketplaceAssign failed: ${intent.error ?? "refused"}`);
+    }
+  } catch (error) {
+    await rollBack();
+    if (error instanceof VerifierSendError) {
+      // reason: the escrow's error when marketplaceAssign would revert (EnforcedPause while paused, for example).
+      return fail(
+        "SETTLEMENT_FAILED",
+        `the assignment of task ${ctx.taskId} could not be sent on-chain (${error.message}); nothing changed, retry`,
+        { cause: error, ...(error.reason ? { reason: error.reason } : {}) },
+      );
+    }
+    throw error;
+  }
+  await setAssignmentIntent(services.db, ctx.taskId, agent, intent.id);
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    state: intent.status === "confirmed" ? "assigned" : "assigning",
+    txHash: intent.txHash,
+    ...(key ? { wrappedKey: key.wrappedKey } : {}),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The poster's moves: assign, cancel
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * POST /tasks/{hash}/assign { worker }: the unsigned assignWorker for the poster. Nothing is recorded: the listing
+ * stays open until the transaction is mined, and then other agents' accepts answer ASSIGNED_ELSEWHERE. Refusals:
+ * NOT_POSTER; VALIDATION_ERROR for a worker the escrow would refuse (the poster) or that could never be judged (the
+ * task's verifier agent); NOT_INDEXED; NOT_OPEN (not Funded, or past the deadline); INVALID_STATE (an agent's accept
+ * is being assigned); ESCROW_PAUSED.
+ */
+export async function buildAssignWorker(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  worker: string,
+): Promise<PosterTxResult> {
+  const poster = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  requirePoster(ctx, poster);
+  const target = worker.toLowerCase();
+  if (target === ZERO_ADDRESS) fail("VALIDATION_ERROR", "worker: must not be the zero address");
+  if (target === poster)
+    fail("VALIDATION_ERROR", "worker: must not be the poster (the escrow refuses self-assignment)");
+  if (isTaskVerifier(ctx, target)) {
+    fail(
+      "VALIDATION_ERROR",
+      "worker: the task's verifier agent cannot also be its worker (nobody could judge the work)",
+    );
+  }
+  requireOnChain(ctx);
+  if (ctx.onChainStatus !== TASK_STATUS.Funded || deadlineReached(ctx)) {
+    fail(
+      "NOT_OPEN",
+      `task ${ctx.taskId} is not open (${ctx.status}): only a funded task before its deadline can be assigned`,
+    );
+  }
+  if (ctx.assignment) {
+    fail(
+      "INVALID_STATE",
+      `an agent accepted task ${ctx.taskId} and the marketplace is assigning it (${ctx.assignment.agent})`,
+    );
+  }
+  if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: assignWorker would revert; retry after it resumes");
+  return unsigned(services, ctx, poster, encodeAssignWorker(ctx.taskId, target));
+}
+
+/**
+ * POST /a2a/tasks/{hash}/cancel: the unsigned cancelTask for the poster. Refusals: NOT_POSTER; NOT_INDEXED;
+ * INVALID_STATUS (not Funded on-chain); ASSIGNMENT_PENDING (an agent's accept is being assigned: retry, then the task
+ * is no longer cancellable, or is again); ESCROW_PAUSED.
+ */
+export async function buildCancelTask(services: Services, wallet: string, rawHash: string): Promise<PosterTxResult> {
+  const poster = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  requirePoster(ctx, poster);
+  requireOnChain(ctx);
+  if (ctx.onChainStatus !== TASK_STATUS.Funded) {
+    fail("INVALID_STATUS", `task ${ctx.taskId} is ${ctx.status}: only a funded task nobody took can be cancelled`);
+  }
+  if (ctx.assignment) {
+    fail(
+      "ASSIGNMENT_PENDING",
+      `an agent accepted task ${ctx.taskId} and its assignment is not confirmed yet; retry shortly`,
+    );
+  }
+  if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: cancelTask would revert; retry after it resumes");
+  return unsigned(services, ctx, poster, encodeCancelTask(ctx.taskId));
+}

@@ -1,0 +1,596 @@
+/**
+ * Delivering and settling work (docs/marketplace.md, "Operations"): submit, verify (the task's verifier agent),
+ * finalize and decline (the poster, manual mode), release, reclaim and dispute, and the deliverable reads.
+ *
+ * Every operation that moves money answers an unsigned transaction for the caller's wallet, and refuses UP FRONT,
+ * with the code the escrow's revert would mean, what the escrow would refuse: the checks below mirror TaskEscrow's
+ * (contracts/TaskEscrow.sol) on the indexed task, with deadlines and windows extended by the time the escrow spent
+ * paused exactly as `_effectiveDeadline` and `_windowPassed` compute them (docs/contracts.md "Pause accounting").
+ * Time only moves forward, so a transaction accepted now stays valid until a new pause or another party's move.
+ *
+ * Submit, precisely (decided here; docs/marketplace.md "Delivery: implementation notes"):
+ * - The result is stored as canonical JSON for attempt n = the chain's submission count + 1, BEFORE the worker has
+ *   a transaction: `submitEvidence(id, keccak256(canonical))`. The row is final for that attempt.
+ * - The same result again (same evidence hash) while attempt n is not on-chain answers the same transaction
+ *   (idempotent: a lost answer can be fetched again). A different result answers ALREADY_SUBMITTED with the stored
+ *   attempt's evidence hash and its transaction in `details`: send that one (replacing it could let both
+ *   transactions race, and the chain would record a deliverable the service no longer holds).
+ * - While the latest on-chain submission awaits its verdict (status Submitted) a submit is ALREADY_SUBMITTED; after
+ *   a failed verdict (Verified) the next attempt may be stored, at most 3 in all (MAX_ATTEMPTS_REACHED).
+ */
+import type { Services } from "../../api/services";
+import { fail } from "../../errors";
+import { loadConfigValues } from "../../db/repositories/escrowConfig";
+import { findIntent } from "../../db/repositories/verifierIntents";
+import {
+  findSubmission,
+  insertSubmission,
+  clearVerdict,
+  overwriteVerdict,
+  type SubmissionRecord,
+} from "../../db/repositories/submissions";
+import {
+  encodeClaimTimeout,
+  encodeCompleteVerification,
+  encodeRaiseDispute,
+  encodeReleaseUnjudgedWork,
+  encodeSubmitEvidence,
+} from "../../chain/escrowCalls";
+import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../indexer/types";
+import { VerifierSendError, verdictKey } from "../../verifier/types";
+import type { UnsignedTx } from "../posting";
+import { CanonicalJsonError, canonicalJson, hashCanonical, utf8Length } from "./canonicalJson";
+import {
+  assertAssignmentSettled,
+  loadTaskContext,
+  requireOnChain,
+  type MarketStatus,
+  type TaskContext,
+} from "./taskContext";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Constants of the escrow and of the service
+// ---------------------------------------------------------------------------------------------------------------
+
+/** TaskEscrow.MAX_SUBMISSIONS. */
+export const MAX_ATTEMPTS = 3;
+/** TaskEscrow.APPEAL_WINDOW: the worker's time to appeal a failed verdict. */
+export const APPEAL_WINDOW_SECONDS = 3 * 86_400;
+/** TaskEscrow.DISPUTE_WINDOW: time for a ruling before a timeout claim or a release. */
+export const DISPUTE_WINDOW_SECONDS = 14 * 86_400;
+/** Largest stored result: its canonical JSON in UTF-8 bytes. */
+export const MAX_RESULT_BYTES = 512 * 1024;
+/** Longest verdict reason (characters). */
+export const MAX_REASON_LENGTH = 2000;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Answers
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface TxAnswer {
+  taskHash: string;
+  onChainTaskId: number;
+  unsignedTx: UnsignedTx;
+  chain: "base" | "arc";
+  chainId: number;
+}
+
+export interface SubmitAnswer extends TxAnswer {
+  attempt: number;
+  evidenceHash: string;
+}
+
+export interface VerifyAnswer extends TxAnswer {
+  attempt: number;
+  passed: boolean;
+}
+
+export interface VerdictAnswer {
+  taskHash: string;
+  onChainTaskId: number;
+  attempt: number;
+  passed: boolean;
+  /** The marketplace verifier's completeVerification intent. */
+  intent: { key: string; status: string; txHash: string | null };
+  state: MarketStatus;
+}
+
+export interface ReclaimAnswer extends TxAnswer {
+  /** refund: the reward goes back to the poster; escalate: unjudged work is disputed (no refund). */
+  outcome: "refund" | "escalate";
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Time, as the escrow computes it
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Seconds the escrow spent paused after `since`, the running pause counted up to `now`: TaskEscrow's
+ * `_pausedSecondsSince` (the intervals never overlap, so summing the parts after `since` is its backwards walk).
+ */
+export function pausedSecondsSince(pauses: readonly PausePeriod[], since: number, now: number): number {
+  let total = 0;
+  for (const p of pauses) {
+    const end = p.endedAt ?? now;
+    if (end <= since) continue;
+    total += end - Math.max(p.startedAt, since);
+  }
+  return total;
+}
+
+/** When a window of `length` seconds opened at `start` ends, pauses included: TaskEscrow's `_windowPassed`. */
+export function windowEnd(pauses: readonly PausePeriod[], start: number, length: number, now: number): number {
+  return start + length + pausedSecondsSince(pauses, start, now);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shared checks
+// ---------------------------------------------------------------------------------------------------------------
+
+function unsigned(services: Services, ctx: TaskContext, from: string, data: string): TxAnswer {
+  const chain = services.chain;
+  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
+    chain: services.config.api.postingChain as TxAnswer["chain"],
+    chainId: chain.book.chainId,
+  };
+}
+
+/** Whether the escrow is paused: the indexed configuration flag, or a pause period without an end. */
+async function escrowPaused(services: Services, ctx: TaskContext): Promise<boolean> {
+  if (ctx.paused) return true;
+  const values = await loadConfigValues(services.db);
+  return values.paused?.value === "true";
+}
+
+async function refuseWhilePaused(services: Services, ctx: TaskContext, call: string): Promise<void> {
+  if (await escrowPaused(services, ctx)) {
+    fail("ESCROW_PAUSED", `the escrow is paused: ${call} would revert; retry after it resumes`);
+  }
+}
+
+/** The stored submission waiting for its submitEvidence (attempt above the chain's count), if any. */
+async function pendingSubmission(services: Services, task: TaskRecord): Promise<SubmissionRecord | undefined> {
+  if (task.status !== TASK_STATUS.Assigned && task.status !== TASK_STATUS.Verified) return undefined;
+  return findSubmission(services.db, task.taskId, task.submissionAttempts + 1);
+}
+
+/**
+ * The task must be Submitted on-chain (its latest deliverable awaits a verdict): NOT_SUBMITTED_ON_CHAIN (503, retry)
+ * while a stored deliverable's submitEvidence is not indexed yet, INVALID_STATE otherwise.
+ */
+async function requireSubmitted(services: Services, ctx: TaskContext, task: TaskRecord, what: string): Promise<void> {
+  if (task.status === TASK_STATUS.Submitted) return;
+  const pending = await pendingSubmission(services, task);
+  if (pending) {
+    fail(
+      "NOT_SUBMITTED_ON_CHAIN",
+      `attempt ${pending.attempt} of task ${ctx.taskId} is stored but its submitEvidence is not indexed yet; retry once it is mined`
+    );
+  }
+  fail("INVALID_STATE", `task ${ctx.taskId} is ${ctx.status}: ${what} needs a submission awaiting its verdict`);
+}
+
+/**
+ * The verdict the marketplace verifier is settling (or settled) on this attempt, when one is in flight: its
+ * persisted intent's arguments, else the verdict recorded on the submission while its intent is not failed.
+ */
+async function verdictInFlight(
+  services: Services,
+  key: string,
+  taskId: number,
+  attempt: number
+): Promise<boolean | undefined> {
+  const persisted = await findIntent(services.db, key);
+  if (persisted && persisted.status !== "failed" && typeof persisted.args.passed === "boolean") {
+    return persisted.args.passed;
+  }
+  const live = await services.verifier?.intent(key);
+  if (!live || live.status === "failed") return undefined;
+  const row = await findSubmission(services.db, taskId, attempt);
+  return row?.verdict ? row.verdict === "pass" : undefined;
+}
+
+function reasonOf(reason: string | undefined): string | null {
+  return reason === undefined || reason.trim() === "" ? null : reason;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Submit
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface SubmitBody {
+  result?: unknown;
+  evidenceHash?: string;
+}
+
+/** The canonical JSON and evidence hash of a submit body, after its checks (NO_RESULT_DATA, VALIDATION_ERROR). */
+export function canonicalResult(body: SubmitBody): { canonical: string; evidenceHash: string } {
+  if (body.result === undefined || body.result === null) {
+    fail("NO_RESULT_DATA", "result: the deliverable is required (any JSON value but null)");
+  }
+  let canonical: string;
+  try {
+    canonical = canonicalJson(body.result, "result");
+  } catch (error) {
+    if (error instanceof CanonicalJsonError) fail("VALIDATION_ERROR", `body.${error.message}`);
+    throw error;
+  }
+  const bytes = utf8Length(canonical);
+  if (bytes > MAX_RESULT_BYTES) {
+    fail(
+      "VALIDATION_ERROR",
+      `body.result: its canonical JSON is ${bytes} bytes, at most ${MAX_RESULT_BYTES} are stored`
+    );
+  }
+  const evidenceHash = hashCanonical(canonical);
+  if (body.evidenceHash !== undefined && body.evidenceHash.toLowerCase() !== evidenceHash) {
+    fail(
+      "VALIDATION_ERROR",
+      `body.evidenceHash: ${body.evidenceHash.toLowerCase()} differs from keccak256 of the result's canonical JSON (${evidenceHash})`
+    );
+  }
+  return { canonical, evidenceHash };
+}
+
+/**
+ * POST /a2a/tasks/{hash}/submit { result, evidenceHash? } by the worker. Refusals, in order: NO_RESULT_DATA and
+ * VALIDATION_ERROR (the body), ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN (not the worker), ALREADY_SUBMITTED (the
+ * latest submission awaits its verdict), INVALID_STATE, ESCROW_PAUSED, MAX_ATTEMPTS_REACHED, DEADLINE_REACHED,
+ * ALREADY_SUBMITTED (another result is stored for this attempt; details carry its transaction).
+ */
+export async function submitResult(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  body: SubmitBody
+): Promise<SubmitAnswer> {
+  const caller = wallet.toLowerCase();
+  const { canonical, evidenceHash } = canonicalResult(body);
+  const ctx = await loadTaskContext(services, rawHash);
+  assertAssignmentSettled(ctx, caller);
+  const task = requireOnChain(ctx);
+  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
+    fail(
+      "FORBIDDEN",
+      `only the worker of task ${ctx.taskId} may submit (${
+        task.worker === ZERO_ADDRESS ? "nobody is assigned" : task.worker
+      })`
+    );
+  }
+  if (task.status === TASK_STATUS.Submitted) {
+    fail(
+      "ALREADY_SUBMITTED",
+      `attempt ${task.submissionAttempts} of task ${ctx.taskId} is on-chain and awaits its verdict; resubmit only after a failed verdict`,
+      { details: { attempt: task.submissionAttempts, evidenceHash: task.evidenceHash } }
+    );
+  }
+  if (task.status !== TASK_STATUS.Assigned && task.status !== TASK_STATUS.Verified) {
+    fail(
+      "INVALID_STATE",
+      `task ${ctx.taskId} is ${ctx.status}: work is submitted while assigned or after a failed verdict`
+    );
+  }
+  await refuseWhilePaused(services, ctx, "submitEvidence");
+  if (task.submissionAttempts >= MAX_ATTEMPTS) {
+    fail("MAX_ATTEMPTS_REACHED", `all ${MAX_ATTEMPTS} attempts of task ${ctx.taskId} are used`);
+  }
+  if (ctx.effectiveDeadline !== null && ctx.now >= ctx.effectiveDeadline) {
+    fail(
+      "DEADLINE_REACHED",
+      `the deadline of task ${ctx.taskId} passed at ${ctx.effectiveDeadline} (paused time included)`
+    );
+  }
+
+  const attempt = task.submissionAttempts + 1;
+  const answer = (hash: string): SubmitAnswer => ({
+    ...unsigned(services, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
+    attempt,
+    evidenceHash: hash,
+  });
+  const stored = await insertSubmission(services.db, {
+    taskId: ctx.taskId,
+    attempt,
+    agent: caller,
+    result: canonical,
+    evidenceHash,
+    submittedAt: ctx.now,
+  });
+  if (!stored) {
+    const existing = await findSubmission(services.db, ctx.taskId, attempt);
+    if (existing && existing.evidenceHash !== evidenceHash) {
+      const pending = answer(existing.evidenceHash);
+      fail(
+        "ALREADY_SUBMITTED",
+        `attempt ${attempt} of task ${ctx.taskId} is stored with another result (${existing.evidenceHash}) and awaits its submitEvidence: send that transaction (details.unsignedTx)`,
+        { details: { attempt, evidenceHash: existing.evidenceHash, unsignedTx: pending.unsignedTx } }
+      );
+    }
+  }
+  return answer(evidenceHash);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Verify (the task's verifier agent)
+// ---------------------------------------------------------------------------------------------------------------
+
+export interface VerifyBody {
+  passed: boolean;
+  reason?: string;
+}
+
+/**
+ * POST /a2a/tasks/{hash}/verify { passed, reason? } by the task's verifier agent: records the verdict on the latest
+ * attempt and answers the unsigned completeVerification for the verifier agent's wallet. Refusals, in order:
+ * NO_ONCHAIN_VERIFIER, WRONG_MODE, NOT_INDEXED, SELF_VERIFICATION (the worker), NOT_VERIFIER, NOT_SUBMITTED_ON_CHAIN,
+ * INVALID_STATE, ESCROW_PAUSED. Until the transaction is mined the verifier agent may change its verdict.
+ */
+export async function verifyAsAgent(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  body: VerifyBody
+): Promise<VerifyAnswer> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  const verifierAgent = ctx.listing.verifierAddress;
+  if (!verifierAgent) {
+    fail(
+      "NO_ONCHAIN_VERIFIER",
+      `task ${ctx.taskId} was funded without an on-chain verifier agent: the marketplace verifier judges it`
+    );
+  }
+  if (ctx.listing.verificationMode !== "agent") {
+    fail(
+      "WRONG_MODE",
+      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode, not by its verifier agent`
+    );
+  }
+  const task = requireOnChain(ctx);
+  if (task.worker !== ZERO_ADDRESS && caller === task.worker) {
+    fail("SELF_VERIFICATION", `the worker of task ${ctx.taskId} cannot verify its own work`);
+  }
+  if (caller !== verifierAgent) {
+    fail("NOT_VERIFIER", `only the verifier agent of task ${ctx.taskId} (${verifierAgent}) may verify it`);
+  }
+  await requireSubmitted(services, ctx, task, "verify");
+  await refuseWhilePaused(services, ctx, "completeVerification");
+  const attempt = task.submissionAttempts;
+  await overwriteVerdict(services.db, {
+    taskId: ctx.taskId,
+    attempt,
+    verdict: body.passed ? "pass" : "fail",
+    by: caller,
+    reason: reasonOf(body.reason),
+    at: ctx.now,
+  });
+  return {
+    ...unsigned(services, ctx, caller, encodeCompleteVerification(ctx.taskId, body.passed)),
+    attempt,
+    passed: body.passed,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Finalize and decline (the poster, manual mode): the marketplace verifier sends completeVerification
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * POST /a2a/tasks/{hash}/finalize (passed) and /decline { reason? } (failed) by the poster of a manual task.
+ * Refusals, in order: NOT_POSTER, WRONG_MODE, NOT_INDEXED, NOT_SUBMITTED_ON_CHAIN, INVALID_STATE, ESCROW_PAUSED,
+ * VERDICT_MISMATCH (the other verdict on this attempt is already with the verifier), SETTLEMENT_FAILED (503: the
+ * verifier could not send; nothing recorded). Repeating the same verdict answers the same intent.
+ */
+export async function judgeManually(
+  services: Services,
+  wallet: string,
+  rawHash: string,
+  passed: boolean,
+  reason?: string
+): Promise<VerdictAnswer> {
+  const caller = wallet.toLowerCase();
+  const operation = passed ? "finalize" : "decline";
+  const ctx = await loadTaskContext(services, rawHash);
+  if (caller !== ctx.poster)
+    fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may ${operation} it`);
+  if (ctx.listing.verificationMode !== "manual") {
+    fail(
+      "WRONG_MODE",
+      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode: only manual tasks are finalized or declined by the poster`
+    );
+  }
+  const task = requireOnChain(ctx);
+  await requireSubmitted(services, ctx, task, operation);
+  await refuseWhilePaused(services, ctx, "completeVerification");
+  const attempt = task.submissionAttempts;
+  const verifier = services.verifier;
+  if (!verifier) return fail("SETTLEMENT_FAILED", "no marketplace verifier runs on this server; retry later");
+  const key = verdictKey(ctx.taskId, attempt);
+  const settling = await verdictInFlight(services, key, ctx.taskId, attempt);
+  if (settling !== undefined && settling !== passed) {
+    fail(
+      "VERDICT_MISMATCH",
+      `attempt ${attempt} of task ${ctx.taskId} is already being settled as ${
+        settling ? "passed (finalize)" : "failed (decline)"
+      }`,
+      { details: { attempt, passed: settling } }
+    );
+  }
+  // Recorded before the send (so a concurrent opposite verdict sees it), undone when the send is refused.
+  const verdict = passed ? "pass" : "fail";
+  await overwriteVerdict(services.db, {
+    taskId: ctx.taskId,
+    attempt,
+    verdict,
+    by: caller,
+    reason: reasonOf(reason),
+    at: ctx.now,
+  });
+  let intent;
+  try {
+    intent = await verifier.requestVerdict(ctx.taskId, attempt, passed);
+  } catch (error) {
+    if (settling === undefined) await clearVerdict(services.db, ctx.taskId, attempt, verdict);
+    if (error instanceof VerifierSendError) {
+      fail(
+        "SETTLEMENT_FAILED",
+        `the marketplace verifier could not send completeVerification: ${error.message}; nothing changed, retry`,
+        { cause: error, ...(error.reason ? { reason: error.reason } : {}) }
+      );
+    }
+    throw error;
+  }
+  if (intent.status === "failed") {
+    fail(
+      "SETTLEMENT_FAILED",
+      `the marketplace verifier's completeVerification failed (${intent.error ?? "reverted"}); retry`
+    );
+  }
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    attempt,
+    passed,
+    intent: { key: intent.key, status: intent.status, txHash: intent.txHash },
+    state: intent.status === "confirmed" ? (passed ? "completed" : "verified") : "verifying",
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Release, reclaim, dispute
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * POST /a2a/tasks/{hash}/release by the worker: unsigned releaseUnjudgedWork once escalated work waited the dispute
+ * window (14 days plus paused time) without a ruling. Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN,
+ * INVALID_STATE (not disputed by escalation), ESCROW_PAUSED, DISPUTE_WINDOW_ACTIVE (details.availableAt).
+ */
+export async function buildRelease(services: Services, wallet: string, rawHash: string): Promise<TxAnswer> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  assertAssignmentSettled(ctx, caller);
+  const task = requireOnChain(ctx);
+  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
+    fail("FORBIDDEN", `only the worker of task ${ctx.taskId} may release its escalated work`);
+  }
+  if (task.status !== TASK_STATUS.Disputed || !task.escalated) {
+    fail(
+      "INVALID_STATE",
+      `task ${ctx.taskId} is ${ctx.status}${
+        task.status === TASK_STATUS.Disputed ? " (raised, not escalated: it waits for a ruling)" : ""
+      }: only escalated unjudged work is released`
+    );
+  }
+  await refuseWhilePaused(services, ctx, "releaseUnjudgedWork");
+  const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
+  if (ctx.now < availableAt) {
+    fail(
+      "DISPUTE_WINDOW_ACTIVE",
+      `the dispute window of task ${ctx.taskId} runs until ${availableAt} (14 days plus paused time)`,
+      {
+        details: { availableAt },
+      }
+    );
+  }
+  return unsigned(services, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
+}
+
+/**
+ * POST /a2a/tasks/{hash}/reclaim by the poster: unsigned claimTimeout, refused up front with the escrow's refund
+ * codes. In order: NOT_POSTER, NOT_INDEXED, USE_CANCEL (Funded: nobody took it), INVALID_STATUS (settled),
+ * ESCROW_PAUSED, DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE (Verified), ESCALATED_FOR_ADJUDICATION and
+ * DISPUTE_WINDOW_ACTIVE (Disputed). Time refusals carry details.availableAt.
+ */
+export async function buildReclaim(services: Services, wallet: string, rawHash: string): Promise<ReclaimAnswer> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  if (caller !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may reclaim it`);
+  const task = requireOnChain(ctx);
+  if (task.status === TASK_STATUS.Funded) {
+    fail(
+      "USE_CANCEL",
+      `nobody took task ${ctx.taskId}: cancel it instead (POST /api/v1/a2a/tasks/${ctx.taskHash}/cancel)`
+    );
+  }
+  if (task.status === TASK_STATUS.Completed || task.status === TASK_STATUS.Cancelled) {
+    fail("INVALID_STATUS", `task ${ctx.taskId} is already settled (${ctx.status})`);
+  }
+  await refuseWhilePaused(services, ctx, "claimTimeout");
+  const deadline = ctx.effectiveDeadline ?? task.deadline;
+  if (ctx.now < deadline) {
+    fail(
+      "DEADLINE_NOT_REACHED",
+      `the deadline of task ${ctx.taskId} is ${deadline} (paused time included); reclaim from then`,
+      {
+        details: { availableAt: deadline },
+      }
+    );
+  }
+  if (task.status === TASK_STATUS.Verified) {
+    const availableAt = windowEnd(ctx.pauses, task.failedVerdictAt, APPEAL_WINDOW_SECONDS, ctx.now);
+    if (ctx.now < availableAt) {
+      fail(
+        "APPEAL_WINDOW_ACTIVE",
+        `the worker may appeal the failed verdict of task ${ctx.taskId} until ${availableAt}`,
+        {
+          details: { availableAt },
+        }
+      );
+    }
+  } else if (task.status === TASK_STATUS.Disputed) {
+    if (task.escalated) {
+      fail(
+        "ESCALATED_FOR_ADJUDICATION",
+        `the work of task ${ctx.taskId} was escalated unjudged: it does not return by timeout (a ruling decides, or the worker is paid after the dispute window)`
+      );
+    }
+    const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
+    if (ctx.now < availableAt) {
+      fail("DISPUTE_WINDOW_ACTIVE", `the dispute of task ${ctx.taskId} awaits a ruling until ${availableAt}`, {
+        details: { availableAt },
+      });
+    }
+  }
+  return {
+    ...unsigned(services, ctx, caller, encodeClaimTimeout(ctx.taskId)),
+    outcome: task.status === TASK_STATUS.Submitted ? "escalate" : "refund",
+  };
+}
+
+/**
+ * POST /a2a/tasks/{hash}/dispute by the poster or the worker: unsigned raiseDispute of a submission or a failed
+ * verdict before the deadline, or the worker's appeal within the appeal window of a failed verdict after it.
+ * Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN, NOT_SUBMITTED_ON_CHAIN, INVALID_STATE,
+ * ESCROW_PAUSED, DEADLINE_REACHED.
+ */
+export async function buildDispute(services: Services, wallet: string, rawHash: string): Promise<TxAnswer> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(services, rawHash);
+  assertAssignmentSettled(ctx, caller);
+  const task = requireOnChain(ctx);
+  const isWorker = task.worker !== ZERO_ADDRESS && caller === task.worker;
+  if (caller !== task.poster && !isWorker) {
+    fail("FORBIDDEN", `only the poster or the worker of task ${ctx.taskId} may dispute it`);
+  }
+  if (task.status !== TASK_STATUS.Submitted && task.status !== TASK_STATUS.Verified) {
+    await requireSubmitted(services, ctx, task, "a dispute");
+  }
+  await refuseWhilePaused(services, ctx, "raiseDispute");
+  const deadline = ctx.effectiveDeadline ?? task.deadline;
+  if (ctx.now >= deadline) {
+    const appealEnds = windowEnd(ctx.pauses, task.failedVerdictAt, APPEAL_WINDOW_SECONDS, ctx.now);
+    const appeal = task.status === TASK_STATUS.Verified && isWorker && ctx.now < appealEnds;
+    if (!appeal) {
+      fail(
+        "DEADLINE_REACHED",
+        task.status === TASK_STATUS.Verified && isWorker
+          ? `the deadline of task ${ctx.taskId} passed and so did the appeal window of its failed verdict (${appealEnds})`
+          : `the deadline of task ${ctx.taskId} passed at ${deadline}: only the worker may still appeal a failed verdict, within 3 days`
+      );
+    }
+  }
+  return unsigned(services, ctx, caller, encodeRaiseDispute(ctx.taskId));
+}

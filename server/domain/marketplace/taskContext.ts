@@ -1,0 +1,252 @@
+/**
+ * The shared loader of the marketplace operations: a task hash resolved to its listing, its on-chain projection, the
+ * marketplace's own records (the assignment and the marketplace verifier's intents) and the derived marketplace
+ * state of docs/marketplace.md ("States"). Every operation of server/domain/marketplace/ starts here, so they all
+ * see a task the same way.
+ *
+ * Clocks: deadlines are chain time (`now`); the accept lock, offer windows and the age of an assignment are wall
+ * clock (`wallNow`), because a chain that mines no block has a frozen clock.
+ */
+import type { Services } from "../../api/services";
+import { z, issue } from "../../api/schemas/common";
+import { fail } from "../../errors";
+import { findListingByHash, type ListingRecord } from "../../db/repositories/listings";
+import { findTaskById } from "../../db/repositories/tasks";
+import { loadPausePeriods } from "../../db/repositories/pausePeriods";
+import { findAssignment, type AssignmentRecord } from "../../db/repositories/assignments";
+import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../indexer/types";
+import { assignKey, verdictKey, type IntentView } from "../../verifier/types";
+import { effectiveDeadline } from "../listing";
+
+/** The marketplace states of docs/marketplace.md. */
+export const MARKET_STATUSES = [
+  "open",
+  "assigning",
+  "assigned",
+  "submitted",
+  "verifying",
+  "verified",
+  "disputed",
+  "completed",
+  "cancelled",
+  "expired",
+] as const;
+export type MarketStatus = (typeof MARKET_STATUSES)[number];
+
+export interface TaskContext {
+  taskHash: string;
+  taskId: number;
+  listing: ListingRecord;
+  /** The on-chain projection of the listed task; undefined while the indexer has not seen it (see requireOnChain). */
+  task: TaskRecord | undefined;
+  poster: string;
+  /** The on-chain worker, or undefined while none is assigned (or the projection lags). */
+  worker: string | undefined;
+  /** The escrow status (Funded before the projection has the task: the funding receipt proved it). */
+  onChainStatus: number;
+  pauses: readonly PausePeriod[];
+  /** Chain time, Unix seconds. */
+  now: number;
+  /** Wall clock, Unix seconds. */
+  wallNow: number;
+  /** The escrow's deadline plus time spent paused (the listing's creation-time deadline before indexing). */
+  effectiveDeadline: number | null;
+  /** Whether the escrow is paused now (every non-admin call would revert EnforcedPause). */
+  paused: boolean;
+  /** The marketplace's live assignment: void ones (see `voidAssignment`) are not here. */
+  assignment: AssignmentRecord | undefined;
+  /** An assignment row that no longer holds: its marketplaceAssign failed, or the accept died before sending it. */
+  voidAssignment: AssignmentRecord | undefined;
+  /** The marketplace verifier's marketplaceAssign intent of this task, if any. */
+  assignIntent: IntentView | undefined;
+  /** The verdict intent of the latest submission, if any. */
+  verdictIntent: IntentView | undefined;
+  /** The derived marketplace state. */
+  status: MarketStatus;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The path parameter
+// ---------------------------------------------------------------------------------------------------------------
+
+const DEPRECATED_MESSAGE =
+  "marketplace operations take the task hash (0x + 64 hex), not a numeric id: numeric ids collide across chains";
+
+/**
+ * A task hash of a marketplace path: a numeric id answers TASK_ID_DEPRECATED, anything else that is not 0x + 64 hex
+ * VALIDATION_ERROR, the zero hash EMPTY_HASH. Returns it lower-case.
+ */
+export function parseTaskHash(raw: string): string {
+  if (/^[0-9]+$/.test(raw)) fail("TASK_ID_DEPRECATED", DEPRECATED_MESSAGE);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(raw)) fail("VALIDATION_ERROR", "hash: must be 0x followed by 64 hex characters");
+  if (/^0x0{64}$/.test(raw)) fail("EMPTY_HASH", "hash: the task hash must not be zero");
+  return raw.toLowerCase();
+}
+
+/** The `:hash` path parameter of the marketplace routes, with the checks of parseTaskHash. */
+export const taskHashParams = z.object({
+  hash: z
+    .string()
+    .superRefine((v, ctx) => {
+      if (/^[0-9]+$/.test(v)) issue(ctx, "TASK_ID_DEPRECATED", DEPRECATED_MESSAGE);
+      else if (!/^0x[0-9a-fA-F]{64}$/.test(v))
+        issue(ctx, "VALIDATION_ERROR", "must be 0x followed by 64 hex characters");
+      else if (/^0x0{64}$/.test(v)) issue(ctx, "EMPTY_HASH", "the task hash must not be zero");
+    })
+    .transform((v) => v.toLowerCase())
+    .openapi({
+      type: "string",
+      example: `0x${"ab".repeat(32)}`,
+      description: "The task hash (a numeric id answers TASK_ID_DEPRECATED)",
+    }),
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Loading
+// ---------------------------------------------------------------------------------------------------------------
+
+const wallClock = () => Math.floor(Date.now() / 1000);
+
+/**
+ * Whether an assignment still holds. An accept's assignment is void once its marketplaceAssign intent failed, or
+ * when no intent exists and the accept that wrote it is older than the accept lock (it died before sending).
+ */
+export function assignmentHolds(
+  assignment: AssignmentRecord,
+  intent: IntentView | undefined,
+  task: TaskRecord | undefined,
+  wallNow: number,
+  acceptLockSeconds: number,
+): boolean {
+  if (task && task.worker === assignment.agent && task.status !== TASK_STATUS.Funded) return true;
+  if (assignment.via === "poster") return true;
+  if (intent) return intent.status !== "failed";
+  return wallNow < assignment.acceptedAt + acceptLockSeconds;
+}
+
+/** The marketplace state (docs/marketplace.md "States") of a loaded task. */
+export function deriveStatus(c: Omit<TaskContext, "status">): MarketStatus {
+  const lapsed = c.effectiveDeadline !== null && c.now >= c.effectiveDeadline;
+  switch (c.onChainStatus) {
+    case TASK_STATUS.Funded:
+      if (lapsed) return "expired";
+      if (!c.assignment) return "open";
+      return c.assignIntent?.status === "confirmed" ? "assigned" : "assigning";
+    case TASK_STATUS.Assigned:
+      return lapsed ? "expired" : "assigned";
+    case TASK_STATUS.Submitted:
+      return c.verdictIntent && (c.verdictIntent.status === "pending" || c.verdictIntent.status === "sent")
+        ? "verifying"
+        : "submitted";
+    case TASK_STATUS.Verified:
+      return "verified";
+    case TASK_STATUS.Disputed:
+      return "disputed";
+    case TASK_STATUS.Completed:
+      return "completed";
+    case TASK_STATUS.Cancelled:
+      return "cancelled";
+    default:
+      return "open";
+  }
+}
+
+/**
+ * Loads a listed task by hash (`raw` is the path parameter: see parseTaskHash). NOT_FOUND when no task with this
+ * hash is listed. The on-chain projection may lag the listing: `task` is then undefined and the state comes from the
+ * funding receipt (Funded).
+ */
+export async function loadTaskContext(services: Services, raw: string): Promise<TaskContext> {
+  const taskHash = parseTaskHash(raw);
+  const listing = await findListingByHash(services.db, taskHash);
+  if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
+  const [projected, pauses, now, stored] = await Promise.all([
+    findTaskById(services.db, listing.taskId),
+    loadPausePeriods(services.db),
+    services.chainTime(),
+    findAssignment(services.db, listing.taskId),
+  ]);
+  // After a reorg the same on-chain id may hold another task, which the listing must not describe.
+  const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
+  const verifier = services.verifier;
+  const assignIntent = verifier ? await verifier.intent(assignKey(listing.taskId)) : undefined;
+  const verdictIntent =
+    verifier && task && task.submissionAttempts > 0
+      ? await verifier.intent(verdictKey(listing.taskId, task.submissionAttempts))
+      : undefined;
+  const wallNow = wallClock();
+  const holds =
+    stored !== undefined &&
+    assignmentHolds(stored, assignIntent, task, wallNow, services.config.marketplace.acceptLockSeconds);
+  const base: Omit<TaskContext, "status"> = {
+    taskHash,
+    taskId: listing.taskId,
+    listing,
+    task,
+    poster: listing.poster,
+    worker: task && task.worker !== ZERO_ADDRESS ? task.worker : undefined,
+    onChainStatus: task?.status ?? TASK_STATUS.Funded,
+    pauses,
+    now,
+    wallNow,
+    effectiveDeadline: task ? effectiveDeadline(task, pauses, now) : listing.deadline,
+    paused: pauses.some((p) => p.endedAt === null),
+    assignment: holds ? stored : undefined,
+    voidAssignment: holds ? undefined : stored,
+    assignIntent,
+    verdictIntent,
+  };
+  return { ...base, status: deriveStatus(base) };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Checks shared by the operations
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The on-chain projection of the task; NOT_INDEXED (503, retry) while the indexer has not seen it. */
+export function requireOnChain(ctx: TaskContext): TaskRecord {
+  if (!ctx.task) {
+    return fail(
+      "NOT_INDEXED",
+      `task ${ctx.taskId} (${ctx.taskHash}) is listed but not indexed from the chain yet; retry`,
+    );
+  }
+  return ctx.task;
+}
+
+/**
+ * Whether `agent` accepted this task through the marketplace and the chain does not show it as the worker yet: its
+ * marketplaceAssign is unsent, unconfirmed, or confirmed but not indexed.
+ */
+export function assignmentPending(ctx: TaskContext, agent: string): boolean {
+  const a = ctx.assignment;
+  if (!a || a.agent !== agent.toLowerCase()) return false;
+  return !(ctx.task && ctx.task.worker === a.agent && ctx.task.status !== TASK_STATUS.Funded);
+}
+
+/**
+ * For the worker's operations (submit and the rest): ASSIGNMENT_PENDING (503, retry) while the caller's accepted
+ * assignment is not on-chain yet.
+ */
+export function assertAssignmentSettled(ctx: TaskContext, caller: string): void {
+  if (assignmentPending(ctx, caller)) {
+    fail(
+      "ASSIGNMENT_PENDING",
+      `the assignment of task ${ctx.taskId} to ${caller.toLowerCase()} is not confirmed on-chain yet; retry shortly`,
+    );
+  }
+}
+
+/**
+ * Whether the chain shows a worker that the marketplace did not assign through an accept: the poster assigned it
+ * with assignWorker (the marketplace was not asked).
+ */
+export function assignedElsewhere(ctx: TaskContext): boolean {
+  if (!ctx.worker) return false;
+  return !ctx.assignment || ctx.assignment.via === "poster" || ctx.assignment.agent !== ctx.worker;
+}
+
+/** Whether the effective deadline has passed (chain time). */
+export function deadlineReached(ctx: TaskContext): boolean {
+  return ctx.effectiveDeadline !== null && ctx.now >= ctx.effectiveDeadline;
+}
