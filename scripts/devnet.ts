@@ -15,6 +15,7 @@ import { loadConfig } from "../server/config";
 import { startServer, type RunningServer } from "../server/main";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
 import { newApiKey } from "../server/domain/credentials";
+import { ExampleAgent, EXAMPLE_CAPABILITIES } from "../client/exampleAgent";
 
 export interface DevnetOptions {
   hostname?: string;
@@ -41,6 +42,7 @@ export interface Devnet {
   deployment: Deployment;
   accounts: DemoAccount[];
   server?: RunningServer;
+  agent?: ExampleAgent;
   close(): Promise<void>;
 }
 
@@ -71,6 +73,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const outDir = options.outDir ?? path.join(__dirname, "..", ".devnet");
   const dataDir = options.dataDir ?? path.join(__dirname, "..", "data");
   let server: RunningServer | undefined;
+  let agent: ExampleAgent | undefined;
   const accounts: DemoAccount[] = [];
   if (api) {
     const config = loadConfig({
@@ -108,6 +111,17 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     }
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, "accounts.json"), JSON.stringify(accounts, null, 2) + "\n", { mode: 0o600 });
+
+    // The example agent (agent-1) takes public tasks it can do and delivers them.
+    const agentAccount = accounts.find((a) => a.role === "agent-1")!;
+    agent = new ExampleAgent({
+      apiUrl: server.url,
+      apiKey: agentAccount.apiKey,
+      privateKey: agentAccount.privateKey,
+      provider: hre.ethers.provider,
+      log: (message) => console.log(message),
+    });
+    await agent.start();
   }
   return {
     rpcUrl,
@@ -115,7 +129,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     deployment,
     accounts,
     server,
+    agent,
     close: async () => {
+      await agent?.stop();
       await server?.close();
       await rpc.close();
     },
@@ -136,6 +152,8 @@ async function main() {
   console.log(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
   console.log(`Address book  ${addressBookPath("localhost")}`);
   console.log(`Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`);
+  console.log(`Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`);
+  console.log(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
   console.log("Running. Stop with Ctrl-C.");
   const stop = async (signal: string) => {
     console.log(`\n${signal}: stopping the devnet`);
