@@ -4,7 +4,7 @@
 import { Interface, type EventFragment, type Log, type Provider } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { BlockHeader, EventArgs, StoredEvent } from "../indexer/types";
-import { classifyRpcError } from "./rpcErrors";
+import { classifyRpcError, withRetry } from "./rpcErrors";
 
 export const escrowInterface: Interface = TaskEscrow__factory.createInterface() as unknown as Interface;
 
@@ -74,7 +74,9 @@ export async function fetchLogsAdaptive(
   toBlock: number,
 ): Promise<{ logs: Log[]; workingRange: number }> {
   try {
-    return { logs: await chain.logs(address, fromBlock, toBlock), workingRange: toBlock - fromBlock + 1 };
+    // Each call is retried on its own, so a transient failure inside a split does not discard what was learned.
+    const logs = await withRetry(() => chain.logs(address, fromBlock, toBlock));
+    return { logs, workingRange: toBlock - fromBlock + 1 };
   } catch (error) {
     if (classifyRpcError(error) !== "range-too-large" || fromBlock === toBlock) throw error;
     const middle = Math.floor((fromBlock + toBlock) / 2);

@@ -61,10 +61,18 @@ function collect(error: unknown): { codes: string[]; messages: string[]; rpcCode
   return { codes, messages, rpcCodes };
 }
 
+const RATE_LIMITED = [/rate limit/i, /too many requests/i, /\b429\b/, /exceeded maximum retry limit/i];
+/** JSON-RPC codes of a request that cannot succeed as sent (parse error, invalid request, unknown method, bad params). */
+const MALFORMED_REQUEST = new Set([-32700, -32600, -32601, -32602]);
+
 export function classifyRpcError(error: unknown): RpcErrorKind {
   const { codes, messages, rpcCodes } = collect(error);
   const text = messages.join(" | ");
+  // A rate limit is retried, never mistaken for a range too large (which would shrink the log range for good).
+  if (rpcCodes.includes(429) || RATE_LIMITED.some((p) => p.test(text))) return "retryable";
   if (rpcCodes.includes(-32005) || RANGE_PATTERNS.some((p) => p.test(text))) return "range-too-large";
+  // Checked before the text patterns: ethers wraps such errors as "could not coalesce error".
+  if (rpcCodes.some((c) => MALFORMED_REQUEST.has(c))) return "fatal";
   if (codes.some((c) => RETRYABLE_CODES.has(c))) return "retryable";
   if (rpcCodes.some((c) => c === -32603 || c === -32000 || c === 429)) return "retryable";
   if (RETRYABLE_PATTERNS.some((p) => p.test(text))) return "retryable";

@@ -52,7 +52,11 @@ export function createDb(options: DbOptions): Db {
         max: 10,
         afterCreate: (conn: pg.Client, done: (err: Error | null, conn: pg.Client) => void) => {
           if (!schema) return done(null, conn);
-          conn.query(`create schema if not exists "${schema}"`, (err) => done(err ?? null, conn));
+          // Connections of several processes may race to create the schema: "already exists" is success.
+          conn.query(`create schema if not exists "${schema}"`, (err) => {
+            const code = (err as { code?: string } | null)?.code;
+            done(err && code !== "23505" && code !== "42P06" ? err : null, conn);
+          });
         },
       },
     });

@@ -4,6 +4,7 @@
  */
 import type { Knex } from "knex";
 import type { ChainReader } from "../chain/escrowLogs";
+import { withRetry } from "../chain/rpcErrors";
 import { getChainIdentity, recordChainIdentity, type ChainIdentity } from "../db/repositories/chainIdentity";
 
 export class ChainIdentityMismatchError extends Error {
@@ -26,7 +27,11 @@ export interface ExpectedDeployment {
 }
 
 export async function ensureChainIdentity(db: Knex, chain: ChainReader, expected: ExpectedDeployment) {
-  const [chainId, block] = await Promise.all([chain.chainId(), chain.block(expected.startBlock)]);
+  // A node that blips at startup must not stop the indexer: these reads are retried like every other.
+  const [chainId, block] = await Promise.all([
+    withRetry(() => chain.chainId()),
+    withRetry(() => chain.block(expected.startBlock)),
+  ]);
   const current = {
     chainId,
     escrowAddress: expected.escrowAddress.toLowerCase(),

@@ -30,12 +30,16 @@ function leaseLock(db: Knex, name: string, ttlMs: number): WriterLock {
       while (!signal.aborted) {
         if (await tryAcquireLease(db, name, owner, ttlMs)) {
           isHeld = true;
+          if (timer) clearInterval(timer);
           timer = setInterval(() => {
+            // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
             renewLease(db, name, owner, ttlMs)
               .then((ok) => {
                 if (!ok) isHeld = false;
               })
-              .catch(() => undefined);
+              .catch(() => {
+                isHeld = false;
+              });
           }, Math.max(200, Math.floor(ttlMs / 3)));
           timer.unref();
           return true;
@@ -61,6 +65,8 @@ function advisoryLock(db: Knex, name: string): WriterLock {
   let isHeld = false;
   return {
     async acquire(signal) {
+      // A session lost earlier still holds a pool connection: give it back before taking another.
+      if (connection) await db.client.releaseConnection(connection).catch(() => undefined);
       connection = await db.client.acquireConnection();
       connection.on?.("error", () => {
         isHeld = false;

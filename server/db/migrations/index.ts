@@ -361,8 +361,26 @@ export const migrationSource: Knex.MigrationSource<Migration> = {
   getMigration: async (m) => ({ up: m.up, down: m.down }),
 };
 
-/** Brings the schema up to date. Safe to call on every start and from several processes. */
+/**
+ * Brings the schema up to date. Safe to call on every start and from several processes: on PostgreSQL the
+ * migration runs under an advisory lock (knex creates its own bookkeeping tables outside its lock, and processes
+ * starting together on a fresh schema would collide); SQLite serialises writers itself.
+ */
 export async function migrateLatest(db: Knex): Promise<string[]> {
+  if (db.client.config.client !== "pg") return runLatest(db);
+  const searchPath = String((db.client.config as { searchPath?: string[] }).searchPath ?? "public");
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const connection: any = await db.client.acquireConnection();
+  try {
+    await connection.query("select pg_advisory_lock(hashtext($1))", [`${searchPath}/migrations`]);
+    return await runLatest(db);
+  } finally {
+    await connection.query("select pg_advisory_unlock(hashtext($1))", [`${searchPath}/migrations`]).catch(() => undefined);
+    await db.client.releaseConnection(connection);
+  }
+}
+
+async function runLatest(db: Knex): Promise<string[]> {
   const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
   return applied;
 }
