@@ -39,6 +39,8 @@ import {
 import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { latestSubmissions } from "../db/repositories/submissions";
+import { getAssignments } from "../db/repositories/assignments";
+import { tasksWithIntentInFlight } from "../db/repositories/verifierIntents";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../indexer/types";
 import { postersWithReputationAtLeast } from "./reputation";
 
@@ -376,7 +378,8 @@ export function marketplaceState(
   listing: ListingRecord,
   task: TaskRecord | undefined,
   pauses: readonly PausePeriod[],
-  now: number
+  now: number,
+  work: InFlight = NO_WORK,
 ): TaskState {
   if (!task) {
     const expired = listing.deadline !== null && now >= listing.deadline;
@@ -384,7 +387,42 @@ export function marketplaceState(
   }
   const lapsed = now >= effectiveDeadline(task, pauses, now);
   const takeable = task.status === TASK_STATUS.Funded || task.status === TASK_STATUS.Assigned;
-  return { status: takeable && lapsed ? "expired" : STATUS_NAMES[task.status] ?? "open", onChainStatus: task.status };
+  if (takeable && lapsed) return { status: "expired", onChainStatus: task.status };
+  if (task.status === TASK_STATUS.Funded && work.assigning.has(task.taskId)) {
+    return { status: "assigning", onChainStatus: task.status };
+  }
+  if (task.status === TASK_STATUS.Submitted && work.verifying.has(task.taskId)) {
+    return { status: "verifying", onChainStatus: task.status };
+  }
+  return { status: STATUS_NAMES[task.status] ?? "open", onChainStatus: task.status };
+}
+
+/** Marketplace work in flight for a page of tasks: accepts being assigned, verdicts being settled. */
+export interface InFlight {
+  assigning: ReadonlySet<number>;
+  verifying: ReadonlySet<number>;
+}
+
+const NO_WORK: InFlight = { assigning: new Set(), verifying: new Set() };
+
+/**
+ * Two queries for a whole page (the same rules as the marketplace's task loader: an assignment holds while its
+ * marketplaceAssign is in flight, or for the accept lock while it has no intent yet).
+ */
+export async function inFlightWork(services: Services, taskIds: readonly number[]): Promise<InFlight> {
+  if (taskIds.length === 0) return NO_WORK;
+  const [assignments, assignIntents, verdictIntents] = [
+    await getAssignments(services.db, taskIds),
+    await tasksWithIntentInFlight(services.db, taskIds, "assign"),
+    await tasksWithIntentInFlight(services.db, taskIds, "verdict"),
+  ];
+  const wallNow = Math.floor(Date.now() / 1000);
+  const assigning = new Set<number>();
+  for (const [taskId, a] of assignments) {
+    const pendingSend = a.intentId === null && wallNow < a.acceptedAt + services.config.marketplace.acceptLockSeconds;
+    if (a.via === "accept" && (assignIntents.has(taskId) || pendingSend)) assigning.add(taskId);
+  }
+  return { assigning, verifying: verdictIntents };
 }
 
 export interface ProjectionContext {
@@ -526,10 +564,12 @@ export async function listOpenListedTasks(services: Services, query: OpenTasksQu
     services.db,
     tasks.map((t) => t.taskId)
   );
+  const work = await inFlightWork(services, tasks.map((t) => t.taskId));
   const out = [];
   for (const task of tasks) {
     const listing = listings.get(task.taskId);
-    if (!listing || !matchingTask(listing, task)) continue;
+    // A task an agent is accepting is no longer open to others (total may still count it for a moment).
+    if (!listing || !matchingTask(listing, task) || work.assigning.has(task.taskId)) continue;
     out.push({
       meta: marketplaceMeta(listing, task, ctx),
       state: marketplaceState(listing, task, ctx.pauses, ctx.now),
@@ -565,7 +605,9 @@ export async function readTask(
   return {
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
-    a2aState: listing ? marketplaceState(listing, task, ctx.pauses, ctx.now) : null,
+    a2aState: listing
+      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(services, [task.taskId]))
+      : null,
     ...(canSeeResult(task, listing, caller)
       ? { resultData: (await deliverables(services, [task])).get(task.taskId) ?? null }
       : {}),
@@ -592,12 +634,13 @@ export async function listPostedTasks(services: Services, wallet: string, page: 
   const ctx = await projectionContext(services);
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
   const results = await deliverables(services, matched);
+  const work = await inFlightWork(services, matched.map((t) => t.taskId));
   return {
     tasks: listings.map((listing) => {
       const task = matchingTask(listing, tasks.get(listing.taskId));
       return {
         meta: marketplaceMeta(listing, task, ctx),
-        state: marketplaceState(listing, task, ctx.pauses, ctx.now),
+        state: marketplaceState(listing, task, ctx.pauses, ctx.now, work),
         onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
         // The poster always sees the deliverable of their own task.
         resultData: task ? results.get(task.taskId) ?? null : null,

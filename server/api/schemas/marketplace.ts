@@ -13,8 +13,10 @@ import { postingTermsShape, verificationCriteriaSchema } from "./postingTerms";
 
 export const MARKETPLACE_STATUSES = [
   "open",
+  "assigning",
   "assigned",
   "submitted",
+  "verifying",
   "verified",
   "completed",
   "cancelled",

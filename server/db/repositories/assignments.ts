@@ -66,3 +66,10 @@ export async function deleteAssignment(db: Queryable, a: Pick<AssignmentRecord, 
     .where({ task_id: a.taskId, agent: a.agent.toLowerCase(), accepted_at: a.acceptedAt })
     .delete();
 }
+
+/** Assignments of the given tasks, by task id. */
+export async function getAssignments(db: Queryable, taskIds: readonly number[]): Promise<Map<number, AssignmentRecord>> {
+  if (taskIds.length === 0) return new Map();
+  const rows = await db("task_assignments").whereIn("task_id", [...taskIds]);
+  return new Map(rows.map((r) => [Number(r.task_id), fromRow(r)]));
+}
