@@ -40,7 +40,7 @@ import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/re
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { getAssignments } from "../db/repositories/assignments";
-import { tasksWithIntentInFlight } from "../db/repositories/verifierIntents";
+import { assignKey, verdictKey } from "../verifier/types";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../indexer/types";
 import { postersWithReputationAtLeast } from "./reputation";
 
@@ -406,23 +406,34 @@ export interface InFlight {
 const NO_WORK: InFlight = { assigning: new Set(), verifying: new Set() };
 
 /**
- * Two queries for a whole page (the same rules as the marketplace's task loader: an assignment holds while its
- * marketplaceAssign is in flight, or for the accept lock while it has no intent yet).
+ * The marketplace's in-flight work for a page of tasks, by the same rules as the task loader
+ * (domain/marketplace/taskContext.ts): an accept's assignment holds while the verifier's marketplaceAssign is in
+ * flight (or, with no intent yet, for the accept lock); a verdict is in flight while the verifier's intent for the
+ * current attempt is pending or sent. One query for the page's assignments, then the verifier's own view.
  */
-export async function inFlightWork(services: Services, taskIds: readonly number[]): Promise<InFlight> {
-  if (taskIds.length === 0) return NO_WORK;
-  const [assignments, assignIntents, verdictIntents] = [
-    await getAssignments(services.db, taskIds),
-    await tasksWithIntentInFlight(services.db, taskIds, "assign"),
-    await tasksWithIntentInFlight(services.db, taskIds, "verdict"),
-  ];
+export async function inFlightWork(services: Services, tasks: readonly TaskRecord[]): Promise<InFlight> {
+  const funded = tasks.filter((t) => t.status === TASK_STATUS.Funded);
+  const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
+  if (funded.length === 0 && submitted.length === 0) return NO_WORK;
+  const inFlight = (status: string | undefined) => status === "pending" || status === "sent";
+  const verifier = services.verifier;
+  const assignments = await getAssignments(
+    services.db,
+    funded.map((t) => t.taskId),
+  );
   const wallNow = Math.floor(Date.now() / 1000);
   const assigning = new Set<number>();
   for (const [taskId, a] of assignments) {
-    const pendingSend = a.intentId === null && wallNow < a.acceptedAt + services.config.marketplace.acceptLockSeconds;
-    if (a.via === "accept" && (assignIntents.has(taskId) || pendingSend)) assigning.add(taskId);
+    if (a.via !== "accept") continue;
+    const intent = verifier ? await verifier.intent(assignKey(taskId)) : undefined;
+    const holds = intent ? inFlight(intent.status) : wallNow < a.acceptedAt + services.config.marketplace.acceptLockSeconds;
+    if (holds) assigning.add(taskId);
   }
-  return { assigning, verifying: verdictIntents };
+  const verifying = new Set<number>();
+  for (const t of verifier ? submitted : []) {
+    if (inFlight((await verifier!.intent(verdictKey(t.taskId, t.submissionAttempts)))?.status)) verifying.add(t.taskId);
+  }
+  return { assigning, verifying };
 }
 
 export interface ProjectionContext {
@@ -564,7 +575,7 @@ export async function listOpenListedTasks(services: Services, query: OpenTasksQu
     services.db,
     tasks.map((t) => t.taskId)
   );
-  const work = await inFlightWork(services, tasks.map((t) => t.taskId));
+  const work = await inFlightWork(services, tasks);
   const out = [];
   for (const task of tasks) {
     const listing = listings.get(task.taskId);
@@ -606,7 +617,7 @@ export async function readTask(
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing
-      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(services, [task.taskId]))
+      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(services, [task]))
       : null,
     ...(canSeeResult(task, listing, caller)
       ? { resultData: (await deliverables(services, [task])).get(task.taskId) ?? null }
@@ -634,7 +645,7 @@ export async function listPostedTasks(services: Services, wallet: string, page: 
   const ctx = await projectionContext(services);
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
   const results = await deliverables(services, matched);
-  const work = await inFlightWork(services, matched.map((t) => t.taskId));
+  const work = await inFlightWork(services, matched);
   return {
     tasks: listings.map((listing) => {
       const task = matchingTask(listing, tasks.get(listing.taskId));

@@ -405,7 +405,14 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           fake.mode = "hold";
           expect((await post(accept(taskHash), first.key)).json.data.state).to.equal("assigning");
           expectError(await post(accept(taskHash), second.key), 409, "NOT_OPEN");
+          // Public reads agree: the task is being assigned, and no longer offered to other agents.
+          expect((await api.request("GET", `/api/v1/tasks/${taskHash}`)).json.data.a2aState.status).to.equal(
+            "assigning",
+          );
+          const offered = (await api.request("GET", "/api/v1/a2a/tasks")).json.data.tasks;
+          expect(offered.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.not.include(taskHash);
           fake.failHeld(assignKey(taskId));
+          expect((await api.request("GET", `/api/v1/tasks/${taskHash}`)).json.data.a2aState.status).to.equal("open");
           expect((await loadTaskContext(api.services, taskHash)).status).to.equal("open");
           fake.mode = "send";
           const res = await post(accept(taskHash), second.key);

@@ -209,17 +209,3 @@ export async function retryFailedIntent(
   return n === 1;
 }
 
-/** Tasks among `taskIds` with an intent of `kind` still in flight (pending or sent). */
-export async function tasksWithIntentInFlight(
-  db: Queryable,
-  taskIds: readonly number[],
-  kind: "assign" | "verdict",
-): Promise<Set<number>> {
-  if (taskIds.length === 0) return new Set();
-  const rows = await db("verifier_intents")
-    .whereIn("task_id", [...taskIds])
-    .where({ kind })
-    .whereIn("status", ["pending", "sent"])
-    .select("task_id");
-  return new Set(rows.map((r: { task_id: number | string }) => Number(r.task_id)));
-}
