@@ -23,6 +23,7 @@
  * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
  * BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000].
  */
+import { mulberry32 } from "../test/helpers/scenario";
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -63,17 +64,8 @@ const DAY = 86_400;
 const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
 const ZONES = ["global", "eu-west", "us-east", "ap-south"];
 
-/** Deterministic randomness (mulberry32), so every run builds the same history. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Deterministic randomness, so every run builds the same history. */
+const rng = mulberry32;
 const random = rng(20240611);
 const randomInt = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
 

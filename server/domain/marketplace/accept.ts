@@ -29,7 +29,6 @@ import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../indexer/types";
 import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
 import { reputationScore, reputationScores } from "../reputation";
-import type { UnsignedTx } from "../posting";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
 import {
   assignedElsewhere,
@@ -38,6 +37,8 @@ import {
   loadTaskContext,
   requireOnChain,
   type TaskContext,
+  unsignedEscrowTx,
+  type EscrowTxAnswer,
 } from "./taskContext";
 
 const wallClock = () => Math.floor(Date.now() / 1000);
@@ -87,13 +88,7 @@ export interface ApplicantsResult {
   offer: { agent: string; expiresAt: number } | null;
 }
 
-export interface PosterTxResult {
-  taskHash: string;
-  onChainTaskId: number;
-  unsignedTx: UnsignedTx;
-  chain: "base" | "arc";
-  chainId: number;
-}
+export type PosterTxResult = EscrowTxAnswer;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared checks
@@ -151,17 +146,6 @@ function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | und
   return undefined;
 }
 
-function unsigned(services: Services, ctx: TaskContext, from: string, data: string): PosterTxResult {
-  const chain = services.chain;
-  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
-  return {
-    taskHash: ctx.taskHash,
-    onChainTaskId: ctx.taskId,
-    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
-    chain: services.config.api.postingChain as PosterTxResult["chain"],
-    chainId: chain.book.chainId,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Bid and applicants
@@ -503,7 +487,7 @@ export async function buildAssignWorker(
     );
   }
   if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: assignWorker would revert; retry after it resumes");
-  return unsigned(services, ctx, poster, encodeAssignWorker(ctx.taskId, target));
+  return unsignedEscrowTx(services, ctx, poster, encodeAssignWorker(ctx.taskId, target));
 }
 
 /**
@@ -526,5 +510,5 @@ export async function buildCancelTask(services: Services, wallet: string, rawHas
     );
   }
   if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: cancelTask would revert; retry after it resumes");
-  return unsigned(services, ctx, poster, encodeCancelTask(ctx.taskId));
+  return unsignedEscrowTx(services, ctx, poster, encodeCancelTask(ctx.taskId));
 }

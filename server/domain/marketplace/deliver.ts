@@ -38,7 +38,6 @@ import {
 } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../indexer/types";
 import { VerifierSendError, verdictKey } from "../../verifier/types";
-import type { UnsignedTx } from "../posting";
 import { CanonicalJsonError, canonicalJson, hashCanonical, utf8Length } from "./canonicalJson";
 import {
   assertAssignmentSettled,
@@ -46,6 +45,8 @@ import {
   requireOnChain,
   type MarketStatus,
   type TaskContext,
+  unsignedEscrowTx,
+  type EscrowTxAnswer,
 } from "./taskContext";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -67,13 +68,7 @@ export const MAX_REASON_LENGTH = 2000;
 // Answers
 // ---------------------------------------------------------------------------------------------------------------
 
-export interface TxAnswer {
-  taskHash: string;
-  onChainTaskId: number;
-  unsignedTx: UnsignedTx;
-  chain: "base" | "arc";
-  chainId: number;
-}
+export type TxAnswer = EscrowTxAnswer;
 
 export interface SubmitAnswer extends TxAnswer {
   attempt: number;
@@ -127,17 +122,6 @@ export function windowEnd(pauses: readonly PausePeriod[], start: number, length:
 // Shared checks
 // ---------------------------------------------------------------------------------------------------------------
 
-function unsigned(services: Services, ctx: TaskContext, from: string, data: string): TxAnswer {
-  const chain = services.chain;
-  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
-  return {
-    taskHash: ctx.taskHash,
-    onChainTaskId: ctx.taskId,
-    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
-    chain: services.config.api.postingChain as TxAnswer["chain"],
-    chainId: chain.book.chainId,
-  };
-}
 
 /** Whether the escrow is paused: the indexed configuration flag, or a pause period without an end. */
 async function escrowPaused(services: Services, ctx: TaskContext): Promise<boolean> {
@@ -287,7 +271,7 @@ export async function submitResult(
 
   const attempt = task.submissionAttempts + 1;
   const answer = (hash: string): SubmitAnswer => ({
-    ...unsigned(services, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
+    ...unsignedEscrowTx(services, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
     attempt,
     evidenceHash: hash,
   });
@@ -368,7 +352,7 @@ export async function verifyAsAgent(
     at: ctx.now,
   });
   return {
-    ...unsigned(services, ctx, caller, encodeCompleteVerification(ctx.taskId, body.passed)),
+    ...unsignedEscrowTx(services, ctx, caller, encodeCompleteVerification(ctx.taskId, body.passed)),
     attempt,
     passed: body.passed,
   };
@@ -495,7 +479,7 @@ export async function buildRelease(services: Services, wallet: string, rawHash: 
       }
     );
   }
-  return unsigned(services, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
+  return unsignedEscrowTx(services, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
 }
 
 /**
@@ -555,7 +539,7 @@ export async function buildReclaim(services: Services, wallet: string, rawHash: 
     }
   }
   return {
-    ...unsigned(services, ctx, caller, encodeClaimTimeout(ctx.taskId)),
+    ...unsignedEscrowTx(services, ctx, caller, encodeClaimTimeout(ctx.taskId)),
     outcome: task.status === TASK_STATUS.Submitted ? "escalate" : "refund",
   };
 }
@@ -592,5 +576,5 @@ export async function buildDispute(services: Services, wallet: string, rawHash: 
       );
     }
   }
-  return unsigned(services, ctx, caller, encodeRaiseDispute(ctx.taskId));
+  return unsignedEscrowTx(services, ctx, caller, encodeRaiseDispute(ctx.taskId));
 }

@@ -7,6 +7,7 @@
  * Clocks: deadlines are chain time (`now`); the accept lock, offer windows and the age of an assignment are wall
  * clock (`wallNow`), because a chain that mines no block has a frozen clock.
  */
+import type { UnsignedTx } from "../posting";
 import type { Services } from "../../api/services";
 import { z, issue } from "../../api/schemas/common";
 import { fail } from "../../errors";
@@ -249,4 +250,25 @@ export function assignedElsewhere(ctx: TaskContext): boolean {
 /** Whether the effective deadline has passed (chain time). */
 export function deadlineReached(ctx: TaskContext): boolean {
   return ctx.effectiveDeadline !== null && ctx.now >= ctx.effectiveDeadline;
+}
+
+/** An unsigned escrow call for a marketplace operation, answered to the wallet that must sign it. */
+export interface EscrowTxAnswer {
+  taskHash: string;
+  onChainTaskId: number;
+  unsignedTx: UnsignedTx;
+  chain: "base" | "arc";
+  chainId: number;
+}
+
+export function unsignedEscrowTx(services: Services, ctx: TaskContext, from: string, data: string): EscrowTxAnswer {
+  const chain = services.chain;
+  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
+  return {
+    taskHash: ctx.taskHash,
+    onChainTaskId: ctx.taskId,
+    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
+    chain: services.config.api.postingChain as EscrowTxAnswer["chain"],
+    chainId: chain.book.chainId,
+  };
 }
