@@ -3,6 +3,7 @@
  * with its indexer running. `request` speaks HTTP like any client; `createKey` gives a wallet an API key directly
  * (the sign-in flow has its own tests).
  */
+import crypto from "node:crypto";
 import http from "node:http";
 import os from "node:os";
 import path from "node:path";
@@ -63,6 +64,9 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     INDEXER_POLL_MS: "20",
     VERIFIER_POLL_MS: "50",
     REDIS_URL: process.env.REDIS_URL ?? "",
+    // Each API counts under its own Redis prefix, as separate deployments would; a test sharing a budget between
+    // two APIs passes the same prefix to both.
+    RATE_LIMIT_PREFIX: `test:${crypto.randomBytes(6).toString("hex")}:`,
     ...env,
   });
   const testDb = await createTestDb();
