@@ -5,6 +5,7 @@
 import type { Context } from "koa";
 import type { ZodTypeAny, z } from "zod";
 import type { Services } from "./services";
+import type { SerializedData } from "../domain/readCache";
 
 export type AuthMode = "none" | "optional" | "required";
 /** Posting families with their own token buckets (spec: uploads, task builds, task listings). */
@@ -54,8 +55,9 @@ export interface RouteDefinition<
   rawResponse?: { contentType: string; description: string };
   /** Error codes this route can answer, for the OpenAPI description. */
   errors?: string[];
-  handler(input: RouteInput<B, Q, P>): Promise<z.input<R>> | z.input<R>;
+  handler(input: RouteInput<B, Q, P>): Promise<z.input<R> | SerializedData> | z.input<R> | SerializedData;
 }
+
 
 export function defineRoute<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny, R extends ZodTypeAny>(
   route: RouteDefinition<B, Q, P, R>,

@@ -8,6 +8,7 @@ import type { Context } from "koa";
 import { z } from "zod";
 import { AppError } from "../errors";
 import type { AnyRoute, Caller } from "./route";
+import { SerializedData } from "../domain/readCache";
 import type { Services } from "./services";
 import { readJsonBody } from "./middleware/body";
 import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
@@ -49,7 +50,12 @@ export function buildRouter(routes: readonly AnyRoute[], services: Services): Ro
       const data = await route.handler({ body, query, params, caller, ctx, services });
       if (ctx.body !== undefined) return; // the handler answered itself (a blob download)
       ctx.status = route.successStatus ?? 200;
-      ctx.body = { success: true, data };
+      if (data instanceof SerializedData) {
+        ctx.type = "application/json";
+        ctx.body = `{"success":true,"data":${data.json}}`;
+      } else {
+        ctx.body = { success: true, data };
+      }
     });
   }
   return router;

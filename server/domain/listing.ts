@@ -11,7 +11,7 @@
  * proved, state is the lifecycle from the on-chain projection. Key material (wrappedKeys, custody key) never leaves
  * through a read.
  */
-import { ReadCache } from "./readCache";
+import { ReadCache, SerializedData } from "./readCache";
 import type { Services } from "../api/services";
 import { AppError, fail } from "../errors";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
@@ -538,7 +538,7 @@ export interface OpenTasksQuery {
 /** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
 /** Open-task pages are public and hot: cached per query for a second (docs/api.md, "Reads"). */
 export const OPEN_TASKS_CACHE_MS = 1000;
-const openTaskCaches = new WeakMap<Services, ReadCache<Awaited<ReturnType<typeof listOpenListedTasks>>>>();
+const openTaskCaches = new WeakMap<Services, ReadCache<SerializedData>>();
 
 function openTasksCache(services: Services) {
   let cache = openTaskCaches.get(services);
@@ -552,7 +552,8 @@ function openTasksCache(services: Services) {
  */
 export async function cachedOpenListedTasks(services: Services, query: OpenTasksQuery) {
   const key = JSON.stringify([query, services.indexer?.status().checkpoint ?? null, await services.chainTime()]);
-  return openTasksCache(services).get(key, () => listOpenListedTasks(services, query));
+  // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
+  return openTasksCache(services).get(key, async () => new SerializedData(JSON.stringify(await listOpenListedTasks(services, query))));
 }
 
 /** Forgets cached open-task pages (after this process lists a task). */

@@ -39,3 +39,11 @@ export class ReadCache<T> {
     this.entries.clear();
   }
 }
+
+/**
+ * A result already serialized to JSON (a cached hot read): the router sends it inside the envelope as is, instead of
+ * serializing the same object for every request.
+ */
+export class SerializedData {
+  constructor(readonly json: string) {}
+}
