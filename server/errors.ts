@@ -179,3 +179,8 @@ export interface ItemError {
   code: ErrorCode;
   message: string;
 }
+
+/** A field's name in messages: `body.tasks[2].amount`. */
+export function fieldName(location: string, path: (string | number)[]): string {
+  return [location, ...path].map((p) => (typeof p === "number" ? `[${p}]` : p)).join(".").replace(/\.\[/g, "[");
+}

@@ -1,10 +1,6 @@
 /** zod failures as AppErrors: the first issue's spec code (params.errorCode) or VALIDATION_ERROR, naming the field. */
 import type { ZodError, ZodTypeAny, z } from "zod";
-import { AppError, type ErrorCode } from "../errors";
-
-export function fieldName(location: string, path: (string | number)[]): string {
-  return [location, ...path].map((p) => (typeof p === "number" ? `[${p}]` : p)).join(".").replace(/\.\[/g, "[");
-}
+import { AppError, fieldName, type ErrorCode } from "../errors";
 
 export function zodToAppError(error: ZodError, location: string): AppError {
   const first = error.issues[0];

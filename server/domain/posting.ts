@@ -12,7 +12,6 @@ import type { Knex } from "knex";
 import { ZeroAddress } from "ethers";
 import { z, address, amount, duration, issue, taskHash } from "../api/schemas/common";
 import { checkPostingTerms, postingTermsShape, type PostingTerms } from "../api/schemas/postingTerms";
-import { fieldName } from "../api/validation";
 import type { Services } from "../api/services";
 import type { ChainGateway } from "../chain/gateway";
 import {
@@ -26,7 +25,7 @@ import {
 import { claimHash } from "../db/repositories/hashReservations";
 import { findListingByHash } from "../db/repositories/listings";
 import { findTasksByHash } from "../db/repositories/tasks";
-import { AppError, fail, type ErrorCode, type ItemError } from "../errors";
+import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                   Schemas                                                    */
