@@ -142,11 +142,6 @@ export async function markExecutorSeen(db: Queryable, wallet: string, now: numbe
   await touchExecutor(db, wallet, now);
 }
 
-/** The registered executor `address`, if any (for the marketplace's role and chain checks). */
-export function loadExecutor(db: Queryable, address: string): Promise<ExecutorRecord | undefined> {
-  return findExecutor(db, address);
-}
-
 /** GET /a2a/executors: public listing with the spec's filters. */
 export async function listPublicExecutors(
   services: Services,

@@ -13,7 +13,7 @@ import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/reposit
 import { getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
 import { deleteEventsAfter, insertNewEvents, listEventsNamed, listEventsOfTasks } from "../db/repositories/escrowEvents";
 import { deleteTasks, getTasks, upsertTasks } from "../db/repositories/tasks";
-import { insertOpenSubmissions, loadOpenSubmissions } from "../db/repositories/openSubmissions";
+import { deleteOpenSubmissionsOf, insertOpenSubmissions, loadOpenSubmissions } from "../db/repositories/openSubmissions";
 import { loadConfigValues, replaceConfigValues } from "../db/repositories/escrowConfig";
 import { loadTokens, replaceTokens } from "../db/repositories/allowedTokens";
 import { loadPausePeriods, replacePausePeriods } from "../db/repositories/pausePeriods";
@@ -333,7 +333,7 @@ export class Indexer {
 export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[]): Promise<void> {
   if (taskIds.length === 0) return;
   await deleteTasks(trx, taskIds);
-  for (const ids of [taskIds]) await trx("open_submissions").whereIn("task_id", ids).delete();
+  await deleteOpenSubmissionsOf(trx, taskIds);
   const events = await listEventsOfTasks(trx, taskIds);
   const tasks = new Map<number, TaskRecord>();
   const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };

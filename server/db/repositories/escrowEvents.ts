@@ -88,9 +88,3 @@ export async function countEvents(db: Queryable): Promise<number> {
   const row = await db("escrow_events").count({ n: "*" }).first();
   return Number(row?.n ?? 0);
 }
-
-/** Events of one transaction (the API reads funding receipts through the chain, this is for diagnostics). */
-export async function listEventsOfTransaction(db: Queryable, txHash: string): Promise<StoredEvent[]> {
-  const rows = await db("escrow_events").where({ tx_hash: txHash.toLowerCase() }).orderBy("log_index");
-  return rows.map(fromRow);
-}

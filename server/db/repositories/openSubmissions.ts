@@ -29,6 +29,7 @@ export async function insertOpenSubmissions(
   }
 }
 
-export async function deleteOpenSubmissionsAfter(db: Queryable, blockNumber: number): Promise<void> {
-  await db("open_submissions").where("block_number", ">", blockNumber).delete();
+/** Forgets the submissions of `taskIds` (a rollback re-folds them from the remaining events). */
+export async function deleteOpenSubmissionsOf(db: Queryable, taskIds: readonly number[]): Promise<void> {
+  for (const ids of chunks(taskIds, 500)) await db("open_submissions").whereIn("task_id", ids).delete();
 }
