@@ -51,7 +51,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
     registry.registerPath(config);
   }
 
-  return new OpenApiGeneratorV3(registry.definitions).generateDocument({
+  const document = new OpenApiGeneratorV3(registry.definitions).generateDocument({
     openapi: "3.0.3",
     info: {
       title: "Escrow Task Marketplace API",
@@ -60,4 +60,47 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
     },
     servers: [{ url: serverUrl }],
   });
+  return inlineNullableRefs(document);
+}
+
+type Schema = Record<string, unknown>;
+
+const isBareNullable = (part: unknown) =>
+  typeof part === "object" && part !== null && Object.keys(part).length === 1 && (part as Schema).nullable === true;
+
+/**
+ * zod-to-openapi writes nullable schemas in forms OpenAPI 3.0.3 validators reject, since `nullable` only takes effect
+ * beside `type`: `{ allOf: [{ $ref }, { nullable: true }] }`, `{ $ref, nullable: true }` and, for any JSON value,
+ * `{ nullable: true }` alone. Each is rewritten so a standard validator accepts the `null` the API sends (for example
+ * `verificationCriteria`): the referenced schema is inlined with `nullable: true`, and a bare `nullable` on a schema
+ * without a type (which already admits null) is dropped.
+ */
+export function inlineNullableRefs<D extends object>(document: D): D {
+  const components = ((document as { components?: { schemas?: Record<string, Schema> } }).components?.schemas ??
+    {}) as Record<string, Schema>;
+  const typedTarget = (ref: unknown) => {
+    const target = typeof ref === "string" ? components[ref.replace("#/components/schemas/", "")] : undefined;
+    return target?.type !== undefined ? target : undefined;
+  };
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (node === null || typeof node !== "object") return node;
+    let schema = node as Schema;
+    const allOf = schema.allOf as Schema[] | undefined;
+    if (allOf?.some(isBareNullable)) {
+      const rest = allOf.filter((part) => !isBareNullable(part));
+      schema = { ...schema, nullable: true, allOf: rest };
+      if (rest.length === 1 && Object.keys(schema).length === 2) schema = { ...rest[0], nullable: true };
+    }
+    if (schema.nullable === true && schema.type === undefined) {
+      const parts = schema.allOf as Schema[] | undefined;
+      const ref = schema.$ref ?? (parts?.length === 1 ? parts[0].$ref : undefined);
+      const target = typedTarget(ref);
+      const { allOf: _allOf, $ref: _ref, nullable: _nullable, ...rest } = schema;
+      if (target) return visit({ ...structuredClone(target), ...rest, nullable: true });
+      if (ref === undefined && !schema.allOf && !schema.anyOf && !schema.oneOf) return visit(rest);
+    }
+    return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, visit(value)]));
+  };
+  return visit(document) as D;
 }

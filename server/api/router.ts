@@ -13,7 +13,7 @@ import type { Services } from "./services";
 import { readJsonBody } from "./middleware/body";
 import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
 import { checkFailedAuthBudget, countFailedAuth, takePostingTokens } from "./middleware/rateLimit";
-import { parseOrThrow } from "./validation";
+import { checkJsonStrings, parseOrThrow } from "./validation";
 
 const empty = z.object({}).passthrough();
 
@@ -40,6 +40,7 @@ export function buildRouter(routes: readonly AnyRoute[], services: Services): Ro
       if (route.request?.body && rawBody === undefined) {
         throw new AppError({ code: "VALIDATION_ERROR", message: "body: a JSON object is required" });
       }
+      if (rawBody !== undefined) checkJsonStrings(rawBody, "body");
       const body = route.request?.body ? parseOrThrow(route.request.body, rawBody, "body") : undefined;
       const query = parseOrThrow(route.request?.query ?? empty, ctx.query, "query");
       const params = parseOrThrow(route.request?.params ?? empty, ctx.params, "path");
