@@ -72,8 +72,9 @@ const isBareNullable = (part: unknown) =>
  * zod-to-openapi writes nullable schemas in forms OpenAPI 3.0.3 validators reject, since `nullable` only takes effect
  * beside `type`: `{ allOf: [{ $ref }, { nullable: true }] }`, `{ $ref, nullable: true }` and, for any JSON value,
  * `{ nullable: true }` alone. Each is rewritten so a standard validator accepts the `null` the API sends (for example
- * `verificationCriteria`): the referenced schema is inlined with `nullable: true`, and a bare `nullable` on a schema
- * without a type (which already admits null) is dropped.
+ * `verificationCriteria`): a nullable `allOf` of one reference inlines the referenced schema with `nullable: true`;
+ * elsewhere a `nullable` without a type (beside a `$ref`, whose siblings are ignored, or on a schema that already
+ * admits any value) is dropped.
  */
 export function inlineNullableRefs<D extends object>(document: D): D {
   const components = ((document as { components?: { schemas?: Record<string, Schema> } }).components?.schemas ??
@@ -90,15 +91,15 @@ export function inlineNullableRefs<D extends object>(document: D): D {
     if (allOf?.some(isBareNullable)) {
       const rest = allOf.filter((part) => !isBareNullable(part));
       schema = { ...schema, nullable: true, allOf: rest };
-      if (rest.length === 1 && Object.keys(schema).length === 2) schema = { ...rest[0], nullable: true };
     }
     if (schema.nullable === true && schema.type === undefined) {
       const parts = schema.allOf as Schema[] | undefined;
-      const ref = schema.$ref ?? (parts?.length === 1 ? parts[0].$ref : undefined);
-      const target = typedTarget(ref);
-      const { allOf: _allOf, $ref: _ref, nullable: _nullable, ...rest } = schema;
+      const { allOf: _allOf, nullable: _nullable, ...rest } = schema;
+      const only = parts?.length === 1 ? parts[0] : undefined;
+      const target = only?.type !== undefined ? only : typedTarget(only?.$ref);
       if (target) return visit({ ...structuredClone(target), ...rest, nullable: true });
-      if (ref === undefined && !schema.allOf && !schema.anyOf && !schema.oneOf) return visit(rest);
+      // Beside a $ref, siblings are ignored; without any type, the schema already admits null.
+      if (!schema.allOf && !schema.anyOf && !schema.oneOf) return visit(rest);
     }
     return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, visit(value)]));
   };

@@ -52,7 +52,7 @@ export function checkJsonStrings(root: unknown, location: string): void {
       if (LONE_SURROGATE.test(value)) {
         throw new AppError({
           code: "VALIDATION_ERROR",
-          message: `${fieldName(location, pathOf(node))}: contains a lone UTF-16 surrogate; send valid Unicode text`,
+          message: `${fieldName(location, pathOf(node))}: contains a lone UTF-16 surrogate (not I-JSON)`,
         });
       }
     } else if (Array.isArray(value)) {
