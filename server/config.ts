@@ -58,6 +58,10 @@ const envSchema = z.object({
   MAX_BLOB_BYTES: intFrom(10 * 1024 * 1024, 1),
   UPLOAD_TIMEOUT_MS: intFrom(80_000, 1),
   JSON_BODY_LIMIT_BYTES: intFrom(1024 * 1024, 1024),
+  API_HEADERS_TIMEOUT_MS: intFrom(10_000, 100),
+  API_REQUEST_TIMEOUT_MS: intFrom(120_000, 100),
+  API_IDLE_TIMEOUT_MS: intFrom(30_000, 100),
+  API_KEEP_ALIVE_TIMEOUT_MS: intFrom(5_000, 100),
   SESSION_TTL_SECONDS: intFrom(3600, 60),
   SIWE_NONCE_TTL_SECONDS: intFrom(600, 1),
   HASH_RESERVATION_SECONDS: intFrom(24 * 3600, 1),
@@ -125,6 +129,8 @@ export interface ApiConfig {
   /** Time the blob store gets for one upload request (spec: an upload answers within about 85 seconds). */
   uploadTimeoutMs: number;
   jsonBodyLimitBytes: number;
+  /** HTTP server timeouts (docs/api.md, "Connections"): a stalled or slow client is disconnected. */
+  timeouts: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
   sessionTtlSeconds: number;
   /** How long a sign-in nonce stays usable (EIP-4361 sign-in; 10 minutes). */
   nonceTtlSeconds: number;
@@ -192,6 +198,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       maxBlobBytes: e.MAX_BLOB_BYTES,
       uploadTimeoutMs: e.UPLOAD_TIMEOUT_MS,
       jsonBodyLimitBytes: e.JSON_BODY_LIMIT_BYTES,
+      timeouts: {
+        headersMs: Math.min(e.API_HEADERS_TIMEOUT_MS, e.API_REQUEST_TIMEOUT_MS),
+        requestMs: e.API_REQUEST_TIMEOUT_MS,
+        idleMs: e.API_IDLE_TIMEOUT_MS,
+        keepAliveMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
+      },
       sessionTtlSeconds: e.SESSION_TTL_SECONDS,
       nonceTtlSeconds: e.SIWE_NONCE_TTL_SECONDS,
       hashReservationSeconds: e.HASH_RESERVATION_SECONDS,

@@ -2,7 +2,6 @@
  * Composition root: configuration, logger, database, chain, indexer and the HTTP API. `npm start` runs it against the
  * configured network; the devnet calls `startServer` in-process. Listens on API_HOST:API_PORT (127.0.0.1:8787).
  */
-import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { JsonRpcProvider, type Provider } from "ethers";
 import { loadConfig, type Config } from "./config";
@@ -17,6 +16,7 @@ import { LocalBlobStore } from "./storage/blobStore";
 import { Indexer } from "./indexer/sync";
 import { resetHint } from "./indexer";
 import { createApp } from "./api/app";
+import { createHttpServer } from "./api/httpServer";
 import type { Services } from "./api/services";
 import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
@@ -124,7 +124,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   autoVerifier?.start();
 
   const app = createApp(services);
-  const server = http.createServer(app.callback());
+  const server = createHttpServer(app.callback(), config.api.timeouts);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
     server.listen(config.api.port, config.api.host, () => resolve());

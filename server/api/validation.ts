@@ -20,3 +20,51 @@ export function parseOrThrow<S extends ZodTypeAny>(schema: S, value: unknown, lo
   if (!result.success) throw zodToAppError(result.error, location);
   return result.data;
 }
+
+/** In a `u` regex a surrogate pair is one code point, so this matches only lone surrogates. */
+const LONE_SURROGATE = /\p{Surrogate}/u;
+
+/** Keys a JSON body may not carry: they would reach object prototypes in code that copies the body. */
+const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
+
+/**
+ * Every string of a parsed JSON value (keys too) must be well-formed UTF-16: a lone surrogate (`"\ud800"`) cannot be
+ * encoded as UTF-8, so it could never reach the chain or the database intact. `__proto__` (and `constructor`,
+ * `prototype`) keys are refused, as unknown keys are. Throws VALIDATION_ERROR naming the field. Iterative, so a deeply
+ * nested body cannot exhaust the stack.
+ */
+export function checkJsonStrings(root: unknown, location: string): void {
+  interface Node {
+    value: unknown;
+    parent?: Node;
+    key?: string | number;
+  }
+  const pathOf = (node: Node) => {
+    const path: (string | number)[] = [];
+    for (let n: Node | undefined = node; n?.parent; n = n.parent) path.unshift(n.key!);
+    return path;
+  };
+  const stack: Node[] = [{ value: root }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const { value } = node;
+    if (typeof value === "string") {
+      if (LONE_SURROGATE.test(value)) {
+        throw new AppError({
+          code: "VALIDATION_ERROR",
+          message: `${fieldName(location, pathOf(node))}: contains a lone UTF-16 surrogate (not I-JSON)`,
+        });
+      }
+    } else if (Array.isArray(value)) {
+      value.forEach((item, key) => stack.push({ value: item, parent: node, key }));
+    } else if (value !== null && typeof value === "object") {
+      for (const [key, item] of Object.entries(value)) {
+        const child = { value: item, parent: node, key };
+        if (FORBIDDEN_KEYS.has(key) || LONE_SURROGATE.test(key)) {
+          throw new AppError({ code: "VALIDATION_ERROR", message: `${fieldName(location, pathOf(child))}: key not allowed; remove it` });
+        }
+        stack.push(child);
+      }
+    }
+  }
+}

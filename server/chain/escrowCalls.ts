@@ -3,13 +3,27 @@
  * TypeChain interface of TaskEscrow so that a change of signature breaks the build rather than a client's
  * transaction, and the size-based gas limit of a batch when estimating it fails.
  */
-import { ZeroAddress, toUtf8Bytes } from "ethers";
+import { AbiCoder, ZeroAddress, concat, toUtf8Bytes } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 
 /** The escrow's free-text category: the API always sends `general`. */
 export const TASK_CATEGORY = "general";
 
 const escrow = TaskEscrow__factory.createInterface();
+const abi = AbiCoder.defaultAbiCoder();
+
+/**
+ * Encodes `name(args)` with its selector computed once: ethers recomputes a fragment's selector (a keccak) and looks
+ * the fragment up by name on every call, a tenth of a task build's time.
+ */
+function encoderOf(name: "createTask" | "createTaskWithVerifier") {
+  const fragment = escrow.getFunction(name)!;
+  const selector = fragment.selector;
+  return (args: readonly unknown[]) => concat([selector, abi.encode(fragment.inputs, args)]);
+}
+
+const encodeCreateTaskCall = encoderOf("createTask");
+const encodeCreateTaskWithVerifierCall = encoderOf("createTaskWithVerifier");
 
 /** One task to fund, as the escrow takes it (the category is always TASK_CATEGORY). */
 export interface TaskCall {
@@ -31,7 +45,7 @@ export interface TaskCall {
 export function encodeCreateTask(token: string, task: TaskCall): string {
   const { taskHash, amount, locationZone, duration, verifierAgent } = task;
   if (verifierAgent) {
-    return escrow.encodeFunctionData("createTaskWithVerifier", [
+    return encodeCreateTaskWithVerifierCall([
       taskHash,
       token,
       amount,
@@ -41,7 +55,7 @@ export function encodeCreateTask(token: string, task: TaskCall): string {
       verifierAgent,
     ]);
   }
-  return escrow.encodeFunctionData("createTask", [taskHash, token, amount, TASK_CATEGORY, locationZone, duration]);
+  return encodeCreateTaskCall([taskHash, token, amount, TASK_CATEGORY, locationZone, duration]);
 }
 
 /** `createTasks(token, tasks)`: the NewTask tuples in order, with the zero address for tasks without a verifier. */

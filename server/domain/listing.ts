@@ -281,7 +281,24 @@ export async function indexTask(services: Services, wallet: string, body: IndexB
       `taskHash ${body.taskHash} differs from the task the transaction funded (${event.taskHash}, task ${event.taskId})`
     );
   }
-  return listOne(services, wallet, body, event, funding, token);
+  const result = await listOne(services, wallet, body, event, funding, token);
+  await awaitIndexed(services, funding.blockNumber);
+  return result;
+}
+
+/** How long indexing waits for the indexer to reach the funding block (read your writes). */
+export const READ_YOUR_WRITES_MS = 5_000;
+
+/**
+ * Waits until the indexer has `block`, so the lister's next read shows the task it just listed. Bounded: past
+ * READ_YOUR_WRITES_MS the answer goes out anyway, and reads say NOT_INDEXED_YET until the indexer catches up.
+ */
+async function awaitIndexed(services: Services, block: number): Promise<void> {
+  try {
+    await services.indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
+  } catch {
+    // the indexer is behind: readTask answers NOT_INDEXED_YET meanwhile
+  }
 }
 
 /**
@@ -338,6 +355,7 @@ export async function indexTaskBatch(
       results.push({ taskHash: item.taskHash, error: { code: error.code, message: error.message } });
     }
   }
+  await awaitIndexed(services, funding.blockNumber);
   return { results };
 }
 
@@ -610,6 +628,8 @@ export async function readTask(
   }
   if (!task) {
     const which = "taskId" in id ? `task ${id.taskId}` : `task with hash ${id.taskHash}`;
+    // Listed from its funding receipt, but the indexer has not reached that block yet.
+    if (listing) return fail("NOT_INDEXED_YET", `${which} is listed; its funding block is not indexed yet; retry`);
     return fail("NOT_FOUND", `${which} not found (or not indexed yet; retry)`);
   }
   if (listing && !matchingTask(listing, task)) listing = undefined;

@@ -45,5 +45,12 @@ export class ReadCache<T> {
  * serializing the same object for every request.
  */
 export class SerializedData {
+  private bytes?: Buffer;
+
   constructor(readonly json: string) {}
+
+  /** The whole success envelope as UTF-8, encoded once: a hot page is sent without re-encoding or re-measuring it. */
+  get envelope(): Buffer {
+    return (this.bytes ??= Buffer.from(`{"success":true,"data":${this.json}}`));
+  }
 }

@@ -4,7 +4,6 @@
  * (the sign-in flow has its own tests).
  */
 import crypto from "node:crypto";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
@@ -13,6 +12,7 @@ import { ethers } from "hardhat";
 import { loadConfig, type Config } from "../../server/config";
 import { silentLogger } from "../../server/logger";
 import { createApp } from "../../server/api/app";
+import { createHttpServer } from "../../server/api/httpServer";
 import { buildServices } from "../../server/main";
 import { Indexer } from "../../server/indexer/sync";
 import { providerChainReader } from "../../server/chain/escrowLogs";
@@ -89,7 +89,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     await verifier.start();
     testDb.onCleanup(() => verifier.stop());
   }
-  const server = http.createServer(createApp(services).callback());
+  const server = createHttpServer(createApp(services).callback(), config.api.timeouts);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 

@@ -805,7 +805,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
     );
 
     it(
-      "answers ASSIGNMENT_PENDING while the marketplace assignment is unconfirmed",
+      "answers ASSIGNMENT_PENDING while the marketplace assignment is unconfirmed, to the worker and to a reclaiming poster",
       withApi(
         async ({ api, fake, keys, post, postTask }) => {
           const t = await postTask({ open: true });
@@ -819,6 +819,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
               "ASSIGNMENT_PENDING"
             );
           }
+          // The poster's reclaim knows the index is behind the accept: not "nobody took it" (USE_CANCEL).
+          expectError(await post(path(t.taskHash, "reclaim"), keys.poster), 503, "ASSIGNMENT_PENDING");
           fake.mode = "send";
           await fake.release(assignKey(t.taskId));
           await api.synced();

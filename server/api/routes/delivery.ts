@@ -156,7 +156,8 @@ export const reclaimRoute = defineRoute({
   summary: "Claim the timeout (poster): answers the unsigned claimTimeout (refund, or escalation of submitted work)",
   description:
     "Refused up front with the code the escrow's revert would mean, computed from the indexed task and the escrow's " +
-    "pause state (deadlines and windows extended by paused time): USE_CANCEL, INVALID_STATUS, ESCROW_PAUSED, " +
+    "pause state (deadlines and windows extended by paused time): ASSIGNMENT_PENDING (an accept not indexed yet), " +
+    "USE_CANCEL, INVALID_STATUS, ESCROW_PAUSED, " +
     "DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE, ESCALATED_FOR_ADJUDICATION, DISPUTE_WINDOW_ACTIVE. Time refusals " +
     "carry error.details.availableAt.",
   tags: ["marketplace"],
@@ -166,6 +167,7 @@ export const reclaimRoute = defineRoute({
   errors: [
     ...HASH_ERRORS,
     "NOT_POSTER",
+    "ASSIGNMENT_PENDING",
     "USE_CANCEL",
     "INVALID_STATUS",
     "DEADLINE_NOT_REACHED",

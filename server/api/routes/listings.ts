@@ -133,7 +133,7 @@ export const taskRoute = defineRoute({
   auth: "optional",
   request: { params: z.object({ id: taskIdParam }) },
   response: taskDetailSchema,
-  errors: ["INVALID_TASK_ID", "NOT_FOUND", "UNAUTHORIZED"],
+  errors: ["INVALID_TASK_ID", "NOT_FOUND", "NOT_INDEXED_YET", "UNAUTHORIZED"],
   handler: ({ params, caller, services }) => readTask(services, params.id, caller?.wallet),
 });
 

@@ -25,16 +25,22 @@ export const settlementRoute = defineRoute({
   handler: ({ services }) => readSettlement(services),
 });
 
+const openApiDocumentSchema = z
+  .object({ openapi: z.literal("3.0.3"), info: z.object({}).passthrough(), paths: z.object({}).passthrough() })
+  .passthrough();
+
 export const openApiRoute = defineRoute({
   method: "get",
   path: "/api/v1/openapi.json",
   summary: "This API's OpenAPI 3.0.3 document (served as the bare document, not in the envelope)",
   tags: ["public"],
   auth: "none",
-  response: z.object({}).passthrough(),
+  response: openApiDocumentSchema,
+  rawResponse: { contentType: "application/json", description: "The OpenAPI 3.0.3 document itself" },
   handler: ({ ctx, services }) => {
-    ctx.body = openApiDocument(services.config.api.publicUrl);
-    return {};
+    const document = openApiDocument(services.config.api.publicUrl) as z.input<typeof openApiDocumentSchema>;
+    ctx.body = document;
+    return document;
   },
 });
 

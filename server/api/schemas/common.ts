@@ -51,7 +51,10 @@ export const amount = z
 export const MIN_DURATION = 3600;
 export const MAX_DURATION = 7_776_000;
 
-/** Whole seconds from 3600 to 7776000 (INVALID_DURATION). */
+/**
+ * Whole seconds from 3600 to 7776000 (INVALID_DURATION). The spec writes it as a string of digits; a JSON integer is
+ * accepted too and documented as such (docs/api.md), so the document and the validator agree.
+ */
 export const duration = z
   .union([z.string(), z.number()])
   .superRefine((v, ctx) => {
@@ -63,7 +66,13 @@ export const duration = z
     }
   })
   .transform((v) => Number(v))
-  .openapi({ type: "string", example: "86400" });
+  .openapi({
+    anyOf: [
+      { type: "string", pattern: "^[0-9]+$", description: "whole seconds as a decimal string (the spec's form)" },
+      { type: "integer", minimum: MIN_DURATION, maximum: MAX_DURATION, description: "whole seconds as a JSON integer" },
+    ],
+    example: "86400",
+  });
 
 export const pagination = (maxLimit: number, defaultLimit: number) =>
   z.object({

@@ -4,7 +4,7 @@
  * marketplaceAssign, intent `intentId`) or `poster` (the poster's own assignWorker, seen on-chain).
  */
 import { isUniqueViolation } from "./listings";
-import type { Queryable } from "./util";
+import { placeholders, selectRows, type Queryable } from "./util";
 
 export type AssignmentVia = "accept" | "poster";
 
@@ -70,6 +70,10 @@ export async function deleteAssignment(db: Queryable, a: Pick<AssignmentRecord, 
 /** Assignments of the given tasks, by task id. */
 export async function getAssignments(db: Queryable, taskIds: readonly number[]): Promise<Map<number, AssignmentRecord>> {
   if (taskIds.length === 0) return new Map();
-  const rows = await db("task_assignments").whereIn("task_id", [...taskIds]);
+  const rows = await selectRows(
+    db,
+    `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})`,
+    taskIds,
+  );
   return new Map(rows.map((r) => [Number(r.task_id), fromRow(r)]));
 }

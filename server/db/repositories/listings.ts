@@ -2,7 +2,7 @@
  * Marketplace listings (tables `listings` and `listing_capabilities`): the terms a poster attached to a funded task
  * when indexing it. Keyed by the on-chain task id; one listing per task hash. Addresses and hashes are lower-case.
  */
-import { chunks, type Queryable } from "./util";
+import { chunks, placeholders, selectRows, type Queryable } from "./util";
 
 export type Privacy = "private" | "public";
 
@@ -87,7 +87,12 @@ async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingReco
   const ids = rows.map((r) => Number(r.task_id));
   const caps = new Map<number, string[]>();
   for (const chunk of chunks(ids, 500)) {
-    const capRows = await db("listing_capabilities").whereIn("task_id", chunk).orderBy(["task_id", "capability"]);
+    const capRows = await selectRows(
+      db,
+      `select "task_id", "capability" from "listing_capabilities" where "task_id" in (${placeholders(chunk.length)}) ` +
+        `order by "task_id", "capability"`,
+      chunk,
+    );
     for (const c of capRows) {
       const id = Number(c.task_id);
       if (!caps.has(id)) caps.set(id, []);
@@ -105,12 +110,12 @@ export async function insertListing(db: Queryable, listing: ListingRecord): Prom
 }
 
 export async function findListingByTaskId(db: Queryable, taskId: number): Promise<ListingRecord | undefined> {
-  const row = await db("listings").where({ task_id: taskId }).first();
+  const [row] = await selectRows(db, `select * from "listings" where "task_id" = ?`, [taskId]);
   return row ? (await withCapabilities(db, [row]))[0] : undefined;
 }
 
 export async function findListingByHash(db: Queryable, taskHash: string): Promise<ListingRecord | undefined> {
-  const row = await db("listings").where({ task_hash: taskHash.toLowerCase() }).first();
+  const [row] = await selectRows(db, `select * from "listings" where "task_hash" = ?`, [taskHash.toLowerCase()]);
   return row ? (await withCapabilities(db, [row]))[0] : undefined;
 }
 

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { TASK_STATUS, type TaskRecord } from "../../indexer/types";
-import { bulkInsert, chunks, toBool, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, selectRows, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (t: TaskRecord) => ({
   task_id: t.taskId,
@@ -92,13 +92,15 @@ export async function deleteTasks(db: Queryable, taskIds: readonly number[]): Pr
 }
 
 export async function findTaskById(db: Queryable, taskId: number): Promise<TaskRecord | undefined> {
-  const row = await db("tasks").where({ task_id: taskId }).first();
+  const [row] = await selectRows(db, `select * from "tasks" where "task_id" = ?`, [taskId]);
   return row ? fromRow(row) : undefined;
 }
 
 /** Tasks funded with this brief hash, oldest first (the chain does not forbid reusing a hash). */
 export async function findTasksByHash(db: Queryable, taskHash: string): Promise<TaskRecord[]> {
-  const rows = await db("tasks").where({ task_hash: taskHash.toLowerCase() }).orderBy("task_id");
+  const rows = await selectRows(db, `select * from "tasks" where "task_hash" = ? order by "task_id"`, [
+    taskHash.toLowerCase(),
+  ]);
   return rows.map(fromRow);
 }
 

@@ -484,7 +484,8 @@ export async function buildRelease(services: Services, wallet: string, rawHash: 
 
 /**
  * POST /a2a/tasks/{hash}/reclaim by the poster: unsigned claimTimeout, refused up front with the escrow's refund
- * codes. In order: NOT_POSTER, NOT_INDEXED, USE_CANCEL (Funded: nobody took it), INVALID_STATUS (settled),
+ * codes. In order: NOT_POSTER, NOT_INDEXED, ASSIGNMENT_PENDING (an accept being confirmed), USE_CANCEL (Funded:
+ * nobody took it), INVALID_STATUS (settled),
  * ESCROW_PAUSED, DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE (Verified), ESCALATED_FOR_ADJUDICATION and
  * DISPUTE_WINDOW_ACTIVE (Disputed). Time refusals carry details.availableAt.
  */
@@ -494,6 +495,10 @@ export async function buildReclaim(services: Services, wallet: string, rawHash: 
   if (caller !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may reclaim it`);
   const task = requireOnChain(ctx);
   if (task.status === TASK_STATUS.Funded) {
+    // An accept the index does not show yet: the chain has (or is about to have) a worker.
+    if (ctx.assignment) {
+      fail("ASSIGNMENT_PENDING", `an agent accepted task ${ctx.taskId} and its assignment is being confirmed; retry shortly`);
+    }
     fail(
       "USE_CANCEL",
       `nobody took task ${ctx.taskId}: cancel it instead (POST /api/v1/a2a/tasks/${ctx.taskHash}/cancel)`
