@@ -52,7 +52,7 @@ import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
 import { newApiKey } from "../server/domain/credentials";
 import { listOpenListedTasks, marketplaceMeta, marketplaceState } from "../server/domain/listing";
 import { chunks } from "../server/db/repositories/util";
-import type { Services } from "../server/api/services";
+import type { Deps } from "../server/domain/deps";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
@@ -149,8 +149,8 @@ async function fundTasks() {
 // ---------------------------------------------------------------------------------------------------------------
 
 /** A listing for every indexed task, as POST /a2a/tasks/index would store it (terms varied, a fifth public). */
-async function listEverything(services: Services): Promise<number> {
-  const { db } = services;
+async function listEverything(deps: Deps): Promise<number> {
+  const { db } = deps;
   const tasks = await db("tasks").orderBy("task_id").select("task_id", "task_hash", "poster", "token", "amount",
     "deadline", "created_at", "created_tx", "verifier");
   await db.transaction(async (trx) => {
@@ -161,7 +161,7 @@ async function listEverything(services: Services): Promise<number> {
       const listing: ListingRecord = {
         taskId: id,
         taskHash: task.task_hash,
-        chain: services.config.api.postingChain,
+        chain: deps.config.api.postingChain,
         poster: task.poster,
         txHash: task.created_tx,
         privacy: isPublic ? "public" : "private",
@@ -212,7 +212,7 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   const logger = createLogger(config.logLevel, { service: "bench-api" });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const services = await buildServices(config, logger, db, ethers.provider);
+  const deps = await buildServices(config, logger, db, ethers.provider);
   const indexer = new Indexer({
     db,
     chain: providerChainReader(ethers.provider),
@@ -225,18 +225,18 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   const head = await ethers.provider.getBlockNumber();
   const started = now();
   await indexer.start();
-  services.indexer = indexer;
+  deps.indexer = indexer;
   await indexer.waitForBlock(head, 240_000);
   const indexed = Number((await db("tasks").count({ n: "*" }).first())?.n ?? 0);
   console.log(`Indexer: ${fmt(indexed)} tasks projected (blocks up to ${head}) in ${seconds(now() - started)}`);
 
   const listedAt = now();
-  const listed = await listEverything(services);
+  const listed = await listEverything(deps);
   console.log(`Listings: ${fmt(listed)} inserted through the listings repository in ${seconds(now() - listedAt)}`);
 
-  const { url, server } = await listen(createApp(services));
-  const cachedListing = await listen(createApp(services, cachedListingRoutes()));
-  return { services, indexer, url, server, db, cachedListing };
+  const { url, server } = await listen(createApp(deps));
+  const cachedListing = await listen(createApp(deps, cachedListingRoutes()));
+  return { deps, indexer, url, server, db, cachedListing };
 }
 
 /**
@@ -278,8 +278,8 @@ function cachedListingRoutes(): AnyRoute[] {
 }
 
 /** Counts the chain clock's reads (getBlock("latest") on the API's provider; the indexer reads numbered blocks). */
-function countClockReads(services: Services) {
-  const provider = services.chain!.provider as unknown as { getBlock: (...args: unknown[]) => Promise<unknown> };
+function countClockReads(deps: Deps) {
+  const provider = deps.chain!.provider as unknown as { getBlock: (...args: unknown[]) => Promise<unknown> };
   const original = provider.getBlock.bind(provider);
   const counter = { calls: 0, ms: 0 };
   provider.getBlock = async (...args: unknown[]) => {
@@ -396,15 +396,15 @@ function load(spec: LoadSpec): Promise<LoadResult> {
 // Where one listing request spends its time (in-process, sequential)
 // ---------------------------------------------------------------------------------------------------------------
 
-async function profileListing(services: Services, url: string): Promise<void> {
-  const { db } = services;
+async function profileListing(deps: Deps, url: string): Promise<void> {
+  const { db } = deps;
   const steps = new Map<string, number>();
   const add = (name: string, ms: number) => steps.set(name, (steps.get(name) ?? 0) + ms);
   const query = { limit: 50, offset: 0, minReputation: 0 };
   for (let i = 0; i < PROFILE_ROUNDS; i++) {
     let t = now();
-    const chainNow = await services.chainTime();
-    add("services.chainTime() (chain clock, cached 1 s)", now() - t);
+    const chainNow = await deps.chainTime();
+    add("deps.chainTime() (chain clock, cached 1 s)", now() - t);
     t = now();
     const pauses = await loadPausePeriods(db);
     add("SQL: pause periods", now() - t);
@@ -422,7 +422,7 @@ async function profileListing(services: Services, url: string): Promise<void> {
     );
     add("SQL: listings + capabilities of the page (getListings)", now() - t);
     t = now();
-    const ctx = { chainId: services.chain?.book.chainId ?? null, pauses, now: chainNow };
+    const ctx = { chainId: deps.chain?.book.chainId ?? null, pauses, now: chainNow };
     const out = page.tasks.map((task) => {
       const listing = listings.get(task.taskId)!;
       return { meta: marketplaceMeta(listing, task, ctx), state: marketplaceState(listing, task, pauses, chainNow) };
@@ -432,7 +432,7 @@ async function profileListing(services: Services, url: string): Promise<void> {
     JSON.stringify({ success: true, data: { tasks: out, total: page.total } });
     add("JS: JSON.stringify of the envelope", now() - t);
     t = now();
-    await listOpenListedTasks(services, query);
+    await listOpenListedTasks(deps, query);
     add("whole domain call (listOpenListedTasks)", now() - t);
     t = now();
     const res = await fetch(`${url}/api/v1/a2a/tasks?limit=50`);
@@ -469,7 +469,7 @@ async function main() {
 
     console.log(`\nMeasuring (autocannon in a child process; a ${WARMUP_SECONDS} s warm-up before each run)...`);
     const results: { name: string; r: LoadResult }[] = [];
-    const clock = countClockReads(api.services);
+    const clock = countClockReads(api.deps);
     const clockReads: string[] = [];
     const run = async (name: string, spec: Omit<LoadSpec, "seconds">) => {
       await load({ ...spec, seconds: WARMUP_SECONDS });
@@ -536,10 +536,10 @@ async function main() {
       `  with the proposed cache (1 s, single flight, stale while revalidating; bench only): ${fmt(cachedShare * 100, 1)}% of bare Koa, ` +
         `p99 ${fmt(cachedListing.p99)} ms: ${cachedShare >= TARGETS.listingShareOfKoa && cachedListing.p99 <= TARGETS.listingP99Ms ? "PASS" : "UNDER"}`,
     );
-    console.log("\nChain clock (services.chainTime(), cached 1 s, no single flight: concurrent misses each read the chain):");
+    console.log("\nChain clock (deps.chainTime(), cached 1 s, no single flight: concurrent misses each read the chain):");
     for (const line of clockReads) console.log(line);
 
-    await profileListing(api.services, api.url);
+    await profileListing(api.deps, api.url);
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));
@@ -548,7 +548,7 @@ async function main() {
     api.server.closeAllConnections();
     await new Promise<void>((resolve) => api.server.close(() => resolve()));
     await api.indexer.stop();
-    await api.services.limits.close();
+    await api.deps.limits.close();
     await api.db.destroy();
     fs.rmSync(dir, { recursive: true, force: true });
   }

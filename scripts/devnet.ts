@@ -100,7 +100,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       const wallet = hardhatWallet(FIRST_DEMO_INDEX + i);
       await (await usdc.mint(wallet.address, DEMO_USDC)).wait();
       const { key, keyHash, prefix } = newApiKey();
-      await insertApiKey(server.services.db, {
+      await insertApiKey(server.deps.db, {
         address: wallet.address.toLowerCase(),
         keyHash,
         prefix,

@@ -17,7 +17,7 @@ import { Indexer } from "./indexer/sync";
 import { resetHint } from "./indexer";
 import { createApp } from "./api/app";
 import { createHttpServer } from "./api/httpServer";
-import type { Services } from "./api/services";
+import type { Deps } from "./domain/deps";
 import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
 
@@ -32,7 +32,7 @@ export interface StartOptions {
 
 export interface RunningServer {
   url: string;
-  services: Services;
+  deps: Deps;
   indexer?: Indexer;
   close(): Promise<void>;
 }
@@ -72,7 +72,7 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
   } catch (error) {
     logger.warn("no deployment for this network: posting answers CHAIN_NOT_CONFIGURED", { error });
   }
-  const services: Services = {
+  const deps: Deps = {
     config,
     logger,
     db,
@@ -84,7 +84,7 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
   // The marketplace verifier (the service's only signer) when its key is configured; the caller starts it.
   const verifierKey = config.marketplace.verifierPrivateKey;
   if (verifierKey && chain) {
-    services.verifier = createMarketplaceVerifier({
+    deps.verifier = createMarketplaceVerifier({
       db,
       chain,
       privateKey: verifierKey,
@@ -92,7 +92,7 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
       pollIntervalMs: config.marketplace.verifierPollMs,
     });
   }
-  return services;
+  return deps;
 }
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
@@ -100,11 +100,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const services = await buildServices(config, logger, db, options.provider);
+  const deps = await buildServices(config, logger, db, options.provider);
 
   let indexer: Indexer | undefined;
-  if ((options.runIndexer ?? true) && services.chain) {
-    const { book, provider } = services.chain;
+  if ((options.runIndexer ?? true) && deps.chain) {
+    const { book, provider } = deps.chain;
     indexer = new Indexer({
       db,
       chain: providerChainReader(provider),
@@ -116,14 +116,14 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       resetHint: resetHint(config),
     });
     await indexer.start();
-    services.indexer = indexer;
+    deps.indexer = indexer;
   }
-  await services.verifier?.start();
+  await deps.verifier?.start();
   // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
-  const autoVerifier = services.verifier ? new AutoVerifier(services) : undefined;
+  const autoVerifier = deps.verifier ? new AutoVerifier(deps) : undefined;
   autoVerifier?.start();
 
-  const app = createApp(services);
+  const app = createApp(deps);
   const server = createHttpServer(app.callback(), config.api.timeouts);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -134,15 +134,15 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   logger.info("API listening", { url });
   return {
     url,
-    services,
+    deps,
     indexer,
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections?.();
       await autoVerifier?.stop();
-      await services.verifier?.stop();
+      await deps.verifier?.stop();
       await indexer?.stop();
-      await services.limits.close();
+      await deps.limits.close();
       await db.destroy();
     },
   };
@@ -152,7 +152,7 @@ if (require.main === module) {
   startServer()
     .then((running) => {
       const stop = async (signal: string) => {
-        running.services.logger.info("stopping", { signal });
+        running.deps.logger.info("stopping", { signal });
         await running.close();
         process.exit(0);
       };

@@ -8,15 +8,15 @@ import { ipWindowLimit } from "./middleware/rateLimit";
 import { buildRouter } from "./router";
 import { allRoutes } from "./routes";
 import type { AnyRoute } from "./route";
-import type { Services } from "./services";
+import type { Deps } from "../domain/deps";
 import { envelope } from "./middleware/errors";
 
-export function createApp(services: Services, routes: readonly AnyRoute[] = allRoutes): Koa {
-  const app = new Koa({ proxy: services.config.api.trustProxy });
+export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): Koa {
+  const app = new Koa({ proxy: deps.config.api.trustProxy });
   app.silent = true; // errors are answered and logged by the envelope middleware
-  const router = buildRouter(routes, services);
-  app.use(envelope(services.logger));
-  app.use(ipWindowLimit(services.limits, services.config.api.limits));
+  const router = buildRouter(routes, deps);
+  app.use(envelope(deps.logger));
+  app.use(ipWindowLimit(deps.limits, deps.config.api.limits));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

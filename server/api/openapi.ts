@@ -1,7 +1,7 @@
 /** The OpenAPI 3.0.3 document, generated from the same route definitions and schemas that validate requests. */
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from "@asteasolutions/zod-to-openapi";
-import { z } from "./schemas/common";
-import { errorEnvelope } from "./schemas/common";
+import { z } from "../domain/schemas/common";
+import { errorEnvelope } from "../domain/schemas/common";
 import type { AnyRoute } from "./route";
 
 export const API_VERSION = "1.1.0";

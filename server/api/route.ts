@@ -1,10 +1,10 @@
 /**
  * A route is declared once: its zod schemas validate the request, type the handler, and generate the OpenAPI
- * document. Handlers are thin: they call domain services and return the `data` of the success envelope.
+ * document. Handlers are thin: they call the domain and return the `data` of the success envelope.
  */
 import type { Context } from "koa";
 import type { ZodTypeAny, z } from "zod";
-import type { Services } from "./services";
+import type { Deps } from "../domain/deps";
 import type { SerializedData } from "../domain/readCache";
 
 export type AuthMode = "none" | "optional" | "required";
@@ -25,7 +25,7 @@ export interface RouteInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extend
   params: z.output<P>;
   caller: Caller | undefined;
   ctx: Context;
-  services: Services;
+  deps: Deps;
 }
 
 export interface RouteDefinition<

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { AppError } from "../errors";
 import type { AnyRoute, Caller } from "./route";
 import { SerializedData } from "../domain/readCache";
-import type { Services } from "./services";
+import type { Deps } from "../domain/deps";
 import { readJsonBody } from "./middleware/body";
 import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
 import { checkFailedAuthBudget, countFailedAuth, takePostingTokens } from "./middleware/rateLimit";
@@ -17,15 +17,15 @@ import { checkJsonStrings, parseOrThrow } from "./validation";
 
 const empty = z.object({}).passthrough();
 
-async function resolveCaller(ctx: Context, route: AnyRoute, services: Services): Promise<Caller | undefined> {
-  const { limits } = services.config.api;
-  if (route.posting) await checkFailedAuthBudget(ctx, services.limits, limits);
+async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise<Caller | undefined> {
+  const { limits } = deps.config.api;
+  if (route.posting) await checkFailedAuthBudget(ctx, deps.limits, limits);
   try {
-    const caller = route.auth === "none" ? undefined : await authenticate(ctx, services, Boolean(route.acceptsSession));
+    const caller = route.auth === "none" ? undefined : await authenticate(ctx, deps, Boolean(route.acceptsSession));
     if (!caller && route.auth === "required") throw missingCredential(Boolean(route.acceptsSession));
     return caller;
   } catch (error) {
-    if (error instanceof AuthFailure && route.posting) await countFailedAuth(ctx, services.limits, limits);
+    if (error instanceof AuthFailure && route.posting) await countFailedAuth(ctx, deps.limits, limits);
     throw error;
   }
 }
@@ -58,14 +58,14 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-export function buildRouter(routes: readonly AnyRoute[], services: Services): Router {
+export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
   const router = new Router();
   for (const route of routes) {
     const parsedQuery = queryParseCache();
     router[route.method](route.path, async (ctx) => {
-      const caller = await resolveCaller(ctx, route, services);
+      const caller = await resolveCaller(ctx, route, deps);
       const rawBody =
-        route.method === "post" ? await readJsonBody(ctx, route.bodyLimit ?? services.config.api.jsonBodyLimitBytes) : undefined;
+        route.method === "post" ? await readJsonBody(ctx, route.bodyLimit ?? deps.config.api.jsonBodyLimitBytes) : undefined;
       if (route.request?.body && rawBody === undefined) {
         throw new AppError({ code: "VALIDATION_ERROR", message: "body: a JSON object is required" });
       }
@@ -75,9 +75,9 @@ export function buildRouter(routes: readonly AnyRoute[], services: Services): Ro
       const params = parseOrThrow(route.request?.params ?? empty, ctx.params, "path");
       if (route.posting && caller) {
         const items = route.posting.items(body);
-        await takePostingTokens(ctx, services.limits, services.config.api.limits, caller.wallet, route.posting.family, items);
+        await takePostingTokens(ctx, deps.limits, deps.config.api.limits, caller.wallet, route.posting.family, items);
       }
-      const data = await route.handler({ body, query, params, caller, ctx, services });
+      const data = await route.handler({ body, query, params, caller, ctx, deps });
       if (ctx.body !== undefined) return; // the handler answered itself (a blob download)
       ctx.status = route.successStatus ?? 200;
       if (data instanceof SerializedData) {

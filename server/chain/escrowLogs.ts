@@ -3,7 +3,7 @@
  */
 import { Interface, type EventFragment, type Log, type Provider } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
-import type { BlockHeader, EventArgs, StoredEvent } from "../indexer/types";
+import type { BlockHeader, EventArgs, StoredEvent } from "../escrow/records";
 import { classifyRpcError, withRetry } from "./rpcErrors";
 
 export const escrowInterface: Interface = TaskEscrow__factory.createInterface() as unknown as Interface;

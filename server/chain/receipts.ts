@@ -9,7 +9,7 @@
  *   for (const task of funding.created) console.log(task.taskId, task.taskHash, task.verifier);
  */
 import type { TransactionReceipt } from "ethers";
-import { ZERO_ADDRESS } from "../indexer/types";
+import { ZERO_ADDRESS } from "../escrow/records";
 import { escrowInterface } from "./escrowLogs";
 
 /** One task funded by the transaction, as its events state it. Addresses and hashes are lower-case. */

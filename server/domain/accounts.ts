@@ -11,14 +11,14 @@
  * EIP requires. Times in responses are ISO 8601 UTC strings; the database keeps unix seconds.
  *
  * @example
- *   const { message } = await issueNonce(services, "0xf39f...");
+ *   const { message } = await issueNonce(deps, "0xf39f...");
  *   const signature = await wallet.signMessage(message);
- *   const { sessionToken } = await signIn(services, { message, signature });
+ *   const { sessionToken } = await signIn(deps, { message, signature });
  */
 import crypto from "node:crypto";
 import { getAddress, verifyMessage } from "ethers";
-import { z } from "../api/schemas/common";
-import type { Services } from "../api/services";
+import { z } from "./schemas/common";
+import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
 import { newApiKey, newSessionToken } from "./credentials";
 import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/repositories/authNonces";
@@ -337,14 +337,14 @@ export interface SignInContext {
   chainId: number;
 }
 
-export function signInContext(services: Services): SignInContext {
-  const url = new URL(services.config.api.publicUrl);
+export function signInContext(deps: Deps): SignInContext {
+  const url = new URL(deps.config.api.publicUrl);
   return {
     scheme: url.protocol.replace(/:$/, ""),
     domain: url.host,
     origin: url.origin,
-    uri: services.config.api.publicUrl.replace(/\/+$/, ""),
-    chainId: services.chain?.book.chainId ?? 1,
+    uri: deps.config.api.publicUrl.replace(/\/+$/, ""),
+    chainId: deps.chain?.book.chainId ?? 1,
   };
 }
 
@@ -365,14 +365,14 @@ export function newNonce(length = NONCE_LENGTH): string {
  * Issues a nonce for `address` (lower-case) and the ready-to-sign message naming it. The message carries the
  * nonce's expiry as its Expiration Time.
  */
-export async function issueNonce(services: Services, address: string, nowMs = Date.now()): Promise<NonceResponse> {
-  const context = signInContext(services);
+export async function issueNonce(deps: Deps, address: string, nowMs = Date.now()): Promise<NonceResponse> {
+  const context = signInContext(deps);
   const issuedAt = unixNow(nowMs);
-  const expiresAt = issuedAt + services.config.api.nonceTtlSeconds;
+  const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
   const nonce = newNonce();
-  await insertNonce(services.db, { nonce, address, issuedAt, expiresAt });
-  await pruneNonces(services.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
-    services.logger.warn("could not prune sign-in nonces", { error }),
+  await insertNonce(deps.db, { nonce, address, issuedAt, expiresAt });
+  await pruneNonces(deps.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
+    deps.logger.warn("could not prune sign-in nonces", { error }),
   );
   const message = buildSiweMessage({
     domain: context.domain,
@@ -404,12 +404,12 @@ export async function issueNonce(services: Services, address: string, nowMs = Da
  * cannot burn a wallet's nonce. The nonce is consumed, the user recorded and the session stored in one transaction.
  */
 export async function signIn(
-  services: Services,
+  deps: Deps,
   input: { message: string; signature: string },
   nowMs = Date.now(),
 ): Promise<SessionResponse> {
   const message = parseSiweMessage(input.message);
-  const expected = signInContext(services);
+  const expected = signInContext(deps);
 
   if (message.domain.toLowerCase() !== expected.domain.toLowerCase()) {
     fail("BAD_SIGNATURE", `message domain ${message.domain} is not this service's domain ${expected.domain}`);
@@ -442,7 +442,7 @@ export async function signIn(
   }
 
   const now = unixNow(nowMs);
-  const nonce = await findNonce(services.db, message.nonce);
+  const nonce = await findNonce(deps.db, message.nonce);
   if (!nonce) fail("NONCE_INVALID", "message.Nonce: unknown nonce: request one from POST /api/v1/auth/nonce");
   if (nonce.address !== address) {
     fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
@@ -451,16 +451,16 @@ export async function signIn(
   if (nonce.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
 
   const { token, tokenHash } = newSessionToken();
-  const expiresAt = now + services.config.api.sessionTtlSeconds;
-  await services.db.transaction(async (trx) => {
+  const expiresAt = now + deps.config.api.sessionTtlSeconds;
+  await deps.db.transaction(async (trx) => {
     if (!(await consumeNonce(trx, message.nonce, address, now))) {
       fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
     }
     await recordSignIn(trx, address, now);
     await insertSession(trx, { tokenHash, address, createdAt: now, expiresAt });
   });
-  await pruneSessions(services.db, now).catch((error) =>
-    services.logger.warn("could not prune expired sessions", { error }),
+  await pruneSessions(deps.db, now).catch((error) =>
+    deps.logger.warn("could not prune expired sessions", { error }),
   );
   return { sessionToken: token, address, expiresAt: iso(expiresAt) };
 }
@@ -480,19 +480,19 @@ const keyView = (row: ApiKeyRow): ApiKeyView => ({
 
 /** A new key acting as `wallet`. The key is returned once; only its SHA-256 hash and prefix are stored. */
 export async function createApiKey(
-  services: Services,
+  deps: Deps,
   wallet: string,
   label: string | null,
   nowMs = Date.now(),
 ): Promise<ApiKeyCreated> {
   const { key, keyHash, prefix } = newApiKey();
-  const row = await insertApiKey(services.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
+  const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
   return { id: row.id, key, prefix: row.prefix, label: row.label, createdAt: iso(row.createdAt) };
 }
 
 /** Every key of `wallet`, revoked ones included, oldest first; never the key or its hash. */
-export async function listApiKeys(services: Services, wallet: string): Promise<{ keys: ApiKeyView[] }> {
-  return { keys: (await listKeysOf(services.db, wallet)).map(keyView) };
+export async function listApiKeys(deps: Deps, wallet: string): Promise<{ keys: ApiKeyView[] }> {
+  return { keys: (await listKeysOf(deps.db, wallet)).map(keyView) };
 }
 
 /**
@@ -500,14 +500,14 @@ export async function listApiKeys(services: Services, wallet: string): Promise<{
  * (idempotent) and keeps its first revocation time. Another wallet's key, or an unknown id, is NOT_FOUND.
  */
 export async function revokeApiKey(
-  services: Services,
+  deps: Deps,
   wallet: string,
   id: number,
   nowMs = Date.now(),
 ): Promise<{ id: number; revoked: true }> {
-  const key = await findKeyOf(services.db, wallet, id);
+  const key = await findKeyOf(deps.db, wallet, id);
   if (!key) fail("NOT_FOUND", `path.id: no API key ${id} for this wallet`);
-  if (key.revokedAt === null) await revokeKey(services.db, wallet, id, unixNow(nowMs));
+  if (key.revokedAt === null) await revokeKey(deps.db, wallet, id, unixNow(nowMs));
   return { id, revoked: true };
 }
 

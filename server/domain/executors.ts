@@ -4,15 +4,15 @@
  * - POST /a2a/executors registers or re-registers the key's wallet. The body is the whole record (replacement, not a
  *   patch): omitted optional fields take their defaults (no capabilities, the posting chain, minReward 0, not a
  *   verifier). `registeredAt` survives updates.
- * - Times are chain time (services.chainTime()), like every deadline of the marketplace.
+ * - Times are chain time (deps.chainTime()), like every deadline of the marketplace.
  * - "Running": seen within RUNNING_WINDOW_SECONDS (10 minutes). An executor is seen when it registers or updates,
  *   sends a heartbeat (POST /a2a/executors/heartbeat), or performs a marketplace operation (the marketplace calls
  *   `markExecutorSeen`). The role=verifier listing shows only running, opted-in verifiers.
  * - The listing orders by reputation (the worker score of server/domain/reputation.ts), then address.
  */
-import type { Services } from "../api/services";
+import type { Deps } from "./deps";
 import { fail } from "../errors";
-import type { ExecutorBody, ExecutorsQuery, ChainName } from "../api/schemas/executors";
+import type { ExecutorBody, ExecutorsQuery, ChainName } from "./schemas/executors";
 import {
   findExecutor,
   listExecutors,
@@ -71,7 +71,7 @@ function ownView(executor: ExecutorRecord, reputation: number, now: number): Own
 
 /** POST /a2a/executors: creates or replaces the record of `wallet` (the key's wallet). */
 export async function registerExecutor(
-  services: Services,
+  deps: Deps,
   wallet: string,
   body: ExecutorBody
 ): Promise<OwnExecutorView & { created: boolean }> {
@@ -80,13 +80,13 @@ export async function registerExecutor(
   if (!isValidAgentPublicKey(body.publicKey)) {
     fail("VALIDATION_ERROR", "body.publicKey: is not an uncompressed point on the secp256k1 curve");
   }
-  const now = await services.chainTime();
+  const now = await deps.chainTime();
   const address = wallet.toLowerCase();
   const record: ExecutorRecord = {
     address,
     publicKey: body.publicKey,
     capabilities: body.capabilities,
-    supportedChains: body.supportedChains ?? [services.config.api.postingChain],
+    supportedChains: body.supportedChains ?? [deps.config.api.postingChain],
     minReward: body.minReward,
     verifierOptIn: body.verifier.optIn,
     name: body.verifier.name ?? null,
@@ -94,11 +94,11 @@ export async function registerExecutor(
     updatedAt: now,
     lastSeenAt: now,
   };
-  const { created, stored } = await services.db.transaction(async (trx) => {
+  const { created, stored } = await deps.db.transaction(async (trx) => {
     const created = await upsertExecutor(trx, record);
     return { created, stored: (await findExecutor(trx, address))! };
   });
-  return { ...ownView(stored, await reputationScore(services.db, address, now), now), created };
+  return { ...ownView(stored, await reputationScore(deps.db, address, now), now), created };
 }
 
 /** The registered executor `wallet`, or NOT_REGISTERED (404 here: the resource is absent). */
@@ -117,20 +117,20 @@ async function registered(db: Queryable, wallet: string): Promise<ExecutorRecord
 }
 
 /** GET /a2a/executors/me. */
-export async function readOwnExecutor(services: Services, wallet: string): Promise<OwnExecutorView> {
-  const executor = await registered(services.db, wallet);
-  const now = await services.chainTime();
-  return ownView(executor, await reputationScore(services.db, executor.address, now), now);
+export async function readOwnExecutor(deps: Deps, wallet: string): Promise<OwnExecutorView> {
+  const executor = await registered(deps.db, wallet);
+  const now = await deps.chainTime();
+  return ownView(executor, await reputationScore(deps.db, executor.address, now), now);
 }
 
 /** POST /a2a/executors/heartbeat: marks the caller's executor as seen now. */
 export async function executorHeartbeat(
-  services: Services,
+  deps: Deps,
   wallet: string
 ): Promise<{ address: string; lastSeenAt: number; running: true }> {
-  const now = await services.chainTime();
-  await touchExecutor(services.db, wallet, now);
-  const executor = await registered(services.db, wallet);
+  const now = await deps.chainTime();
+  await touchExecutor(deps.db, wallet, now);
+  const executor = await registered(deps.db, wallet);
   return { address: executor.address, lastSeenAt: executor.lastSeenAt, running: true };
 }
 
@@ -144,13 +144,13 @@ export async function markExecutorSeen(db: Queryable, wallet: string, now: numbe
 
 /** GET /a2a/executors: public listing with the spec's filters. */
 export async function listPublicExecutors(
-  services: Services,
+  deps: Deps,
   query: ExecutorsQuery
 ): Promise<{ executors: PublicExecutorView[]; total: number }> {
-  const now = await services.chainTime();
+  const now = await deps.chainTime();
   const verifiers = query.role === "verifier";
   const { executors, total } = await listExecutors(
-    services.db,
+    deps.db,
     {
       capabilities: query.capabilities,
       chain: query.chain,
@@ -158,7 +158,7 @@ export async function listPublicExecutors(
       limit: query.limit,
       offset: query.offset,
     },
-    workerScoreSubquery(services.db, now)
+    workerScoreSubquery(deps.db, now)
   );
   return {
     executors: executors.map((e) => ({

@@ -12,10 +12,10 @@
  * through a read.
  */
 import { ReadCache, SerializedData } from "./readCache";
-import type { Services } from "../api/services";
+import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
-import { checkPostingTerms } from "../api/schemas/postingTerms";
+import { checkPostingTerms } from "./schemas/postingTerms";
 import type {
   IndexBatchBody,
   IndexBatchResult,
@@ -26,7 +26,7 @@ import type {
   OnChainTask,
   TaskMeta,
   TaskState,
-} from "../api/schemas/marketplace";
+} from "./schemas/marketplace";
 import {
   findListingByHash,
   findListingByTaskId,
@@ -41,7 +41,7 @@ import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { getAssignments } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -187,10 +187,10 @@ export function changedTerms(first: ListingRecord, again: ListingRecord): string
  * refused. A task hash listed for another on-chain task is refused. Listing and capabilities land in one
  * transaction; a concurrent insert of the same task is resolved by reading the winner's row.
  */
-async function storeListing(services: Services, listing: ListingRecord): Promise<void> {
+async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
-      await services.db.transaction(async (trx) => {
+      await deps.db.transaction(async (trx) => {
         const existing = await findListingByTaskId(trx, listing.taskId);
         if (existing) return assertSameTerms(existing, listing);
         const sameHash = await findListingByHash(trx, listing.taskHash);
@@ -230,8 +230,8 @@ function assertSameTerms(existing: ListingRecord, again: ListingRecord): void {
 }
 
 /** Reads and checks the funding receipt: the whole-request failures of single and batch indexing. */
-async function loadFunding(services: Services, txHash: string): Promise<{ funding: FundingReceipt; token: string }> {
-  const chain = services.chain;
+async function loadFunding(deps: Deps, txHash: string): Promise<{ funding: FundingReceipt; token: string }> {
+  const chain = deps.chain;
   if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
   let receipt;
   try {
@@ -251,7 +251,7 @@ async function loadFunding(services: Services, txHash: string): Promise<{ fundin
 }
 
 async function listOne(
-  services: Services,
+  deps: Deps,
   wallet: string,
   item: IndexItem,
   event: FundedTask,
@@ -259,15 +259,15 @@ async function listOne(
   token: string
 ): Promise<IndexResult> {
   checkAgainstChain(item, event, wallet, token);
-  const listing = listingFor(item, event, funding.txHash, services.config.api.postingChain, await services.chainTime());
-  await storeListing(services, listing);
+  const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.chainTime());
+  await storeListing(deps, listing);
   return { taskHash: event.taskHash, onChainTaskId: event.taskId, indexed: true };
 }
 
 /** POST /a2a/tasks/index: lists the one task funded by `body.txHash`. `wallet` is the key's wallet. */
-export async function indexTask(services: Services, wallet: string, body: IndexBody): Promise<IndexResult> {
+export async function indexTask(deps: Deps, wallet: string, body: IndexBody): Promise<IndexResult> {
   checkListingBody(body);
-  const { funding, token } = await loadFunding(services, body.txHash);
+  const { funding, token } = await loadFunding(deps, body.txHash);
   if (funding.created.length > 1) {
     fail(
       "MULTIPLE_TASK_CREATED",
@@ -281,8 +281,8 @@ export async function indexTask(services: Services, wallet: string, body: IndexB
       `taskHash ${body.taskHash} differs from the task the transaction funded (${event.taskHash}, task ${event.taskId})`
     );
   }
-  const result = await listOne(services, wallet, body, event, funding, token);
-  await awaitIndexed(services, funding.blockNumber);
+  const result = await listOne(deps, wallet, body, event, funding, token);
+  await awaitIndexed(deps, funding.blockNumber);
   return result;
 }
 
@@ -293,9 +293,9 @@ export const READ_YOUR_WRITES_MS = 5_000;
  * Waits until the indexer has `block`, so the lister's next read shows the task it just listed. Bounded: past
  * READ_YOUR_WRITES_MS the answer goes out anyway, and reads say NOT_INDEXED_YET until the indexer catches up.
  */
-async function awaitIndexed(services: Services, block: number): Promise<void> {
+async function awaitIndexed(deps: Deps, block: number): Promise<void> {
   try {
-    await services.indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
+    await deps.indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
   } catch {
     // the indexer is behind: readTask answers NOT_INDEXED_YET meanwhile
   }
@@ -305,10 +305,10 @@ async function awaitIndexed(services: Services, block: number): Promise<void> {
  * The transaction that funded every one of `taskHashes`, found in the indexed projection (for ERC-4337 user
  * operations, whose hash is not a transaction hash). The newest such transaction wins; none: RECEIPT_NOT_FOUND.
  */
-async function findFundingTransaction(services: Services, taskHashes: readonly string[]): Promise<string> {
+async function findFundingTransaction(deps: Deps, taskHashes: readonly string[]): Promise<string> {
   let common: Map<string, number> | undefined;
   for (const hash of taskHashes) {
-    const txs = new Map((await findTasksByHash(services.db, hash)).map((t) => [t.createdTx, t.createdBlock]));
+    const txs = new Map((await findTasksByHash(deps.db, hash)).map((t) => [t.createdTx, t.createdBlock]));
     common = common ? new Map([...common].filter(([tx]) => txs.has(tx))) : txs;
     if (common.size === 0) break;
   }
@@ -324,17 +324,17 @@ async function findFundingTransaction(services: Services, taskHashes: readonly s
 
 /** POST /a2a/tasks/index-batch: each listed task checked like single indexing; results in input order. */
 export async function indexTaskBatch(
-  services: Services,
+  deps: Deps,
   wallet: string,
   body: IndexBatchBody
 ): Promise<IndexBatchResult> {
   const txHash = body.isUserOp
     ? await findFundingTransaction(
-        services,
+        deps,
         body.tasks.map((t) => t.taskHash)
       )
     : body.txHash;
-  const { funding, token } = await loadFunding(services, txHash);
+  const { funding, token } = await loadFunding(deps, txHash);
   const results: IndexBatchResult["results"] = [];
   for (const item of body.tasks) {
     try {
@@ -349,13 +349,13 @@ export async function indexTaskBatch(
           `taskHash ${item.taskHash}: the transaction funded ${events.length} tasks with this hash`
         );
       }
-      results.push(await listOne(services, wallet, item, events[0], funding, token));
+      results.push(await listOne(deps, wallet, item, events[0], funding, token));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       results.push({ taskHash: item.taskHash, error: { code: error.code, message: error.message } });
     }
   }
-  await awaitIndexed(services, funding.blockNumber);
+  await awaitIndexed(deps, funding.blockNumber);
   return { results };
 }
 
@@ -429,14 +429,14 @@ const NO_WORK: InFlight = { assigning: new Set(), verifying: new Set() };
  * flight (or, with no intent yet, for the accept lock); a verdict is in flight while the verifier's intent for the
  * current attempt is pending or sent. One query for the page's assignments, then the verifier's own view.
  */
-export async function inFlightWork(services: Services, tasks: readonly TaskRecord[]): Promise<InFlight> {
+export async function inFlightWork(deps: Deps, tasks: readonly TaskRecord[]): Promise<InFlight> {
   const funded = tasks.filter((t) => t.status === TASK_STATUS.Funded);
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_WORK;
   const inFlight = (status: string | undefined) => status === "pending" || status === "sent";
-  const verifier = services.verifier;
+  const verifier = deps.verifier;
   const assignments = await getAssignments(
-    services.db,
+    deps.db,
     funded.map((t) => t.taskId),
   );
   const wallNow = Math.floor(Date.now() / 1000);
@@ -444,7 +444,7 @@ export async function inFlightWork(services: Services, tasks: readonly TaskRecor
   for (const [taskId, a] of assignments) {
     if (a.via !== "accept") continue;
     const intent = verifier ? await verifier.intent(assignKey(taskId)) : undefined;
-    const holds = intent ? inFlight(intent.status) : wallNow < a.acceptedAt + services.config.marketplace.acceptLockSeconds;
+    const holds = intent ? inFlight(intent.status) : wallNow < a.acceptedAt + deps.config.marketplace.acceptLockSeconds;
     if (holds) assigning.add(taskId);
   }
   const verifying = new Set<number>();
@@ -522,11 +522,11 @@ function matchingTask(listing: ListingRecord, task: TaskRecord | undefined): Tas
   return task && task.taskHash === listing.taskHash ? task : undefined;
 }
 
-async function projectionContext(services: Services): Promise<ProjectionContext> {
+async function projectionContext(deps: Deps): Promise<ProjectionContext> {
   return {
-    chainId: services.chain?.book.chainId ?? null,
-    pauses: await loadPausePeriods(services.db),
-    now: await services.chainTime(),
+    chainId: deps.chain?.book.chainId ?? null,
+    pauses: await loadPausePeriods(deps.db),
+    now: await deps.chainTime(),
   };
 }
 
@@ -556,11 +556,11 @@ export interface OpenTasksQuery {
 /** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
 /** Open-task pages are public and hot: cached per query for a second (docs/api.md, "Reads"). */
 export const OPEN_TASKS_CACHE_MS = 1000;
-const openTaskCaches = new WeakMap<Services, ReadCache<SerializedData>>();
+const openTaskCaches = new WeakMap<Deps, ReadCache<SerializedData>>();
 
-function openTasksCache(services: Services) {
-  let cache = openTaskCaches.get(services);
-  if (!cache) openTaskCaches.set(services, (cache = new ReadCache(OPEN_TASKS_CACHE_MS)));
+function openTasksCache(deps: Deps) {
+  let cache = openTaskCaches.get(deps);
+  if (!cache) openTaskCaches.set(deps, (cache = new ReadCache(OPEN_TASKS_CACHE_MS)));
   return cache;
 }
 
@@ -568,21 +568,21 @@ function openTasksCache(services: Services) {
  * The key holds the indexer's checkpoint and the chain's current second: a page is reused only while nothing was
  * indexed and no deadline could have passed; the TTL bounds staleness when the indexer runs in another process.
  */
-export async function cachedOpenListedTasks(services: Services, query: OpenTasksQuery) {
-  const key = JSON.stringify([query, services.indexer?.status().checkpoint ?? null, await services.chainTime()]);
+export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
+  const key = JSON.stringify([query, deps.indexer?.status().checkpoint ?? null, await deps.chainTime()]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
-  return openTasksCache(services).get(key, async () => new SerializedData(JSON.stringify(await listOpenListedTasks(services, query))));
+  return openTasksCache(deps).get(key, async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))));
 }
 
 /** Forgets cached open-task pages (after this process lists a task). */
-export function invalidateOpenTasks(services: Services): void {
-  openTaskCaches.get(services)?.clear();
+export function invalidateOpenTasks(deps: Deps): void {
+  openTaskCaches.get(deps)?.clear();
 }
 
-export async function listOpenListedTasks(services: Services, query: OpenTasksQuery) {
-  const ctx = await projectionContext(services);
-  const posters = await postersWithReputationAtLeast(services.db, query.minReputation, ctx.now);
-  const { tasks, total } = await listOpenTasks(services.db, {
+export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
+  const ctx = await projectionContext(deps);
+  const posters = await postersWithReputationAtLeast(deps.db, query.minReputation, ctx.now);
+  const { tasks, total } = await listOpenTasks(deps.db, {
     now: ctx.now,
     limit: query.limit,
     offset: query.offset,
@@ -591,10 +591,10 @@ export async function listOpenListedTasks(services: Services, query: OpenTasksQu
     posters,
   });
   const listings = await getListings(
-    services.db,
+    deps.db,
     tasks.map((t) => t.taskId)
   );
-  const work = await inFlightWork(services, tasks);
+  const work = await inFlightWork(deps, tasks);
   const out = [];
   for (const task of tasks) {
     const listing = listings.get(task.taskId);
@@ -610,21 +610,21 @@ export async function listOpenListedTasks(services: Services, query: OpenTasksQu
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
 export async function readTask(
-  services: Services,
+  deps: Deps,
   id: { taskId: number } | { taskHash: string },
   caller: string | undefined
 ) {
   let task: TaskRecord | undefined;
   let listing: ListingRecord | undefined;
   if ("taskId" in id) {
-    task = await findTaskById(services.db, id.taskId);
-    listing = task ? await findListingByTaskId(services.db, id.taskId) : undefined;
+    task = await findTaskById(deps.db, id.taskId);
+    listing = task ? await findListingByTaskId(deps.db, id.taskId) : undefined;
   } else {
     // The listed task with this hash; else the newest funded one (the chain does not forbid reusing a hash).
-    listing = await findListingByHash(services.db, id.taskHash);
+    listing = await findListingByHash(deps.db, id.taskHash);
     task = listing
-      ? await findTaskById(services.db, listing.taskId)
-      : (await findTasksByHash(services.db, id.taskHash)).at(-1);
+      ? await findTaskById(deps.db, listing.taskId)
+      : (await findTasksByHash(deps.db, id.taskHash)).at(-1);
   }
   if (!task) {
     const which = "taskId" in id ? `task ${id.taskId}` : `task with hash ${id.taskHash}`;
@@ -633,15 +633,15 @@ export async function readTask(
     return fail("NOT_FOUND", `${which} not found (or not indexed yet; retry)`);
   }
   if (listing && !matchingTask(listing, task)) listing = undefined;
-  const ctx = await projectionContext(services);
+  const ctx = await projectionContext(deps);
   return {
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing
-      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(services, [task]))
+      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(deps, [task]))
       : null,
     ...(canSeeResult(task, listing, caller)
-      ? { resultData: (await deliverables(services, [task])).get(task.taskId) ?? null }
+      ? { resultData: (await deliverables(deps, [task])).get(task.taskId) ?? null }
       : {}),
   };
 }
@@ -651,22 +651,22 @@ export async function readTask(
  * the result value the worker sent; tasks without one are absent. Stored attempts awaiting their transaction are not
  * deliverables yet.
  */
-async function deliverables(services: Services, tasks: readonly TaskRecord[]): Promise<Map<number, unknown>> {
-  const latest = await latestSubmissions(services.db, new Map(tasks.map((t) => [t.taskId, t.submissionAttempts])));
+async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<number, unknown>> {
+  const latest = await latestSubmissions(deps.db, new Map(tasks.map((t) => [t.taskId, t.submissionAttempts])));
   return new Map([...latest].map(([id, s]) => [id, JSON.parse(s.result)]));
 }
 
 /** GET /a2a/tasks/posted: the caller's listed tasks, newest first, with state and the on-chain record. */
-export async function listPostedTasks(services: Services, wallet: string, page: { limit: number; offset: number }) {
-  const { listings, total } = await listListingsByPoster(services.db, wallet, page);
+export async function listPostedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+  const { listings, total } = await listListingsByPoster(deps.db, wallet, page);
   const tasks = await getTasks(
-    services.db,
+    deps.db,
     listings.map((l) => l.taskId)
   );
-  const ctx = await projectionContext(services);
+  const ctx = await projectionContext(deps);
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
-  const results = await deliverables(services, matched);
-  const work = await inFlightWork(services, matched);
+  const results = await deliverables(deps, matched);
+  const work = await inFlightWork(deps, matched);
   return {
     tasks: listings.map((listing) => {
       const task = matchingTask(listing, tasks.get(listing.taskId));

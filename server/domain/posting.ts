@@ -10,9 +10,9 @@
  */
 import type { Knex } from "knex";
 import { ZeroAddress } from "ethers";
-import { z, address, amount, duration, issue, taskHash } from "../api/schemas/common";
-import { checkPostingTerms, postingTermsShape, type PostingTerms } from "../api/schemas/postingTerms";
-import type { Services } from "../api/services";
+import { z, address, amount, duration, issue, taskHash } from "./schemas/common";
+import { checkPostingTerms, postingTermsShape, type PostingTerms } from "./schemas/postingTerms";
+import type { Deps } from "./deps";
 import type { ChainGateway } from "../chain/gateway";
 import {
   TX_GAS_CAP,
@@ -156,14 +156,14 @@ interface Problem {
 /** Gas estimation gives up after this long and the size-based fallback is used. */
 const ESTIMATE_TIMEOUT_MS = 10_000;
 
-function requireChain(services: Services): ChainGateway {
-  if (!services.chain) {
+function requireChain(deps: Deps): ChainGateway {
+  if (!deps.chain) {
     fail(
       "CHAIN_NOT_CONFIGURED",
-      `no escrow is configured on the posting chain (${services.config.api.postingChain}): posting is unavailable`,
+      `no escrow is configured on the posting chain (${deps.config.api.postingChain}): posting is unavailable`,
     );
   }
-  return services.chain;
+  return deps.chain;
 }
 
 /** The settlement token; `token` when given must be it (any case). */
@@ -235,17 +235,17 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 /**
  * The unsigned createTask (or createTaskWithVerifier) transaction of one task, after every rule; reserves the hash.
  *
- * @example await buildTask(services, "0x7099...", { taskHash, amount: "5000000", locationZone: "global", duration: 86400 })
+ * @example await buildTask(deps, "0x7099...", { taskHash, amount: "5000000", locationZone: "global", duration: 86400 })
  */
-export async function buildTask(services: Services, poster: string, body: TaskBuildBody): Promise<TaskBuild> {
-  const chain = requireChain(services);
+export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody): Promise<TaskBuild> {
+  const chain = requireChain(deps);
   const token = settlementToken(chain, body.token);
   const problem = termsProblem(body, poster);
   if (problem) throw new AppError(problem);
-  const { hashReservationSeconds, postingChain } = services.config.api;
+  const { hashReservationSeconds, postingChain } = deps.config.api;
   const refused =
-    (await hashInUse(services.db, body.taskHash)) ??
-    (await claim(services.db, body.taskHash, poster, nowSeconds(), hashReservationSeconds));
+    (await hashInUse(deps.db, body.taskHash)) ??
+    (await claim(deps.db, body.taskHash, poster, nowSeconds(), hashReservationSeconds));
   if (refused) throw new AppError(refused);
   return {
     unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, toCall(body)), from: poster, value: "0" },
@@ -265,11 +265,11 @@ class RollBack extends Error {}
  * fails (the caller has usually not approved the escrow yet), at most the cap.
  */
 export async function buildTaskBatch(
-  services: Services,
+  deps: Deps,
   poster: string,
   body: TaskBatchBuildBody,
 ): Promise<TaskBatchBuild> {
-  const chain = requireChain(services);
+  const chain = requireChain(deps);
   const token = settlementToken(chain, body.token);
   const maxBatch = await chain.maxBatch();
   if (maxBatch === null) {
@@ -322,7 +322,7 @@ export async function buildTaskBatch(
   // Hashes already on the market.
   const free: typeof accepted = [];
   for (const item of accepted) {
-    const inUse = await hashInUse(services.db, item.terms.taskHash);
+    const inUse = await hashInUse(deps.db, item.terms.taskHash);
     if (inUse) refuse(item.index, inUse);
     else free.push(item);
   }
@@ -330,12 +330,12 @@ export async function buildTaskBatch(
   // The claims, in one transaction kept only when no task is refused (claims are still tried when some task already
   // is, so that every refusal is reported). Claims go in hash order, so two overlapping batches lock rows in the same
   // order and cannot deadlock on PostgreSQL.
-  const { hashReservationSeconds, postingChain } = services.config.api;
+  const { hashReservationSeconds, postingChain } = deps.config.api;
   const now = nowSeconds();
   const byHash = free.sort((a, b) => (a.terms.taskHash < b.terms.taskHash ? -1 : 1));
   if (byHash.length > 0) {
     try {
-      await services.db.transaction(async (trx) => {
+      await deps.db.transaction(async (trx) => {
         for (const { index, terms } of byHash) {
           const taken = await claim(trx, terms.taskHash, poster, now, hashReservationSeconds);
           if (taken) refuse(index, taken);

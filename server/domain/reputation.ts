@@ -21,7 +21,7 @@
  * Every read is one SQL statement (server/db/repositories/reputation.ts).
  */
 import type { Knex } from "knex";
-import type { Services } from "../api/services";
+import type { Deps } from "./deps";
 import {
   reputationAggregates,
   scoreSubquery,
@@ -191,14 +191,14 @@ export async function postersWithReputationAtLeast(
 // ---------------------------------------------------------------------------------------------------------------
 
 /** GET /reputation/{address}. */
-export async function readReputation(services: Services, address: string): Promise<Reputation> {
-  return reputationOf(services.db, address, await services.chainTime());
+export async function readReputation(deps: Deps, address: string): Promise<Reputation> {
+  return reputationOf(deps.db, address, await deps.chainTime());
 }
 
 /** GET /reputation/leaderboard. */
 export async function readLeaderboard(
-  services: Services
+  deps: Deps
 ): Promise<{ leaderboard: LeaderboardEntry[]; halfLifeDays: number; computedAt: number }> {
-  const now = await services.chainTime();
-  return { leaderboard: await leaderboard(services.db, now), halfLifeDays: HALF_LIFE_DAYS, computedAt: now };
+  const now = await deps.chainTime();
+  return { leaderboard: await leaderboard(deps.db, now), halfLifeDays: HALF_LIFE_DAYS, computedAt: now };
 }

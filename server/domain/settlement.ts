@@ -2,9 +2,9 @@
  * The settlement record: which chain posts, its escrow and token, and whether it takes batches. The local devnet
  * stands in for the configured posting chain (POSTING_CHAIN, default base).
  */
-import { z } from "../api/schemas/common";
+import { z } from "./schemas/common";
 import { isTokenAllowed } from "../db/repositories/allowedTokens";
-import type { Services } from "../api/services";
+import type { Deps } from "./deps";
 
 const chainEntry = z.object({
   chain: z.enum(["base", "arc"]),
@@ -26,9 +26,9 @@ export const settlementSchema = z
 
 export type Settlement = z.infer<typeof settlementSchema>;
 
-export async function readSettlement(services: Services): Promise<Settlement> {
-  const { api } = services.config;
-  const chain = services.chain;
+export async function readSettlement(deps: Deps): Promise<Settlement> {
+  const { api } = deps.config;
+  const chain = deps.chain;
   if (!chain) {
     return {
       postingChain: api.postingChain,
@@ -50,7 +50,7 @@ export async function readSettlement(services: Services): Promise<Settlement> {
   }
   const { book } = chain;
   const maxBatch = await chain.maxBatch();
-  const postable = await isTokenAllowed(services.db, book.token.address);
+  const postable = await isTokenAllowed(deps.db, book.token.address);
   return {
     postingChain: api.postingChain,
     chains: [

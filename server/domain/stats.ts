@@ -2,10 +2,10 @@
  * Marketplace figures. openTasks counts listed tasks a worker could take now; totalAgents counts wallets that were
  * ever assigned work; activeAgents those holding unsettled work; registeredUsers the wallets that signed in.
  */
-import { z } from "../api/schemas/common";
-import type { Services } from "../api/services";
+import { z } from "./schemas/common";
+import type { Deps } from "./deps";
 import { listOpenTasks } from "../db/repositories/tasks";
-import { TASK_STATUS, ZERO_ADDRESS } from "../indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS } from "../escrow/records";
 
 export const statsSchema = z
   .object({
@@ -21,9 +21,9 @@ export type Stats = z.infer<typeof statsSchema>;
 
 const count = async (query: Promise<unknown>) => Number(((await query) as { n?: number | string } | undefined)?.n ?? 0);
 
-export async function readStats(services: Services): Promise<Stats> {
-  const { db } = services;
-  const now = await services.chainTime();
+export async function readStats(deps: Deps): Promise<Stats> {
+  const { db } = deps;
+  const now = await deps.chainTime();
   const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true });
   const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
   return {

@@ -9,8 +9,8 @@
  * both with `error.details.index`. Nothing is paid for an upload, so retrying is always safe.
  */
 import { AppError, fail, type ItemError } from "../errors";
-import type { Services } from "../api/services";
-import { issue, z } from "../api/schemas/common";
+import type { Deps } from "./deps";
+import { issue, z } from "./schemas/common";
 import { recordBlobs } from "../db/repositories/blobs";
 import type { StoredBlob } from "../storage/blobStore";
 
@@ -136,11 +136,11 @@ function storageUnavailable(cause: unknown, index?: number): AppError {
   });
 }
 
-async function store(services: Services, bytes: Buffer, deadline: number, index?: number): Promise<StoredBlob> {
+async function store(deps: Deps, bytes: Buffer, deadline: number, index?: number): Promise<StoredBlob> {
   try {
-    return await beforeDeadline(services.blobs.put(bytes), deadline);
+    return await beforeDeadline(deps.blobs.put(bytes), deadline);
   } catch (error) {
-    services.logger.warn("blob store failed", { index, size: bytes.length, error });
+    deps.logger.warn("blob store failed", { index, size: bytes.length, error });
     if (index === undefined || error instanceof StoreTimeout) throw storageUnavailable(error, index);
     throw new AppError({
       code: "UPLOAD_FAILED",
@@ -151,10 +151,10 @@ async function store(services: Services, bytes: Buffer, deadline: number, index?
   }
 }
 
-async function record(services: Services, uploader: string, blobs: readonly StoredBlob[]): Promise<void> {
+async function record(deps: Deps, uploader: string, blobs: readonly StoredBlob[]): Promise<void> {
   const createdAt = Math.floor(Date.now() / 1000);
   await recordBlobs(
-    services.db,
+    deps.db,
     blobs.map((b) => ({ rootHash: b.rootHash, size: b.size, uploader, createdAt })),
   );
 }
@@ -162,11 +162,11 @@ async function record(services: Services, uploader: string, blobs: readonly Stor
 const result = (blob: StoredBlob): StoredBlobResult => ({ rootHash: blob.rootHash, txHash: blob.txHash });
 
 /** Stores one blob for `uploader` (the key's wallet). `data` is the request's base64 `data` field. */
-export async function uploadBlob(services: Services, uploader: string, data: unknown): Promise<StoredBlobResult> {
-  const checked = checkBlobData(data, services.config.api.maxBlobBytes);
+export async function uploadBlob(deps: Deps, uploader: string, data: unknown): Promise<StoredBlobResult> {
+  const checked = checkBlobData(data, deps.config.api.maxBlobBytes);
   if (!checked.ok) fail(checked.code, `data: ${checked.message}`);
-  const stored = await store(services, checked.bytes, Date.now() + services.config.api.uploadTimeoutMs);
-  await record(services, uploader, [stored]);
+  const stored = await store(deps, checked.bytes, Date.now() + deps.config.api.uploadTimeoutMs);
+  await record(deps, uploader, [stored]);
   return result(stored);
 }
 
@@ -176,18 +176,18 @@ export async function uploadBlob(services: Services, uploader: string, data: unk
  * failure ends the request with its index and nothing is recorded.
  */
 export async function uploadBlobBatch(
-  services: Services,
+  deps: Deps,
   uploader: string,
   items: readonly unknown[],
 ): Promise<{ results: StoredBlobResult[] }> {
-  if (services.blobs.decentralized && items.length > MAX_DECENTRALIZED_BATCH_UPLOADS) {
+  if (deps.blobs.decentralized && items.length > MAX_DECENTRALIZED_BATCH_UPLOADS) {
     fail(
       "BATCH_TOO_LARGE",
       `items: this server stores on decentralized storage and takes at most ${MAX_DECENTRALIZED_BATCH_UPLOADS} ` +
         `items per batch, got ${items.length}`,
     );
   }
-  const maxBytes = services.config.api.maxBlobBytes;
+  const maxBytes = deps.config.api.maxBlobBytes;
   const checked = items.map((item, index) => checkBatchItem(item, index, maxBytes));
   const errors: ItemError[] = [];
   checked.forEach((c, index) => {
@@ -198,12 +198,12 @@ export async function uploadBlobBatch(
       details: { errors },
     });
   }
-  const deadline = Date.now() + services.config.api.uploadTimeoutMs;
+  const deadline = Date.now() + deps.config.api.uploadTimeoutMs;
   const stored: StoredBlob[] = [];
   for (const [index, c] of checked.entries()) {
-    if (c.ok) stored.push(await store(services, c.bytes, deadline, index));
+    if (c.ok) stored.push(await store(deps, c.bytes, deadline, index));
   }
-  await record(services, uploader, stored);
+  await record(deps, uploader, stored);
   return { results: stored.map(result) };
 }
 
@@ -219,12 +219,12 @@ export const rootHashParam = z
   .openapi({ example: `0x${"ab".repeat(32)}`, description: "Root hash returned by the upload (0x optional)" });
 
 /** The bytes stored under `rootHash` (normalized); 404 NOT_FOUND when absent, 503 when the store fails. */
-export async function readBlob(services: Services, rootHash: string): Promise<Buffer> {
+export async function readBlob(deps: Deps, rootHash: string): Promise<Buffer> {
   let bytes: Buffer | undefined;
   try {
-    bytes = await beforeDeadline(services.blobs.get(rootHash), Date.now() + services.config.api.uploadTimeoutMs);
+    bytes = await beforeDeadline(deps.blobs.get(rootHash), Date.now() + deps.config.api.uploadTimeoutMs);
   } catch (error) {
-    services.logger.warn("blob store read failed", { rootHash, error });
+    deps.logger.warn("blob store read failed", { rootHash, error });
     throw new AppError({
       code: "STORAGE_UNAVAILABLE",
       message: "storage is unavailable: retry after a minute",

@@ -9,11 +9,11 @@ import {
   ZERO_HASH,
   type EscrowConfigState,
   type StoredEvent,
+  type OpenSubmissions,
   type TaskRecord,
-} from "./types";
+} from "../escrow/records";
 
-/** Submissions to open tasks, by task id then submitter; the fold reads them when a winner is selected. */
-export type OpenSubmissions = Map<number, Map<string, string>>;
+export type { OpenSubmissions };
 
 export interface FoldContext {
   openSubmissions: OpenSubmissions;

@@ -20,7 +20,7 @@ import { loadPausePeriods, replacePausePeriods } from "../db/repositories/pauseP
 import { CONFIG_HANDLERS, emptyConfig, foldEvents, isConfigEvent, type FoldContext } from "./handlers";
 import { ensureChainIdentity } from "./chainIdentity";
 import { createWriterLock, type WriterLock } from "./lock";
-import type { BlockHeader, EscrowConfigState, StoredEvent, TaskRecord } from "./types";
+import type { BlockHeader, EscrowConfigState, StoredEvent, TaskRecord } from "../escrow/records";
 
 export const CHECKPOINT_NAME = "escrow";
 

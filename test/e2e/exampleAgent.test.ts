@@ -17,7 +17,7 @@ describe("e2e: the example agent takes a public task from posted to paid", () =>
   it("registers, accepts, delivers; the auto verdict pays it amount minus fee and the treasury the fee", async () => {
     const { book, escrow, usdc, poster, treasury } = await loadFixture(deployEscrowFixture);
     const api = await startTestApi(book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
-    const auto = new AutoVerifier(api.services, { pollMs: 50 });
+    const auto = new AutoVerifier(api.deps, { pollMs: 50 });
     auto.start();
     const agentKey = hardhatPrivateKey(AGENT_ACCOUNT);
     const agentAddress = new ethers.Wallet(agentKey).address;

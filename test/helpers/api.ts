@@ -18,13 +18,13 @@ import { Indexer } from "../../server/indexer/sync";
 import { providerChainReader } from "../../server/chain/escrowLogs";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
 import { newApiKey } from "../../server/domain/credentials";
-import type { Services } from "../../server/api/services";
+import type { Deps } from "../../server/domain/deps";
 import type { AddressBook } from "../../server/chain/addressBook";
 import { createTestDb, type TestDb } from "./db";
 
 export interface TestApi {
   url: string;
-  services: Services;
+  deps: Deps;
   testDb: TestDb;
   indexer: Indexer;
   request(method: string, urlPath: string, options?: RequestOptions): Promise<ApiResponse>;
@@ -70,7 +70,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     ...env,
   });
   const testDb = await createTestDb();
-  const services = await buildServices(config, silentLogger, testDb.db, ethers.provider);
+  const deps = await buildServices(config, silentLogger, testDb.db, ethers.provider);
   const indexer = new Indexer({
     db: testDb.db,
     chain: providerChainReader(ethers.provider),
@@ -81,21 +81,21 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     logger: silentLogger,
   });
   await indexer.start();
-  services.indexer = indexer;
+  deps.indexer = indexer;
   testDb.onCleanup(() => indexer.stop());
   // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildServices creates it).
-  const verifier = services.verifier;
+  const verifier = deps.verifier;
   if (verifier) {
     await verifier.start();
     testDb.onCleanup(() => verifier.stop());
   }
-  const server = createHttpServer(createApp(services).callback(), config.api.timeouts);
+  const server = createHttpServer(createApp(deps).callback(), config.api.timeouts);
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
     url,
-    services,
+    deps,
     testDb,
     indexer,
     async request(method, urlPath, options = {}) {
@@ -134,7 +134,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
-      await services.limits.close();
+      await deps.limits.close();
       await testDb.cleanup();
       fs.rmSync(deploymentsDir, { recursive: true, force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });

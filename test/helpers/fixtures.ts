@@ -15,7 +15,7 @@ export const EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"don
 export const CATEGORY = "general";
 export const ZONE = "global";
 /** The escrow's status numbers, from the one definition the server uses. */
-export { TASK_STATUS as STATUS } from "../../server/indexer/types";
+export { TASK_STATUS as STATUS } from "../../server/escrow/records";
 export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3 } as const;
 
 /** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */

@@ -9,7 +9,7 @@
  * order and the transfers. The check order inside each function follows the interface: the pause check first, then
  * the caller, then the status, then the arguments and times.
  */
-import { TASK_STATUS } from "../../server/indexer/types";
+import { TASK_STATUS } from "../../server/escrow/records";
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 export const ZERO_HASH = `0x${"00".repeat(32)}`;

@@ -67,8 +67,8 @@ async function setup(env: Record<string, string> = {}, kind: VerifierKind = "rea
     ...env,
   });
   const fake = new FakeVerifier(fx.escrow, fx.verifier, fx.verifier.address);
-  if (kind === "fake") api.services.verifier = fake;
-  const verifier = api.services.verifier!;
+  if (kind === "fake") api.deps.verifier = fake;
+  const verifier = api.deps.verifier!;
   expect(verifier.address.toLowerCase()).to.equal(fx.verifier.address.toLowerCase());
   const token = await fx.usdc.getAddress();
   const posterKey = await api.createKey(fx.poster.address);
@@ -76,7 +76,7 @@ async function setup(env: Record<string, string> = {}, kind: VerifierKind = "rea
 
   async function register(address: string, overrides: Partial<ExecutorRecord> = {}) {
     const now = wall();
-    await upsertExecutor(api.services.db, {
+    await upsertExecutor(api.deps.db, {
       address: address.toLowerCase(),
       publicKey: agentPublicKey(ethers.Wallet.createRandom().privateKey),
       capabilities: [],
@@ -178,8 +178,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         await api.synced();
         const onChain = await escrow.getTask(taskId);
         expect(onChain.worker.toLowerCase()).to.equal(agent.address);
-        expect((await loadTaskContext(api.services, taskHash)).status).to.equal("assigned");
-        expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
+        expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("assigned");
+        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
 
         // A retried accept of the winner answers the same; any other agent gets NOT_OPEN.
         const again = await post(accept(taskHash), agent.key);
@@ -255,7 +255,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         });
         // Building the transaction changes nothing: the listing stays open until it is mined.
         const built = await post(assign(taskHash), posterKey, { worker: chosen.address });
-        expect((await loadTaskContext(api.services, taskHash)).status).to.equal("open");
+        expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
         await send(poster, built);
 
         expectError(await post(accept(taskHash), other.key), 409, "ASSIGNED_ELSEWHERE");
@@ -263,7 +263,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         expect(own.status, own.text).to.equal(200);
         expect(own.json.data).to.include({ state: "assigned", txHash: null });
         expect(unwrapBriefKey(own.json.data.wrappedKey, chosen.privateKey).equals(briefKey)).to.equal(true);
-        expect(await findAssignment(api.services.db, taskId)).to.include({ agent: chosen.address, via: "poster" });
+        expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: chosen.address, via: "poster" });
         expectError(await post(accept(taskHash), other.key), 409, "ASSIGNED_ELSEWHERE");
       }),
     );
@@ -297,16 +297,16 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
       withApi(async ({ api, list, newAgent, post }) => {
         const agent = await newAgent();
         const { taskHash, taskId } = await list();
-        await api.services
+        await api.deps
           .db("accept_locks")
           .insert({ task_id: taskId, agent: "0x" + "11".repeat(20), expires_at: wall() + 30 });
         expectError(await post(accept(taskHash), agent.key), 409, "ACCEPT_LOCKED");
-        await api.services
+        await api.deps
           .db("accept_locks")
           .where({ task_id: taskId })
           .update({ expires_at: wall() - 1 });
         expect((await post(accept(taskHash), agent.key)).status).to.equal(200);
-        expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
       }),
     );
 
@@ -323,8 +323,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           expect(res.status, res.text).to.equal(409);
           expect(["ACCEPT_LOCKED", "NOT_OPEN"]).to.include(res.json.error.code);
         }
-        expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
-        expect(await findAssignment(api.services.db, taskId)).to.include({ agent: winners[0].address, via: "accept" });
+        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: winners[0].address, via: "accept" });
 
         expect((await marketVerifier.settled(assignKey(taskId))).status).to.equal("confirmed");
         await api.synced();
@@ -349,19 +349,19 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         const refused = await post(accept(taskHash), first.key);
         expectError(refused, 503, "SETTLEMENT_FAILED");
         expect(refused.json.error.reason).to.equal("EnforcedPause");
-        expect(await findAssignment(api.services.db, taskId)).to.equal(undefined);
-        expect(await findAgentKey(api.services.db, taskId, first.address)).to.equal(undefined);
-        expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
-        expect(await api.services.verifier!.intent(assignKey(taskId))).to.equal(undefined);
-        expect((await loadTaskContext(api.services, taskHash)).status).to.equal("open");
+        expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAgentKey(api.deps.db, taskId, first.address)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await api.deps.verifier!.intent(assignKey(taskId))).to.equal(undefined);
+        expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
         expect(Number((await escrow.getTask(taskId)).status)).to.equal(0);
 
         await (await escrow.connect(admin).unpause()).wait();
         const res = await post(accept(taskHash), first.key);
         expect(res.status, res.text).to.equal(200);
-        expect(await findAgentKey(api.services.db, taskId, first.address)).to.include({ source: "poster" });
+        expect(await findAgentKey(api.deps.db, taskId, first.address)).to.include({ source: "poster" });
         expectError(await post(accept(taskHash), second.key), 409, "NOT_OPEN");
-        expect((await api.services.verifier!.settled(assignKey(taskId))).status).to.equal("confirmed");
+        expect((await api.deps.verifier!.settled(assignKey(taskId))).status).to.equal("confirmed");
       }),
     );
 
@@ -373,12 +373,12 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           const { taskHash, taskId } = await list();
           fake.mode = "refuse";
           expectError(await post(accept(taskHash), agent.key), 503, "SETTLEMENT_FAILED");
-          api.services.verifier = undefined;
+          api.deps.verifier = undefined;
           expectError(await post(accept(taskHash), agent.key), 503, "SETTLEMENT_FAILED");
-          api.services.verifier = fake;
-          expect(await findAssignment(api.services.db, taskId)).to.equal(undefined);
-          expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
-          expect((await loadTaskContext(api.services, taskHash)).status).to.equal("open");
+          api.deps.verifier = fake;
+          expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
+          expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+          expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
 
           fake.mode = "send";
           const res = await post(accept(taskHash), agent.key);
@@ -413,22 +413,22 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           expect(offered.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.not.include(taskHash);
           fake.failHeld(assignKey(taskId));
           expect((await api.request("GET", `/api/v1/tasks/${taskHash}`)).json.data.a2aState.status).to.equal("open");
-          expect((await loadTaskContext(api.services, taskHash)).status).to.equal("open");
+          expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
           fake.mode = "send";
           const res = await post(accept(taskHash), second.key);
           expect(res.status, res.text).to.equal(200);
-          expect(await findAssignment(api.services.db, taskId)).to.include({ agent: second.address, via: "accept" });
+          expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: second.address, via: "accept" });
 
           // An assignment row without an intent, older than the accept lock: its accept died before sending.
           const other = await list();
-          await api.services.db("task_assignments").insert({
+          await api.deps.db("task_assignments").insert({
             task_id: other.taskId,
             agent: first.address,
             via: "accept",
             intent_id: null,
             accepted_at: wall() - 3600,
           });
-          expect((await loadTaskContext(api.services, other.taskHash)).status).to.equal("open");
+          expect((await loadTaskContext(api.deps, other.taskHash)).status).to.equal("open");
           expect((await post(accept(other.taskHash), second.key)).status).to.equal(200);
         },
         {},
@@ -445,7 +445,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           fake.mode = "hold";
           const res = await post(accept(taskHash), agent.key);
           expect(res.json.data).to.include({ state: "assigning", txHash: null });
-          const pending = await loadTaskContext(api.services, taskHash);
+          const pending = await loadTaskContext(api.deps, taskHash);
           expect(pending.status).to.equal("assigning");
           let thrown: unknown;
           try {
@@ -461,7 +461,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
 
           expect((await fake.release(assignKey(taskId))).status).to.equal("confirmed");
           await api.synced();
-          const settled = await loadTaskContext(api.services, taskHash);
+          const settled = await loadTaskContext(api.deps, taskHash);
           expect(settled.status).to.equal("assigned");
           expect(() => assertAssignmentSettled(settled, agent.address)).not.to.throw();
           expectError(await post(cancel(taskHash), posterKey), 409, "INVALID_STATUS");
@@ -478,7 +478,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
       withApi(async ({ api, marketVerifier, list, newAgent }) => {
         const agents = await Promise.all(Array.from({ length: 20 }, () => newAgent()));
         const { taskHash, taskId } = await list();
-        const outcomes = await Promise.allSettled(agents.map((a) => acceptTask(api.services, a.address, taskHash)));
+        const outcomes = await Promise.allSettled(agents.map((a) => acceptTask(api.deps, a.address, taskHash)));
         const won = outcomes.filter((o) => o.status === "fulfilled");
         expect(won).to.have.length(1);
         for (const o of outcomes) {
@@ -487,7 +487,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
             expect(["ACCEPT_LOCKED", "NOT_OPEN"]).to.include((o.reason as AppError).code);
           }
         }
-        expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
         expect((await marketVerifier.settled(assignKey(taskId))).status).to.equal("confirmed");
       }),
     );
@@ -495,7 +495,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
     it(
       "gives a lock, an assignment row and an offer window to exactly one of many concurrent writers",
       withApi(async ({ api }) => {
-        const { db } = api.services;
+        const { db } = api.deps;
         const agents = Array.from({ length: 20 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`);
         const now = wall();
         const locks = await Promise.all(
@@ -575,7 +575,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           expect(res.status, res.text).to.equal(200);
           const opened = unwrapBriefKey(res.json.data.wrappedKey, agent.privateKey);
           expect(decryptBrief(blob, opened).toString()).to.equal("custody brief");
-          expect(await findAgentKey(api.services.db, taskId, agent.address)).to.include({
+          expect(await findAgentKey(api.deps.db, taskId, agent.address)).to.include({
             source: "custody",
             wrappedKey: res.json.data.wrappedKey,
           });
@@ -597,8 +597,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           custodyWrappedKey: wrapBriefKey(briefKey, agentPublicKey(CUSTODY_KEY)),
         });
         expectError(await post(accept(custody.taskHash), agent.key), 403, "NEEDS_WRAP");
-        expect(await findAssignment(api.services.db, bare.taskId)).to.equal(undefined);
-        expect(await findAcceptLock(api.services.db, bare.taskId)).to.equal(undefined);
+        expect(await findAssignment(api.deps.db, bare.taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, bare.taskId)).to.equal(undefined);
       }),
     );
 
@@ -612,8 +612,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           const corrupted = good.slice(0, -4) + (good.endsWith("0000") ? "ffff" : "0000");
           const { taskHash, taskId } = await list({ privacy: "private", custodyWrappedKey: corrupted });
           expectError(await post(accept(taskHash), agent.key), 503, "REWRAP_FAILED");
-          expect(await findAssignment(api.services.db, taskId)).to.equal(undefined);
-          expect(await findAcceptLock(api.services.db, taskId)).to.equal(undefined);
+          expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
+          expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
         },
         { CUSTODY_PRIVATE_KEY: CUSTODY_KEY },
       ),
@@ -635,7 +635,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         expect(res.json.data).to.include({ taskHash, onChainTaskId: taskId, agent: first.address, score: 0 });
         expect(res.json.data.offer.agent).to.equal(first.address);
         // A marketplace operation marks the agent seen (running).
-        expect((await findExecutor(api.services.db, first.address))!.lastSeenAt).to.be.greaterThan(1);
+        expect((await findExecutor(api.deps.db, first.address))!.lastSeenAt).to.be.greaterThan(1);
         expect((await post(bid(taskHash), second.key, {})).status).to.equal(200);
 
         expectError(await post(bid(taskHash), first.key, {}), 409, "ALREADY_APPLIED");
@@ -715,7 +715,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         );
 
         // The window ends: anyone may accept.
-        await api.services
+        await api.deps
           .db("task_offers")
           .where({ task_id: taskId })
           .update({ expires_at: wall() - 1 });

@@ -196,7 +196,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
           issuedAt: data.issuedAt,
           expirationTime: data.expiresAt,
         });
-        const row = await api.services.db("auth_nonces").where({ nonce: data.nonce }).first();
+        const row = await api.deps.db("auth_nonces").where({ nonce: data.nonce }).first();
         expect(row.address).to.equal(wallet.address.toLowerCase());
         expect(row.used_at).to.equal(null);
 
@@ -237,24 +237,24 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
           before + SESSION_TTL_SECONDS + 5,
         );
 
-        const sessions = await api.services.db("sessions");
+        const sessions = await api.deps.db("sessions");
         expect(sessions).to.have.length(1);
         expect(sessions[0].token_hash).to.equal(hashSecret(sessionToken));
         expect(JSON.stringify(sessions)).to.not.contain(sessionToken.slice(4));
-        expect((await api.services.db("auth_nonces").where({ nonce }).first()).used_at).to.not.equal(null);
-        const user = await api.services.db("users").where({ address }).first();
+        expect((await api.deps.db("auth_nonces").where({ nonce }).first()).used_at).to.not.equal(null);
+        const user = await api.deps.db("users").where({ address }).first();
         expect(Number(user.created_at)).to.be.within(before, before + 5);
 
         const stats = await api.request("GET", "/api/v1/stats");
         expect(stats.json.data.registeredUsers).to.equal(1);
 
         // A second sign-in keeps the user's creation time and moves its last sign-in.
-        await api.services.db("users").where({ address }).update({ created_at: 100, last_sign_in_at: 100 });
+        await api.deps.db("users").where({ address }).update({ created_at: 100, last_sign_in_at: 100 });
         await signIn(api, wallet);
-        const again = await api.services.db("users").where({ address }).first();
+        const again = await api.deps.db("users").where({ address }).first();
         expect(Number(again.created_at)).to.equal(100);
         expect(Number(again.last_sign_in_at)).to.be.at.least(before);
-        expect(Number((await api.services.db("users").count({ n: "*" }).first())?.n)).to.equal(1);
+        expect(Number((await api.deps.db("users").count({ n: "*" }).first())?.n)).to.equal(1);
       }));
 
     it("accepts grammar variants: no statement, a scheme, Request ID and Resources, another path on the service", () =>
@@ -289,7 +289,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         const results = await Promise.all([verify(api, message, signature), verify(api, message, signature)]);
         expect(results.map((r) => r.status).sort()).to.deep.equal([200, 400]);
         expectError(results.find((r) => r.status === 400)!, 400, "NONCE_INVALID", /already used/);
-        expect(await api.services.db("sessions")).to.have.length(1);
+        expect(await api.deps.db("sessions")).to.have.length(1);
       }));
 
     it("refuses a nonce the service never issued with NONCE_INVALID", () =>
@@ -337,8 +337,8 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
           expectError(res, 400, "BAD_SIGNATURE", message);
         }
         // None of the refused attempts consumed its nonce or signed anyone in.
-        expect(await api.services.db("auth_nonces").whereNotNull("used_at")).to.have.length(0);
-        expect(await api.services.db("sessions")).to.have.length(0);
+        expect(await api.deps.db("auth_nonces").whereNotNull("used_at")).to.have.length(0);
+        expect(await api.deps.db("sessions")).to.have.length(0);
       }));
 
     it("refuses a message past its Expiration Time or before its Not Before with NONCE_INVALID", () =>
@@ -442,7 +442,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         expect(prefix).to.equal(key.slice(0, 11));
         expect(label).to.equal("laptop");
         expect(Date.parse(createdAt)).to.be.closeTo(Date.now(), 10_000);
-        const rows = await api.services.db("api_keys");
+        const rows = await api.deps.db("api_keys");
         expect(rows).to.have.length(1);
         expect(rows[0]).to.include({ address, key_hash: hashSecret(key), prefix });
         expect(JSON.stringify(rows)).to.not.contain(key.slice(11));
@@ -541,7 +541,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         const session = await signIn(api, Wallet.createRandom());
         const { id } = (await createKey(api, session)).json.data;
         await api.request("DELETE", `/api/v1/api-keys/${id}`, bearer(session));
-        await api.services.db("api_keys").where({ id }).update({ revoked_at: 1000 });
+        await api.deps.db("api_keys").where({ id }).update({ revoked_at: 1000 });
         const again = await api.request("DELETE", `/api/v1/api-keys/${id}`, bearer(session));
         expect(again.status).to.equal(200);
         expect(again.json.data).to.deep.equal({ id, revoked: true });
@@ -571,7 +571,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         expectError(await api.request("GET", "/api/v1/api-keys", bearer("sk_short")), 401, "UNAUTHORIZED");
 
         expect((await api.request("GET", "/api/v1/api-keys", bearer(session))).status).to.equal(200);
-        await api.services.db("sessions").update({ expires_at: Math.floor(Date.now() / 1000) - 1 });
+        await api.deps.db("sessions").update({ expires_at: Math.floor(Date.now() / 1000) - 1 });
         expectError(await api.request("GET", "/api/v1/api-keys", bearer(session)), 401, "UNAUTHORIZED", /expired/);
       }));
 

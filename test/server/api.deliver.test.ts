@@ -63,10 +63,10 @@ async function setup(options: { verifier?: "real" | "fake"; auto?: boolean } = {
     ...(options.verifier === "fake" ? {} : { VERIFIER_PRIVATE_KEY: verifierPrivateKey() }),
   });
   const fake = new FakeVerifier(fx.escrow, fx.verifier, fx.verifier.address);
-  if (options.verifier === "fake") api.services.verifier = fake;
-  const marketVerifier = api.services.verifier!;
+  if (options.verifier === "fake") api.deps.verifier = fake;
+  const marketVerifier = api.deps.verifier!;
   if (options.auto) {
-    const auto = new AutoVerifier(api.services, { pollMs: 50 });
+    const auto = new AutoVerifier(api.deps, { pollMs: 50 });
     auto.start();
     api.testDb.onCleanup(() => auto.stop());
   }
@@ -265,7 +265,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(submitted.json.data.evidenceHash).to.equal(
           ethers.keccak256(ethers.toUtf8Bytes(JSON.stringify({ n: 3, poem: result.poem })))
         );
-        const stored = await findSubmission(api.services.db, t.taskId, 1);
+        const stored = await findSubmission(api.deps.db, t.taskId, 1);
         expect(stored).to.include({
           agent: worker.address.toLowerCase(),
           result: canonicalJson(result),
@@ -295,7 +295,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         await judge(t, true, 1);
         expect(await status(t.taskId)).to.equal(STATUS.Completed);
         await expectPaid(before, t.amount);
-        expect(await findSubmission(api.services.db, t.taskId, 1)).to.include({
+        expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
           verdict: "pass",
           verdictBy: poster.address.toLowerCase(),
         });
@@ -319,13 +319,13 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           const t = await postTask({ mode: "auto", criteria });
 
           const verdictOf = async (attempt: number) =>
-            (await findSubmission(api.services.db, t.taskId, attempt))?.verdict;
+            (await findSubmission(api.deps.db, t.taskId, attempt))?.verdict;
           await deliver(t, { poem: "too short" }, 1);
           await waitFor("the failed auto verdict", async () => (await verdictOf(1)) !== null);
           expect(await marketVerifier.settled(verdictKey(t.taskId, 1))).to.include({ status: "confirmed" });
           await api.synced();
           expect(await status(t.taskId)).to.equal(STATUS.Verified);
-          const first = await findSubmission(api.services.db, t.taskId, 1);
+          const first = await findSubmission(api.deps.db, t.taskId, 1);
           expect(first).to.include({ verdict: "fail", verdictBy: marketVerifier.address.toLowerCase() });
           expect(first!.verdictReason).to.equal(
             'min_length: 20 characters, at least 30 required; contains_keywords: missing "escrow"; regex_pattern: the pattern does not match'
@@ -342,18 +342,18 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await api.synced();
           expect(await status(t.taskId)).to.equal(STATUS.Completed);
           await expectPaid(before, t.amount);
-          expect(await findSubmission(api.services.db, t.taskId, 2)).to.include({
+          expect(await findSubmission(api.deps.db, t.taskId, 2)).to.include({
             verdict: "pass",
             verdictReason: "all rules hold",
           });
           expect((await get(`/api/v1/tasks/${t.taskHash}`)).json.data.resultData).to.deep.equal(good);
 
           // Exactly one chain call per attempt, and nothing left to do.
-          const intents = await listIntentsByTask(api.services.db, t.taskId);
+          const intents = await listIntentsByTask(api.deps.db, t.taskId);
           expect(intents.map((i) => i.key).sort()).to.deep.equal(
             [assignKey(t.taskId), verdictKey(t.taskId, 1), verdictKey(t.taskId, 2)].sort()
           );
-          expect(await new AutoVerifier(api.services).runOnce()).to.deep.equal([]);
+          expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
         },
         { auto: true }
       )
@@ -367,8 +367,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await (await escrow.connect(worker).submitEvidence(t.taskId, ethers.id("not through the API"))).wait();
           await waitFor("the failed auto verdict", async () => (await status(t.taskId)) === STATUS.Verified);
           await api.synced();
-          expect(await listSubmissions(api.services.db, t.taskId)).to.deep.equal([]);
-          const intents = await listIntentsByTask(api.services.db, t.taskId);
+          expect(await listSubmissions(api.deps.db, t.taskId)).to.deep.equal([]);
+          const intents = await listIntentsByTask(api.deps.db, t.taskId);
           expect(intents.find((i) => i.key === verdictKey(t.taskId, 1))?.args).to.deep.equal({
             attempt: 1,
             passed: false,
@@ -398,14 +398,14 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         // The verifier agent may change its mind until its transaction is mined.
         const no = await verify(keys.verifierAgent, { passed: false, reason: "missing a line" });
         expect(no.status, no.text).to.equal(200);
-        expect((await findSubmission(api.services.db, t.taskId, 1))!.verdict).to.equal("fail");
+        expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal("fail");
         const yes = await verify(keys.verifierAgent, { passed: true, reason: "good" });
         expect(yes.json.data).to.include({ attempt: 1, passed: true });
         const before = await balances();
         await send(verifierAgent, yes, "completeVerification", [t.taskId, true]);
         expect(await status(t.taskId)).to.equal(STATUS.Completed);
         await expectPaid(before, t.amount);
-        expect(await findSubmission(api.services.db, t.taskId, 1)).to.include({
+        expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
           verdict: "pass",
           verdictBy: verifierAgent.address.toLowerCase(),
           verdictReason: "good",
@@ -427,29 +427,29 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           // Paused: nothing is sent (the call would revert).
           await (await escrow.connect(admin).pause()).wait();
           await api.synced();
-          expect(await new AutoVerifier(api.services).runOnce()).to.deep.equal([]);
+          expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(0);
           await (await escrow.connect(admin).unpause()).wait();
           await api.synced();
 
           // A refused send records nothing and is retried later (after a backoff, not on the next pass).
           fake.mode = "refuse";
-          const auto = new AutoVerifier(api.services);
+          const auto = new AutoVerifier(api.deps);
           expect(await auto.runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(1);
-          expect((await findSubmission(api.services.db, t.taskId, 1))!.verdict).to.equal(null);
+          expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal(null);
           expect(await auto.runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(1);
 
           fake.mode = "hold";
-          const restarted = new AutoVerifier(api.services);
+          const restarted = new AutoVerifier(api.deps);
           expect(await restarted.runOnce()).to.deep.equal([
             { taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
           ]);
-          expect(await findSubmission(api.services.db, t.taskId, 1)).to.include({ verdict: "pass" });
+          expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({ verdict: "pass" });
           // The intent exists (unconfirmed): neither this loop nor another one asks again.
           expect(await restarted.runOnce()).to.deep.equal([]);
-          expect(await new AutoVerifier(api.services).runOnce()).to.deep.equal([]);
+          expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(2);
           await fake.release(key);
           expect(Number((await escrow.getTask(t.taskId)).status)).to.equal(STATUS.Completed);
@@ -742,7 +742,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         await deliver(t, { v: 3 }, 3);
         await judge(t, false, 3);
         expectError(await submit({ v: 4 }), 409, "MAX_ATTEMPTS_REACHED");
-        expect((await listSubmissions(api.services.db, t.taskId)).map((s) => [s.attempt, s.verdict])).to.deep.equal([
+        expect((await listSubmissions(api.deps.db, t.taskId)).map((s) => [s.attempt, s.verdict])).to.deep.equal([
           [1, "fail"],
           [2, "fail"],
           [3, "fail"],
@@ -839,13 +839,13 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await deliver(t, "work", 1);
           fake.mode = "refuse";
           expectError(await post(path(t.taskHash, "finalize"), keys.poster), 503, "SETTLEMENT_FAILED");
-          expect((await findSubmission(api.services.db, t.taskId, 1))!.verdict).to.equal(null);
+          expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal(null);
 
           fake.mode = "hold";
           const declined = await post(path(t.taskHash, "decline"), keys.poster, { reason: "not what I asked" });
           expect(declined.status, declined.text).to.equal(200);
           expect(declined.json.data).to.deep.include({ state: "verifying", passed: false });
-          expect(await findSubmission(api.services.db, t.taskId, 1)).to.include({
+          expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
             verdict: "fail",
             verdictReason: "not what I asked",
           });

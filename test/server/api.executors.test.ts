@@ -403,19 +403,19 @@ describe("Executors API", () => {
         await time.increase(RUNNING_WINDOW_SECONDS + 1);
         await clockCache();
         expect(await verifiers()).to.deep.equal([]);
-        await markExecutorSeen(api.services.db, me, await api.services.chainTime());
+        await markExecutorSeen(api.deps.db, me, await api.deps.chainTime());
         expect(await verifiers()).to.deep.equal([me]);
 
         // Heartbeat of a wallet that never registered.
         expectError(await api.request("POST", HEARTBEAT, { key: other }), 404, "NOT_REGISTERED");
-        await markExecutorSeen(api.services.db, f.stranger.address, now);
+        await markExecutorSeen(api.deps.db, f.stranger.address, now);
         expect((await listed(api)).json.data.total).to.equal(1);
       }));
 
     it("pages with limit (default 100, max 200) and offset", () =>
       withApi(async ({ api }) => {
-        const db = api.services.db;
-        const now = await api.services.chainTime();
+        const db = api.deps.db;
+        const now = await api.deps.chainTime();
         const all: string[] = [];
         await db.transaction(async (trx) => {
           for (let i = 0; i < 205; i++) {

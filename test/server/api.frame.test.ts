@@ -9,7 +9,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { startTestApi, type TestApi } from "../helpers/api";
 import { createApp } from "../../server/api/app";
-import type { Services } from "../../server/api/services";
+import type { Deps } from "../../server/domain/deps";
 import type { Logger } from "../../server/logger";
 
 describe("API frame: envelope, body reading, errors", () => {
@@ -48,8 +48,8 @@ describe("API frame: envelope, body reading, errors", () => {
     }));
 });
 
-/** A second server over the same services, whose logger and outcomes the test can read. */
-async function recordedServer(services: Services, options: { delayMs?: number } = {}) {
+/** A second server over the same deps, whose logger and outcomes the test can read. */
+async function recordedServer(deps: Deps, options: { delayMs?: number } = {}) {
   const errors: { msg: string; fields?: Record<string, unknown> }[] = [];
   const logger: Logger = {
     debug: () => undefined,
@@ -59,7 +59,7 @@ async function recordedServer(services: Services, options: { delayMs?: number } 
     child: () => logger,
   };
   const outcomes: { path: string; status: number; code?: string }[] = [];
-  const app = createApp({ ...services, logger });
+  const app = createApp({ ...deps, logger });
   app.middleware.unshift(async (ctx, next) => {
     try {
       // A slow request before the body is read (a slow database during authentication, for example).
@@ -231,7 +231,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
 
   it("answers REQUEST_ABORTED, logs no 500 and keeps serving when the client hangs up mid-body", () =>
     withKey(async (api, key) => {
-      const server = await recordedServer(api.services);
+      const server = await recordedServer(api.deps);
       try {
         const head = (extra: string[]) => [
           `POST ${UPLOAD} HTTP/1.1`,
@@ -267,7 +267,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
 
   it("answers REQUEST_ABORTED when the client hung up before the body is read", () =>
     withKey(async (api, key) => {
-      const server = await recordedServer(api.services, { delayMs: 300 });
+      const server = await recordedServer(api.deps, { delayMs: 300 });
       try {
         const head = (extra: string[]) => [
           `POST ${UPLOAD} HTTP/1.1`,
@@ -295,7 +295,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
   it("never answers 500 to malformed bodies (fuzz)", () =>
     withKey(
       async (api, key) => {
-        const server = await recordedServer(api.services);
+        const server = await recordedServer(api.deps);
         try {
           const body = fc.oneof(
             fc.string(),

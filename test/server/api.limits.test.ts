@@ -442,8 +442,8 @@ describe("API limits", () => {
       try {
         const b = await startTestApi(book, shared);
         try {
-          expect(a.services.limits.constructor.name).to.equal("RedisLimitStore");
-          expect(a.services.limits).not.to.equal(b.services.limits);
+          expect(a.deps.limits.constructor.name).to.equal("RedisLimitStore");
+          expect(a.deps.limits).not.to.equal(b.deps.limits);
           return await fn({ a, b, book });
         } finally {
           await b.close();

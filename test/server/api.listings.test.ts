@@ -514,9 +514,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const key = await api.createKey(poster.address);
         const taskHash = briefHash("chain trouble");
         const { txHash } = await fund(poster, taskHash);
-        const chain = api.services.chain!;
+        const chain = api.deps.chain!;
         try {
-          api.services.chain = {
+          api.deps.chain = {
             ...chain,
             receipt: () => Promise.reject(Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" })),
           } as ChainGateway;
@@ -525,14 +525,14 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
             503,
             "ON_CHAIN_CHECK_FAILED"
           );
-          api.services.chain = undefined;
+          api.deps.chain = undefined;
           expectError(
             await api.request("POST", INDEX, { key, body: { txHash, taskHash } }),
             503,
             "CHAIN_NOT_CONFIGURED"
           );
         } finally {
-          api.services.chain = chain;
+          api.deps.chain = chain;
         }
         expect((await api.request("POST", INDEX, { key, body: { txHash, taskHash } })).status).to.equal(200);
       })
@@ -572,7 +572,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         await api.synced();
         await api.indexer.stop();
         // Stand-in for a reorg: the projection now holds another task under the same id.
-        await api.services
+        await api.deps
           .db("tasks")
           .where({ task_id: taskId })
           .update({ task_hash: briefHash("after the reorg") });
@@ -883,7 +883,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
     it(
       "filters by minReputation: a poster's completed tasks, for now",
       withApi(async ({ api, poster, stranger, worker, verifier, escrow, fundAndIndex }) => {
-        const { services } = api;
+        const { deps } = api;
         const posterKey = await api.createKey(poster.address);
         const strangerKey = await api.createKey(stranger.address);
         const done = (await fundAndIndex(poster, posterKey, "completed one")).taskId;
@@ -894,8 +894,8 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const strangerOpen = (await fundAndIndex(stranger, strangerKey, "stranger open")).taskId;
         await api.synced();
 
-        expect(await posterReputation(services.db, poster.address)).to.equal(1);
-        expect(await posterReputation(services.db, stranger.address)).to.equal(0);
+        expect(await posterReputation(deps.db, poster.address)).to.equal(1);
+        expect(await posterReputation(deps.db, stranger.address)).to.equal(0);
         expect(await openIds(api, "?minReputation=0")).to.deep.equal([strangerOpen, posterOpen]);
         expect(await openIds(api, "?minReputation=1")).to.deep.equal([posterOpen]);
         expect(await openIds(api, "?minReputation=2")).to.deep.equal([]);

@@ -66,7 +66,7 @@ function httpGet(url: string, headers: Record<string, string>): Promise<{ status
   });
 }
 
-const localStore = (api: TestApi) => new LocalBlobStore(api.services.config.api.storageDir);
+const localStore = (api: TestApi) => new LocalBlobStore(api.deps.config.api.storageDir);
 
 describe("Storage API", () => {
   describe("POST /api/v1/storage/upload", () => {
@@ -81,7 +81,7 @@ describe("Storage API", () => {
         expect(download.status).to.equal(200);
         expect(Buffer.from(await download.arrayBuffer()).equals(bytes)).to.equal(true);
 
-        const row = await findBlob(api.services.db, sha256(bytes));
+        const row = await findBlob(api.deps.db, sha256(bytes));
         expect(row).to.include({ rootHash: sha256(bytes), size: 1000, uploader: wallet });
       }));
 
@@ -96,7 +96,7 @@ describe("Storage API", () => {
         expect([first.status, second.status, third.status]).to.deep.equal([201, 201, 201]);
         expect(second.json.data).to.deep.equal(first.json.data);
         expect(third.json.data).to.deep.equal(first.json.data);
-        const rows = await api.services.db("blobs").where({ root_hash: first.json.data.rootHash });
+        const rows = await api.deps.db("blobs").where({ root_hash: first.json.data.rootHash });
         expect(rows).to.have.length(1);
         expect(rows[0].uploader).to.equal(wallet);
       }));
@@ -181,18 +181,18 @@ describe("Storage API", () => {
 
     it("answers 503 STORAGE_UNAVAILABLE with Retry-After when the store throws, and records nothing", () =>
       withApi({}, async ({ api, key }) => {
-        api.services.blobs = new ScriptedStore(localStore(api), { failAt: 0 });
+        api.deps.blobs = new ScriptedStore(localStore(api), { failAt: 0 });
         const res = await api.request("POST", UPLOAD, { key, body: { data: b64("brief") } });
         expect(res.status).to.equal(503);
         expect(res.json.error.code).to.equal("STORAGE_UNAVAILABLE");
         expect(res.json.error.message).to.match(/nothing was paid, retry after a minute/);
         expect(res.headers.get("retry-after")).to.equal("60");
-        expect(Number((await api.services.db("blobs").count({ n: "*" }).first())!.n)).to.equal(0);
+        expect(Number((await api.deps.db("blobs").count({ n: "*" }).first())!.n)).to.equal(0);
       }));
 
     it("answers 503 STORAGE_UNAVAILABLE when the store does not answer within the upload time", () =>
       withApi({ UPLOAD_TIMEOUT_MS: "300" }, async ({ api, key }) => {
-        api.services.blobs = new ScriptedStore(localStore(api), { hangAt: 0 });
+        api.deps.blobs = new ScriptedStore(localStore(api), { hangAt: 0 });
         const started = Date.now();
         const res = await api.request("POST", UPLOAD, { key, body: { data: b64("brief") } });
         expect(res.status).to.equal(503);
@@ -203,7 +203,7 @@ describe("Storage API", () => {
 
     it("defaults the upload time budget below the spec's 85 seconds", () =>
       withApi({}, async ({ api }) => {
-        expect(api.services.config.api.uploadTimeoutMs).to.be.within(1, 85_000);
+        expect(api.deps.config.api.uploadTimeoutMs).to.be.within(1, 85_000);
       }));
   });
 
@@ -217,7 +217,7 @@ describe("Storage API", () => {
         for (const b of blobs) {
           const download = await api.request("GET", BLOB(sha256(b)));
           expect(download.text).to.equal(b.toString());
-          expect(await findBlob(api.services.db, sha256(b))).to.include({ size: b.length, uploader: wallet });
+          expect(await findBlob(api.deps.db, sha256(b))).to.include({ size: b.length, uploader: wallet });
         }
       }));
 
@@ -244,7 +244,7 @@ describe("Storage API", () => {
 
     it("takes at most 4 items on decentralized storage (BATCH_TOO_LARGE above)", () =>
       withApi({}, async ({ api, key }) => {
-        api.services.blobs = new ScriptedStore(localStore(api), { decentralized: true });
+        api.deps.blobs = new ScriptedStore(localStore(api), { decentralized: true });
         const items = (n: number) => Array.from({ length: n }, (_, i) => ({ data: b64(`item ${i}`) }));
         const five = await api.request("POST", BATCH, { key, body: { items: items(5) } });
         expect(five.status).to.equal(400);
@@ -257,7 +257,7 @@ describe("Storage API", () => {
     it("checks every item before storing any: INVALID_ITEMS lists each failure with its index and code", () =>
       withApi({ MAX_BLOB_BYTES: "1024" }, async ({ api, key }) => {
         const store = new ScriptedStore(localStore(api));
-        api.services.blobs = store;
+        api.deps.blobs = store;
         const valid = b64("a valid brief");
         const items = [
           { data: valid },
@@ -302,27 +302,27 @@ describe("Storage API", () => {
     it("answers 502 UPLOAD_FAILED with the failing index, records nothing, and a resend gives the same hashes", () =>
       withApi({}, async ({ api, key }) => {
         const local = localStore(api);
-        api.services.blobs = new ScriptedStore(local, { failAt: 2 });
+        api.deps.blobs = new ScriptedStore(local, { failAt: 2 });
         const items = ["one", "two", "three", "four"].map((t) => ({ data: b64(t) }));
         const res = await api.request("POST", BATCH, { key, body: { items } });
         expect(res.status).to.equal(502);
         expect(res.json.error.code).to.equal("UPLOAD_FAILED");
         expect(res.json.error.details).to.deep.equal({ index: 2 });
         expect(res.json.error.message).to.contain("item 3");
-        expect(Number((await api.services.db("blobs").count({ n: "*" }).first())!.n)).to.equal(0);
+        expect(Number((await api.deps.db("blobs").count({ n: "*" }).first())!.n)).to.equal(0);
 
-        api.services.blobs = local;
+        api.deps.blobs = local;
         const resend = await api.request("POST", BATCH, { key, body: { items } });
         expect(resend.status).to.equal(201);
         expect(resend.json.data.results.map((r: { rootHash: string }) => r.rootHash)).to.deep.equal(
           ["one", "two", "three", "four"].map((t) => sha256(Buffer.from(t))),
         );
-        expect(Number((await api.services.db("blobs").count({ n: "*" }).first())!.n)).to.equal(4);
+        expect(Number((await api.deps.db("blobs").count({ n: "*" }).first())!.n)).to.equal(4);
       }));
 
     it("answers 503 STORAGE_UNAVAILABLE with the index when the store runs out of time", () =>
       withApi({ UPLOAD_TIMEOUT_MS: "300" }, async ({ api, key }) => {
-        api.services.blobs = new ScriptedStore(localStore(api), { hangAt: 1 });
+        api.deps.blobs = new ScriptedStore(localStore(api), { hangAt: 1 });
         const items = ["one", "two", "three"].map((t) => ({ data: b64(t) }));
         const res = await api.request("POST", BATCH, { key, body: { items } });
         expect(res.status).to.equal(503);
@@ -401,7 +401,7 @@ describe("Storage API", () => {
 
     it("answers 503 STORAGE_UNAVAILABLE when the store cannot be read", () =>
       withApi({}, async ({ api }) => {
-        api.services.blobs = new ScriptedStore(localStore(api), { failGet: true });
+        api.deps.blobs = new ScriptedStore(localStore(api), { failGet: true });
         const res = await api.request("GET", BLOB(sha256(Buffer.from("x"))));
         expect(res.status).to.equal(503);
         expect(res.json.error.code).to.equal("STORAGE_UNAVAILABLE");

@@ -320,7 +320,7 @@ describe("POST /api/v1/tasks", () => {
 
     it("answers 503 CHAIN_NOT_CONFIGURED when the network has no deployment", () =>
       withApi(async ({ api, key }) => {
-        api.services.chain = undefined;
+        api.deps.chain = undefined;
         const res = await api.request("POST", "/api/v1/tasks", { key, body: task("no chain") });
         expectError(res, 503, "CHAIN_NOT_CONFIGURED");
       }));
@@ -662,7 +662,7 @@ describe("POST /api/v1/tasks/batch", () => {
 
     it("answers 400 BATCH_TOO_LARGE above the escrow's maximum batch", () =>
       withApi(async ({ api, key, book }) => {
-        api.services.chain!.maxBatch = async () => 2;
+        api.deps.chain!.maxBatch = async () => 2;
         const tasks = [task("max 1"), task("max 2"), task("max 3")];
         const res = await api.request("POST", "/api/v1/tasks/batch", {
           key,
@@ -693,7 +693,7 @@ describe("POST /api/v1/tasks/batch", () => {
 
     it("answers 409 BATCH_UNSUPPORTED when the escrow has no batch create", () =>
       withApi(async ({ api, key, book }) => {
-        api.services.chain!.maxBatch = async () => null;
+        api.deps.chain!.maxBatch = async () => null;
         const res = await api.request("POST", "/api/v1/tasks/batch", {
           key,
           body: { token: book.token.address, tasks: [task("unsupported")] },
@@ -742,7 +742,7 @@ describe("POST /api/v1/tasks/batch", () => {
 
     it("answers 503 CHAIN_NOT_CONFIGURED when the network has no deployment", () =>
       withApi(async ({ api, key, book }) => {
-        api.services.chain = undefined;
+        api.deps.chain = undefined;
         const res = await api.request("POST", "/api/v1/tasks/batch", {
           key,
           body: { token: book.token.address, tasks: [task("c")] },

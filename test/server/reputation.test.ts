@@ -16,7 +16,7 @@ import {
 } from "../../server/domain/reputation";
 import { upsertTasks } from "../../server/db/repositories/tasks";
 import { insertNewEvents } from "../../server/db/repositories/escrowEvents";
-import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type StoredEvent, type TaskRecord } from "../../server/indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type StoredEvent, type TaskRecord } from "../../server/escrow/records";
 
 const REPUTATION = "/api/v1/reputation";
 const LEADERBOARD = `${REPUTATION}/leaderboard`;
@@ -261,8 +261,8 @@ describe("Reputation", () => {
 
     it("is what reputationScore, reputationScores and the executors' reputation report", () =>
       withHistory(async ({ api, worker, loser, late, stranger }) => {
-        const now = await api.services.chainTime();
-        const { db } = api.services;
+        const now = await api.deps.chainTime();
+        const { db } = api.deps;
         expect(await reputationScore(db, worker.address, now)).to.equal(1.5);
         expect(await reputationScore(db, ethers.getAddress(loser.address), now)).to.equal(1);
         const scores = await reputationScores(db, [worker.address, late.address, stranger.address], now);
@@ -318,8 +318,8 @@ describe("Reputation", () => {
 
     it("holds the top 50, computed in one statement over many workers", () =>
       withApiOnly(async (api) => {
-        const db = api.services.db;
-        const now = await api.services.chainTime();
+        const db = api.deps.db;
+        const now = await api.deps.chainTime();
         const tasks: TaskRecord[] = [];
         const events: StoredEvent[] = [];
         // Worker i (1..60) completed i tasks, 1 hour ago; worker 61 has only a timeout.
@@ -389,14 +389,14 @@ describe("Reputation", () => {
           (await api.request("GET", `/api/v1/a2a/tasks${q}`)).json.data.tasks.map(
             (t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId
           );
-        expect(await posterReputation(api.services.db, poster.address, await api.services.chainTime())).to.equal(6);
+        expect(await posterReputation(api.deps.db, poster.address, await api.deps.chainTime())).to.equal(6);
         expect(await open("")).to.deep.equal([strangerTask, posterTask]);
         expect(await open("?minReputation=6")).to.deep.equal([posterTask]);
         expect(await open("?minReputation=7")).to.deep.equal([]);
         // 90 days later the poster's score is 3.
         await time.increase(90 * DAY);
         await clockCache();
-        expect(await posterReputation(api.services.db, poster.address, await api.services.chainTime())).to.equal(3);
+        expect(await posterReputation(api.deps.db, poster.address, await api.deps.chainTime())).to.equal(3);
       }));
   });
 });

@@ -496,13 +496,13 @@ describe("Marketplace verifier", () => {
       const { book, verifier: signer, escrow, worker } = fx;
       const without = await startTestApi(book);
       try {
-        expect(without.services.verifier).to.equal(undefined);
+        expect(without.deps.verifier).to.equal(undefined);
       } finally {
         await without.close();
       }
       const api = await startTestApi(book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
       try {
-        const verifier = api.services.verifier!;
+        const verifier = api.deps.verifier!;
         expect(verifier.address).to.equal(signer.address);
         const [taskId] = await fundTasks(fx);
         await verifier.requestAssign(taskId, worker.address);

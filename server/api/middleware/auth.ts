@@ -8,7 +8,7 @@ import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "../../domain/crede
 import { findActiveKeyByHash, touchKey } from "../../db/repositories/apiKeys";
 import { findSessionAddress } from "../../db/repositories/sessions";
 import type { Caller } from "../route";
-import type { Services } from "../services";
+import type { Deps } from "../../domain/deps";
 
 /** How fresh a key's recorded last use is kept (docs/api.md, "Signing in and API keys"). */
 export const LAST_USED_RESOLUTION_SECONDS = 60;
@@ -31,24 +31,24 @@ export class AuthFailure extends AppError {
 /** The caller, or undefined when no credential was presented. Throws AuthFailure for a bad credential. */
 export async function authenticate(
   ctx: Context,
-  services: Services,
+  deps: Deps,
   acceptsSession: boolean,
 ): Promise<Caller | undefined> {
   const credential = presentedCredential(ctx);
   if (!credential) return undefined;
   const now = Math.floor(Date.now() / 1000);
   if (API_KEY_PATTERN.test(credential)) {
-    const key = await findActiveKeyByHash(services.db, hashSecret(credential));
+    const key = await findActiveKeyByHash(deps.db, hashSecret(credential));
     if (!key) throw new AuthFailure("invalid or revoked API key");
     // Last use is informational, to the minute: written at most once a minute per key (a write per request cost a
     // fifth of a task build), and never blocking the request.
     if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_SECONDS) {
-      touchKey(services.db, key.id, now).catch(() => undefined);
+      touchKey(deps.db, key.id, now).catch(() => undefined);
     }
     return { wallet: key.address, keyId: key.id, via: "api-key" };
   }
   if (acceptsSession && SESSION_PATTERN.test(credential)) {
-    const address = await findSessionAddress(services.db, hashSecret(credential), now);
+    const address = await findSessionAddress(deps.db, hashSecret(credential), now);
     if (!address) throw new AuthFailure("invalid or expired session: sign in again");
     return { wallet: address, keyId: null, via: "session" };
   }

@@ -3,7 +3,7 @@
  * a session or a key of the same wallet; whoami takes an API key only.
  */
 import { defineRoute, type AnyRoute, type Caller } from "../route";
-import { address, z } from "../schemas/common";
+import { address, z } from "../../domain/schemas/common";
 import { missingCredential } from "../middleware/auth";
 import {
   apiKeyCreatedSchema,
@@ -80,7 +80,7 @@ export const nonceRoute = defineRoute({
   request: { body: nonceBody },
   response: nonceResponseSchema,
   errors: ["VALIDATION_ERROR"],
-  handler: ({ body, services }) => issueNonce(services, body.address),
+  handler: ({ body, deps }) => issueNonce(deps, body.address),
 });
 
 export const verifyRoute = defineRoute({
@@ -94,7 +94,7 @@ export const verifyRoute = defineRoute({
   request: { body: verifyBody },
   response: sessionResponseSchema,
   errors: ["VALIDATION_ERROR", "MISSING_FIELDS", "BAD_SIGNATURE", "NONCE_INVALID", "NONCE_MISMATCH"],
-  handler: ({ body, services }) => signIn(services, body),
+  handler: ({ body, deps }) => signIn(deps, body),
 });
 
 export const createKeyRoute = defineRoute({
@@ -109,7 +109,7 @@ export const createKeyRoute = defineRoute({
   response: apiKeyCreatedSchema,
   successStatus: 201,
   errors: ["UNAUTHORIZED", "VALIDATION_ERROR"],
-  handler: ({ body, caller, services }) => createApiKey(services, walletOf(caller, true), body.label ?? null),
+  handler: ({ body, caller, deps }) => createApiKey(deps, walletOf(caller, true), body.label ?? null),
 });
 
 export const listKeysRoute = defineRoute({
@@ -121,7 +121,7 @@ export const listKeysRoute = defineRoute({
   acceptsSession: true,
   response: apiKeyListSchema,
   errors: ["UNAUTHORIZED"],
-  handler: ({ caller, services }) => listApiKeys(services, walletOf(caller, true)),
+  handler: ({ caller, deps }) => listApiKeys(deps, walletOf(caller, true)),
 });
 
 export const whoamiRoute = defineRoute({
@@ -147,7 +147,7 @@ export const revokeKeyRoute = defineRoute({
   request: { params: keyIdParams },
   response: apiKeyRevokedSchema,
   errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "NOT_FOUND"],
-  handler: ({ params, caller, services }) => revokeApiKey(services, walletOf(caller, true), params.id),
+  handler: ({ params, caller, deps }) => revokeApiKey(deps, walletOf(caller, true), params.id),
 });
 
 export const accountRoutes: AnyRoute[] = [

@@ -13,7 +13,7 @@ import {
   verdictAnswerSchema,
   verifyAnswerSchema,
   verifyBodySchema,
-} from "../schemas/delivery";
+} from "../../domain/schemas/delivery";
 import { taskHashParams } from "../../domain/marketplace/taskContext";
 import {
   buildDispute,
@@ -59,7 +59,7 @@ export const submitRoute = defineRoute({
     "DEADLINE_REACHED",
     ...CHAIN_ERRORS,
   ],
-  handler: ({ params, body, caller, services }) => submitResult(services, caller!.wallet, params.hash, body),
+  handler: ({ params, body, caller, deps }) => submitResult(deps, caller!.wallet, params.hash, body),
 });
 
 export const verifyRoute = defineRoute({
@@ -83,7 +83,7 @@ export const verifyRoute = defineRoute({
     "INVALID_STATE",
     ...CHAIN_ERRORS,
   ],
-  handler: ({ params, body, caller, services }) => verifyAsAgent(services, caller!.wallet, params.hash, body),
+  handler: ({ params, body, caller, deps }) => verifyAsAgent(deps, caller!.wallet, params.hash, body),
 });
 
 const VERDICT_ERRORS = [
@@ -109,7 +109,7 @@ export const finalizeRoute = defineRoute({
   request: { params: taskHashParams },
   response: verdictAnswerSchema,
   errors: VERDICT_ERRORS,
-  handler: ({ params, caller, services }) => judgeManually(services, caller!.wallet, params.hash, true),
+  handler: ({ params, caller, deps }) => judgeManually(deps, caller!.wallet, params.hash, true),
 });
 
 export const declineRoute = defineRoute({
@@ -124,8 +124,8 @@ export const declineRoute = defineRoute({
   request: { params: taskHashParams, body: declineBodySchema },
   response: verdictAnswerSchema,
   errors: VERDICT_ERRORS,
-  handler: ({ params, body, caller, services }) =>
-    judgeManually(services, caller!.wallet, params.hash, false, body.reason),
+  handler: ({ params, body, caller, deps }) =>
+    judgeManually(deps, caller!.wallet, params.hash, false, body.reason),
 });
 
 export const releaseRoute = defineRoute({
@@ -147,7 +147,7 @@ export const releaseRoute = defineRoute({
     "DISPUTE_WINDOW_ACTIVE",
     ...CHAIN_ERRORS,
   ],
-  handler: ({ params, caller, services }) => buildRelease(services, caller!.wallet, params.hash),
+  handler: ({ params, caller, deps }) => buildRelease(deps, caller!.wallet, params.hash),
 });
 
 export const reclaimRoute = defineRoute({
@@ -176,7 +176,7 @@ export const reclaimRoute = defineRoute({
     "DISPUTE_WINDOW_ACTIVE",
     ...CHAIN_ERRORS,
   ],
-  handler: ({ params, caller, services }) => buildReclaim(services, caller!.wallet, params.hash),
+  handler: ({ params, caller, deps }) => buildReclaim(deps, caller!.wallet, params.hash),
 });
 
 export const disputeRoute = defineRoute({
@@ -199,7 +199,7 @@ export const disputeRoute = defineRoute({
     "DEADLINE_REACHED",
     ...CHAIN_ERRORS,
   ],
-  handler: ({ params, caller, services }) => buildDispute(services, caller!.wallet, params.hash),
+  handler: ({ params, caller, deps }) => buildDispute(deps, caller!.wallet, params.hash),
 });
 
 export const deliveryRoutes: AnyRoute[] = [

@@ -10,7 +10,7 @@ import {
   heartbeatSchema,
   ownExecutorSchema,
   registrationResultSchema,
-} from "../schemas/executors";
+} from "../../domain/schemas/executors";
 import { executorHeartbeat, listPublicExecutors, readOwnExecutor, registerExecutor } from "../../domain/executors";
 
 export const registerExecutorRoute = defineRoute({
@@ -24,7 +24,7 @@ export const registerExecutorRoute = defineRoute({
   request: { body: executorBodySchema },
   response: registrationResultSchema,
   errors: ["NO_PUBKEY", "VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
-  handler: ({ body, caller, services }) => registerExecutor(services, caller!.wallet, body),
+  handler: ({ body, caller, deps }) => registerExecutor(deps, caller!.wallet, body),
 });
 
 export const ownExecutorRoute = defineRoute({
@@ -35,7 +35,7 @@ export const ownExecutorRoute = defineRoute({
   auth: "required",
   response: ownExecutorSchema,
   errors: ["NOT_REGISTERED", "UNAUTHORIZED"],
-  handler: ({ caller, services }) => readOwnExecutor(services, caller!.wallet),
+  handler: ({ caller, deps }) => readOwnExecutor(deps, caller!.wallet),
 });
 
 export const heartbeatRoute = defineRoute({
@@ -48,7 +48,7 @@ export const heartbeatRoute = defineRoute({
   auth: "required",
   response: heartbeatSchema,
   errors: ["NOT_REGISTERED", "UNAUTHORIZED"],
-  handler: ({ caller, services }) => executorHeartbeat(services, caller!.wallet),
+  handler: ({ caller, deps }) => executorHeartbeat(deps, caller!.wallet),
 });
 
 export const listExecutorsRoute = defineRoute({
@@ -62,7 +62,7 @@ export const listExecutorsRoute = defineRoute({
   request: { query: executorsQuery },
   response: executorsListSchema,
   errors: ["VALIDATION_ERROR", "INVALID_CHAIN"],
-  handler: ({ query, services }) => listPublicExecutors(services, query),
+  handler: ({ query, deps }) => listPublicExecutors(deps, query),
 });
 
 export const executorRoutes: AnyRoute[] = [registerExecutorRoute, ownExecutorRoute, heartbeatRoute, listExecutorsRoute];

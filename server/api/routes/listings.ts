@@ -3,7 +3,7 @@
  * the caller's posted tasks. Thin: every rule lives in server/domain/listing.ts.
  */
 import { defineRoute, type AnyRoute } from "../route";
-import { z } from "../schemas/common";
+import { z } from "../../domain/schemas/common";
 import {
   indexBatchBodySchema,
   indexBatchResultSchema,
@@ -15,7 +15,7 @@ import {
   postedTasksSchema,
   taskDetailSchema,
   taskIdParam,
-} from "../schemas/marketplace";
+} from "../../domain/schemas/marketplace";
 import {
   cachedOpenListedTasks,
   indexTask,
@@ -71,9 +71,9 @@ export const indexRoute = defineRoute({
   request: { body: indexBodySchema },
   response: indexResultSchema,
   errors: [...BODY_ERRORS, "UNAUTHORIZED", ...RECEIPT_ERRORS, "MULTIPLE_TASK_CREATED", ...ITEM_ERRORS, "RATE_LIMIT"],
-  handler: async ({ body, caller, services }) => {
-    const result = await indexTask(services, caller!.wallet, body);
-    invalidateOpenTasks(services);
+  handler: async ({ body, caller, deps }) => {
+    const result = await indexTask(deps, caller!.wallet, body);
+    invalidateOpenTasks(deps);
     return result;
   },
 });
@@ -90,9 +90,9 @@ export const indexBatchRoute = defineRoute({
   request: { body: indexBatchBodySchema },
   response: indexBatchResultSchema,
   errors: [...BODY_ERRORS, "BATCH_TOO_LARGE", "UNAUTHORIZED", ...RECEIPT_ERRORS, "RATE_LIMIT"],
-  handler: async ({ body, caller, services }) => {
-    const result = await indexTaskBatch(services, caller!.wallet, body);
-    invalidateOpenTasks(services);
+  handler: async ({ body, caller, deps }) => {
+    const result = await indexTaskBatch(deps, caller!.wallet, body);
+    invalidateOpenTasks(deps);
     return result;
   },
 });
@@ -108,7 +108,7 @@ export const openTasksRoute = defineRoute({
   request: { query: openTasksQuery },
   response: openTasksSchema,
   errors: ["VALIDATION_ERROR"],
-  handler: ({ query, services }) => cachedOpenListedTasks(services, query),
+  handler: ({ query, deps }) => cachedOpenListedTasks(deps, query),
 });
 
 export const postedTasksRoute = defineRoute({
@@ -120,7 +120,7 @@ export const postedTasksRoute = defineRoute({
   request: { query: postedTasksQuery },
   response: postedTasksSchema,
   errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
-  handler: ({ query, caller, services }) => listPostedTasks(services, caller!.wallet, query),
+  handler: ({ query, caller, deps }) => listPostedTasks(deps, caller!.wallet, query),
 });
 
 export const taskRoute = defineRoute({
@@ -134,7 +134,7 @@ export const taskRoute = defineRoute({
   request: { params: z.object({ id: taskIdParam }) },
   response: taskDetailSchema,
   errors: ["INVALID_TASK_ID", "NOT_FOUND", "NOT_INDEXED_YET", "UNAUTHORIZED"],
-  handler: ({ params, caller, services }) => readTask(services, params.id, caller?.wallet),
+  handler: ({ params, caller, deps }) => readTask(deps, params.id, caller?.wallet),
 });
 
 export const listingRoutes: AnyRoute[] = [indexRoute, indexBatchRoute, openTasksRoute, postedTasksRoute, taskRoute];

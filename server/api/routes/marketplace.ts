@@ -11,7 +11,7 @@ import {
   bidBodySchema,
   bidResultSchema,
   posterTxSchema,
-} from "../schemas/accept";
+} from "../../domain/schemas/accept";
 import { taskHashParams } from "../../domain/marketplace/taskContext";
 import {
   acceptTask,
@@ -36,7 +36,7 @@ export const bidRoute = defineRoute({
   request: { params: taskHashParams, body: bidBodySchema },
   response: bidResultSchema,
   errors: [...HASH_ERRORS, "NOT_REGISTERED", "SELF_BID", "IS_VERIFIER", "ALREADY_APPLIED", "NOT_OPEN"],
-  handler: ({ params, body, caller, services }) => bidOnTask(services, caller!.wallet, params.hash, body),
+  handler: ({ params, body, caller, deps }) => bidOnTask(deps, caller!.wallet, params.hash, body),
 });
 
 export const applicantsRoute = defineRoute({
@@ -48,7 +48,7 @@ export const applicantsRoute = defineRoute({
   request: { params: taskHashParams, query: applicantsQuery },
   response: applicantsSchema,
   errors: [...HASH_ERRORS, "NOT_POSTER"],
-  handler: ({ params, query, caller, services }) => listApplicants(services, caller!.wallet, params.hash, query),
+  handler: ({ params, query, caller, deps }) => listApplicants(deps, caller!.wallet, params.hash, query),
 });
 
 export const acceptRoute = defineRoute({
@@ -86,7 +86,7 @@ export const acceptRoute = defineRoute({
     "REWRAP_FAILED",
     "SETTLEMENT_FAILED",
   ],
-  handler: ({ params, caller, services }) => acceptTask(services, caller!.wallet, params.hash),
+  handler: ({ params, caller, deps }) => acceptTask(deps, caller!.wallet, params.hash),
 });
 
 export const assignRoute = defineRoute({
@@ -109,8 +109,8 @@ export const assignRoute = defineRoute({
     "ESCROW_PAUSED",
     "CHAIN_NOT_CONFIGURED",
   ],
-  handler: ({ params, body, caller, services }) =>
-    buildAssignWorker(services, caller!.wallet, params.hash, body.worker),
+  handler: ({ params, body, caller, deps }) =>
+    buildAssignWorker(deps, caller!.wallet, params.hash, body.worker),
 });
 
 export const cancelRoute = defineRoute({
@@ -130,7 +130,7 @@ export const cancelRoute = defineRoute({
     "ESCROW_PAUSED",
     "CHAIN_NOT_CONFIGURED",
   ],
-  handler: ({ params, caller, services }) => buildCancelTask(services, caller!.wallet, params.hash),
+  handler: ({ params, caller, deps }) => buildCancelTask(deps, caller!.wallet, params.hash),
 });
 
 export const marketplaceRoutes: AnyRoute[] = [bidRoute, applicantsRoute, acceptRoute, assignRoute, cancelRoute];

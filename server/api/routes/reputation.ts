@@ -1,7 +1,7 @@
 /** Reputation: one wallet's decayed figures and the leaderboard. Rules in server/domain/reputation.ts. */
 import { defineRoute, type AnyRoute } from "../route";
-import { z } from "../schemas/common";
-import { addressParam, leaderboardSchema, reputationSchema } from "../schemas/reputation";
+import { z } from "../../domain/schemas/common";
+import { addressParam, leaderboardSchema, reputationSchema } from "../../domain/schemas/reputation";
 import { readLeaderboard, readReputation } from "../../domain/reputation";
 
 // Declared before /reputation/:address, which would otherwise take "leaderboard" as an address.
@@ -14,7 +14,7 @@ export const leaderboardRoute = defineRoute({
   tags: ["public", "reputation"],
   auth: "none",
   response: leaderboardSchema,
-  handler: ({ services }) => readLeaderboard(services),
+  handler: ({ deps }) => readLeaderboard(deps),
 });
 
 export const reputationRoute = defineRoute({
@@ -28,7 +28,7 @@ export const reputationRoute = defineRoute({
   request: { params: z.object({ address: addressParam }) },
   response: reputationSchema,
   errors: ["BAD_ADDRESS"],
-  handler: ({ params, services }) => readReputation(services, params.address),
+  handler: ({ params, deps }) => readReputation(deps, params.address),
 });
 
 export const reputationRoutes: AnyRoute[] = [leaderboardRoute, reputationRoute];

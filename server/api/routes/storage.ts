@@ -1,6 +1,6 @@
 /** Blob storage: single and batch uploads (posting family "uploads"), and the public download by root hash. */
 import { defineRoute, type AnyRoute } from "../route";
-import { issue, z } from "../schemas/common";
+import { issue, z } from "../../domain/schemas/common";
 import {
   MAX_BATCH_UPLOADS,
   MAX_DECENTRALIZED_BATCH_UPLOADS,
@@ -84,7 +84,7 @@ export const uploadRoute = defineRoute({
   response: storedBlobSchema,
   successStatus: 201,
   errors: [...DATA_CODES, "VALIDATION_ERROR", ...BODY_CODES, "UNAUTHORIZED", "RATE_LIMIT", "STORAGE_UNAVAILABLE"],
-  handler: ({ body, caller, services }) => uploadBlob(services, caller!.wallet, body.data),
+  handler: ({ body, caller, deps }) => uploadBlob(deps, caller!.wallet, body.data),
 });
 
 export const uploadBatchRoute = defineRoute({
@@ -115,7 +115,7 @@ export const uploadBatchRoute = defineRoute({
     "UPLOAD_FAILED",
     "STORAGE_UNAVAILABLE",
   ],
-  handler: ({ body, caller, services }) => uploadBlobBatch(services, caller!.wallet, body.items),
+  handler: ({ body, caller, deps }) => uploadBlobBatch(deps, caller!.wallet, body.items),
 });
 
 export const downloadRoute = defineRoute({
@@ -131,8 +131,8 @@ export const downloadRoute = defineRoute({
   response: z.string().openapi({ format: "binary" }),
   rawResponse: { contentType: "application/octet-stream", description: "The blob's bytes" },
   errors: ["INVALID_HASH", "NOT_FOUND", "STORAGE_UNAVAILABLE"],
-  handler: async ({ params, ctx, services }) => {
-    const bytes = await readBlob(services, params.rootHash);
+  handler: async ({ params, ctx, deps }) => {
+    const bytes = await readBlob(deps, params.rootHash);
     ctx.status = 200;
     ctx.set("ETag", `"${params.rootHash}"`);
     ctx.set("Cache-Control", "public, max-age=31536000, immutable");

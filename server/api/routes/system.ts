@@ -1,6 +1,6 @@
 /** Public reads about the service itself: stats, settlement configuration, the OpenAPI document. */
 import { defineRoute, type AnyRoute } from "../route";
-import { z } from "../schemas/common";
+import { z } from "../../domain/schemas/common";
 import { buildOpenApiDocument } from "../openapi";
 import { readStats, statsSchema } from "../../domain/stats";
 import { readSettlement, settlementSchema } from "../../domain/settlement";
@@ -12,7 +12,7 @@ export const statsRoute = defineRoute({
   tags: ["public"],
   auth: "none",
   response: statsSchema,
-  handler: ({ services }) => readStats(services),
+  handler: ({ deps }) => readStats(deps),
 });
 
 export const settlementRoute = defineRoute({
@@ -22,7 +22,7 @@ export const settlementRoute = defineRoute({
   tags: ["public"],
   auth: "none",
   response: settlementSchema,
-  handler: ({ services }) => readSettlement(services),
+  handler: ({ deps }) => readSettlement(deps),
 });
 
 const openApiDocumentSchema = z
@@ -37,8 +37,8 @@ export const openApiRoute = defineRoute({
   auth: "none",
   response: openApiDocumentSchema,
   rawResponse: { contentType: "application/json", description: "The OpenAPI 3.0.3 document itself" },
-  handler: ({ ctx, services }) => {
-    const document = openApiDocument(services.config.api.publicUrl) as z.input<typeof openApiDocumentSchema>;
+  handler: ({ ctx, deps }) => {
+    const document = openApiDocument(deps.config.api.publicUrl) as z.input<typeof openApiDocumentSchema>;
     ctx.body = document;
     return document;
   },

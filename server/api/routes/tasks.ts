@@ -40,7 +40,7 @@ export const buildTaskRoute = defineRoute({
   request: { body: taskBuildBodySchema },
   response: taskBuildSchema,
   errors: [...TASK_RULE_ERRORS, "TOKEN_NOT_SETTLEMENT", "UNAUTHORIZED", "RATE_LIMIT", "CHAIN_NOT_CONFIGURED"],
-  handler: ({ body, caller, services }) => buildTask(services, caller!.wallet, body),
+  handler: ({ body, caller, deps }) => buildTask(deps, caller!.wallet, body),
 });
 
 export const buildTaskBatchRoute = defineRoute({
@@ -66,7 +66,7 @@ export const buildTaskBatchRoute = defineRoute({
     "RATE_LIMIT",
     "CHAIN_NOT_CONFIGURED",
   ],
-  handler: ({ body, caller, services }) => buildTaskBatch(services, caller!.wallet, body),
+  handler: ({ body, caller, deps }) => buildTaskBatch(deps, caller!.wallet, body),
 });
 
 export const taskBuildRoutes: AnyRoute[] = [buildTaskRoute, buildTaskBatchRoute];

@@ -1,4 +1,4 @@
-import type { EscrowConfigState } from "../../indexer/types";
+import type { EscrowConfigState } from "../../escrow/records";
 import { toBool, type Queryable } from "./util";
 
 /** The token allowlist and minimum rated amounts seen in the escrow's events. */

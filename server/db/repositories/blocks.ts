@@ -1,4 +1,4 @@
-import type { BlockHeader } from "../../indexer/types";
+import type { BlockHeader } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 /** Remembers the hashes of indexed blocks, which is how a reorg is noticed and its common ancestor found. */

@@ -1,4 +1,4 @@
-import type { EscrowConfigState } from "../../indexer/types";
+import type { EscrowConfigState } from "../../escrow/records";
 import type { Queryable } from "./util";
 
 /** Scalar settings of the escrow seen in its events (fee, treasury, verifier, admin, paused, implementation...). */

@@ -1,4 +1,4 @@
-import type { StoredEvent } from "../../indexer/types";
+import type { StoredEvent } from "../../escrow/records";
 import { bulkInsert, chunks, type Queryable } from "./util";
 
 interface EventRow {

@@ -1,4 +1,4 @@
-import type { OpenSubmissions } from "../../indexer/handlers";
+import type { OpenSubmissions } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 export async function loadOpenSubmissions(db: Queryable, taskIds: readonly number[]): Promise<OpenSubmissions> {

@@ -1,4 +1,4 @@
-import type { PausePeriod } from "../../indexer/types";
+import type { PausePeriod } from "../../escrow/records";
 import { selectRows, type Queryable } from "./util";
 
 /** Pause periods seen in the escrow's events; deadlines shift by the time spent paused. */

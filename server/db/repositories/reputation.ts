@@ -7,7 +7,7 @@
  * this module receives them as data and turns them into SQL.
  */
 import type { Knex } from "knex";
-import { ZERO_ADDRESS } from "../../indexer/types";
+import { ZERO_ADDRESS } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 /** Whose outcome an event is: the task's worker or its poster. */

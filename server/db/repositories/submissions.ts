@@ -5,7 +5,7 @@
  * The verdict columns record who judged an attempt and how (the chain's VerificationCompleted is the truth).
  */
 import { isUniqueViolation } from "./listings";
-import { TASK_STATUS } from "../../indexer/types";
+import { TASK_STATUS } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 export type Verdict = "pass" | "fail";

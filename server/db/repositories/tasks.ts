@@ -1,5 +1,5 @@
 import type { Knex } from "knex";
-import { TASK_STATUS, type TaskRecord } from "../../indexer/types";
+import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
 import { bulkInsert, chunks, selectRows, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (t: TaskRecord) => ({

@@ -11,7 +11,7 @@
  * verifier's marketplaceAssign; a send that fails removes both rows and answers 503 SETTLEMENT_FAILED. The lock is
  * released on every path.
  */
-import type { Services } from "../../api/services";
+import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
 import { findExecutor, touchExecutor, type ExecutorRecord } from "../../db/repositories/executors";
 import { findBid, insertBid, listBids } from "../../db/repositories/bids";
@@ -26,7 +26,7 @@ import {
 } from "../../db/repositories/assignments";
 import { deleteAgentKey, saveAgentKey } from "../../db/repositories/agentKeys";
 import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
-import { TASK_STATUS, ZERO_ADDRESS } from "../../indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
 import { reputationScore, reputationScores } from "../reputation";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
@@ -95,12 +95,12 @@ export type PosterTxResult = EscrowTxAnswer;
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The caller's executor record (NOT_REGISTERED without one); a marketplace operation marks the agent seen. */
-async function requireAgent(services: Services, wallet: string): Promise<ExecutorRecord> {
-  const executor = await findExecutor(services.db, wallet);
+async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord> {
+  const executor = await findExecutor(deps.db, wallet);
   if (!executor) {
     return fail("NOT_REGISTERED", `${wallet} is not a registered agent: register with POST /api/v1/a2a/executors`);
   }
-  await touchExecutor(services.db, executor.address, await services.chainTime());
+  await touchExecutor(deps.db, executor.address, await deps.chainTime());
   return executor;
 }
 
@@ -158,24 +158,24 @@ function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | und
  * ALREADY_APPLIED, NOT_OPEN.
  */
 export async function bidOnTask(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   body: { message?: string },
 ): Promise<BidResult> {
   const agent = wallet.toLowerCase();
-  const executor = await requireAgent(services, agent);
-  const ctx = await loadTaskContext(services, rawHash);
+  const executor = await requireAgent(deps, agent);
+  const ctx = await loadTaskContext(deps, rawHash);
   if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
   if (isTaskVerifier(ctx, agent))
     fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
-  if (await findBid(services.db, ctx.taskId, agent))
+  if (await findBid(deps.db, ctx.taskId, agent))
     fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
   if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
 
-  const score = await reputationScore(services.db, agent, ctx.now);
+  const score = await reputationScore(deps.db, agent, ctx.now);
   const bidAt = wallClock();
-  const recorded = await insertBid(services.db, {
+  const recorded = await insertBid(deps.db, {
     taskId: ctx.taskId,
     agent,
     message: body.message ?? null,
@@ -185,15 +185,15 @@ export async function bidOnTask(
   if (!recorded) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
 
   if (!eligibility(ctx, executor)) {
-    await claimOffer(services.db, {
+    await claimOffer(deps.db, {
       taskId: ctx.taskId,
       agent,
       score: String(score),
       now: bidAt,
-      windowSeconds: services.config.marketplace.offerWindowSeconds,
+      windowSeconds: deps.config.marketplace.offerWindowSeconds,
     });
   }
-  const offer = await findOpenOffer(services.db, ctx.taskId, wallClock());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, wallClock());
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
@@ -206,24 +206,24 @@ export async function bidOnTask(
 
 /** GET /a2a/tasks/{hash}/applicants: the bids, oldest first, each with the agent's reputation now. Poster only. */
 export async function listApplicants(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   page: { limit: number; offset: number },
 ): Promise<ApplicantsResult> {
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, wallet.toLowerCase());
-  const bids = await listBids(services.db, ctx.taskId);
+  const bids = await listBids(deps.db, ctx.taskId);
   const shown = bids.slice(page.offset, page.offset + page.limit);
   const scores = await reputationScores(
-    services.db,
+    deps.db,
     shown.map((b) => b.agent),
     ctx.now,
   );
-  const offer = await findOpenOffer(services.db, ctx.taskId, ctx.wallNow);
+  const offer = await findOpenOffer(deps.db, ctx.taskId, ctx.wallNow);
   const applicants: Applicant[] = [];
   for (const bid of shown) {
-    const executor = await findExecutor(services.db, bid.agent);
+    const executor = await findExecutor(deps.db, bid.agent);
     applicants.push({
       agent: bid.agent,
       publicKey: executor?.publicKey ?? null,
@@ -250,14 +250,14 @@ export async function listApplicants(
 
 /** The answer to an agent that holds the task's assignment already (a retried accept, or a poster's assignment). */
 async function acceptedAnswer(
-  services: Services,
+  deps: Deps,
   ctx: TaskContext,
   executor: ExecutorRecord,
   intent: IntentView | undefined,
 ): Promise<AcceptResult> {
-  const key = await agentBriefKey(services, ctx, executor);
+  const key = await agentBriefKey(deps, ctx, executor);
   if (key && !key.stored) {
-    await saveAgentKey(services.db, {
+    await saveAgentKey(deps.db, {
       taskId: ctx.taskId,
       agent: executor.address,
       wrappedKey: key.wrappedKey,
@@ -301,11 +301,11 @@ function checkOpen(ctx: TaskContext, agent: string): "open" | "adopt" {
 }
 
 /** Records the poster's on-chain assignment of `executor` (via poster) and answers it with its key. */
-async function adopt(services: Services, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
-  const answer = await acceptedAnswer(services, ctx, executor, undefined);
-  if (ctx.voidAssignment) await deleteAssignment(services.db, ctx.voidAssignment);
+async function adopt(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
+  const answer = await acceptedAnswer(deps, ctx, executor, undefined);
+  if (ctx.voidAssignment) await deleteAssignment(deps.db, ctx.voidAssignment);
   if (!ctx.assignment) {
-    await insertAssignment(services.db, {
+    await insertAssignment(deps.db, {
       taskId: ctx.taskId,
       agent: executor.address,
       via: "poster",
@@ -317,11 +317,11 @@ async function adopt(services: Services, ctx: TaskContext, executor: ExecutorRec
 }
 
 /** POST /a2a/tasks/{hash}/accept (see the file's comment for the order of checks). */
-export async function acceptTask(services: Services, wallet: string, rawHash: string): Promise<AcceptResult> {
+export async function acceptTask(deps: Deps, wallet: string, rawHash: string): Promise<AcceptResult> {
   const agent = wallet.toLowerCase();
-  const executor = await requireAgent(services, agent);
+  const executor = await requireAgent(deps, agent);
   if (!executor.publicKey) fail("NO_PUBKEY", "your executor registration has no public key: register one to accept");
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   if (agent === ctx.poster) fail("SELF_ACCEPT", `you posted task ${ctx.taskId}: a poster cannot accept its own task`);
   if (isTaskVerifier(ctx, agent)) {
     fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot also work on it`);
@@ -334,16 +334,16 @@ export async function acceptTask(services: Services, wallet: string, rawHash: st
     ctx.assignment.via === "accept" &&
     ["assigning", "assigned"].includes(ctx.status)
   ) {
-    return acceptedAnswer(services, ctx, executor, ctx.assignIntent);
+    return acceptedAnswer(deps, ctx, executor, ctx.assignIntent);
   }
-  if (checkOpen(ctx, agent) === "adopt") return adopt(services, ctx, executor);
+  if (checkOpen(ctx, agent) === "adopt") return adopt(deps, ctx, executor);
 
   const refused = eligibility(ctx, executor);
   if (refused) throw refused;
 
-  const offer = await findOpenOffer(services.db, ctx.taskId, wallClock());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, wallClock());
   if (offer && offer.agent !== agent) {
-    if (await findBid(services.db, ctx.taskId, agent)) {
+    if (await findBid(deps.db, ctx.taskId, agent)) {
       fail(
         "NOT_OFFER_HOLDER",
         `a higher-scored applicant holds the exclusive offer of task ${ctx.taskId} until ${offer.expiresAt}`,
@@ -357,36 +357,36 @@ export async function acceptTask(services: Services, wallet: string, rawHash: st
     });
   }
 
-  const lock = await acquireAcceptLock(services.db, {
+  const lock = await acquireAcceptLock(deps.db, {
     taskId: ctx.taskId,
     agent,
     now: wallClock(),
-    ttlSeconds: services.config.marketplace.acceptLockSeconds,
+    ttlSeconds: deps.config.marketplace.acceptLockSeconds,
   });
   if (!lock) fail("ACCEPT_LOCKED", `another agent is accepting task ${ctx.taskId}; retry in a few seconds`);
   try {
-    return await acceptUnderLock(services, ctx, executor);
+    return await acceptUnderLock(deps, ctx, executor);
   } finally {
-    await releaseAcceptLock(services.db, lock);
+    await releaseAcceptLock(deps.db, lock);
   }
 }
 
 /** Clears a void assignment left by an earlier accept, or refuses when a live one appeared meanwhile. */
-async function clearStaleAssignment(services: Services, ctx: TaskContext): Promise<void> {
-  const current = await findAssignment(services.db, ctx.taskId);
+async function clearStaleAssignment(deps: Deps, ctx: TaskContext): Promise<void> {
+  const current = await findAssignment(deps.db, ctx.taskId);
   if (!current) return;
-  const intent = current.via === "accept" ? await services.verifier?.intent(assignKey(ctx.taskId)) : undefined;
-  const lockSeconds = services.config.marketplace.acceptLockSeconds;
+  const intent = current.via === "accept" ? await deps.verifier?.intent(assignKey(ctx.taskId)) : undefined;
+  const lockSeconds = deps.config.marketplace.acceptLockSeconds;
   if (assignmentHolds(current, intent, ctx.task, wallClock(), lockSeconds)) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
   }
-  await deleteAssignment(services.db, current);
+  await deleteAssignment(deps.db, current);
 }
 
-async function acceptUnderLock(services: Services, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
+async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
   const agent = executor.address;
-  await clearStaleAssignment(services, ctx);
-  const key: AgentBriefKey | undefined = await agentBriefKey(services, ctx, executor);
+  await clearStaleAssignment(deps, ctx);
+  const key: AgentBriefKey | undefined = await agentBriefKey(deps, ctx, executor);
 
   const assignment: AssignmentRecord = {
     taskId: ctx.taskId,
@@ -395,19 +395,19 @@ async function acceptUnderLock(services: Services, ctx: TaskContext, executor: E
     intentId: null,
     acceptedAt: wallClock(),
   };
-  if (!(await insertAssignment(services.db, assignment))) {
+  if (!(await insertAssignment(deps.db, assignment))) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
   }
   const savedKey = key !== undefined && !key.stored;
   const rollBack = async () => {
-    await deleteAssignment(services.db, assignment);
-    if (savedKey) await deleteAgentKey(services.db, ctx.taskId, agent);
+    await deleteAssignment(deps.db, assignment);
+    if (savedKey) await deleteAgentKey(deps.db, ctx.taskId, agent);
   };
 
   let intent: IntentView;
   try {
     if (savedKey) {
-      await saveAgentKey(services.db, {
+      await saveAgentKey(deps.db, {
         taskId: ctx.taskId,
         agent,
         wrappedKey: key.wrappedKey,
@@ -415,7 +415,7 @@ async function acceptUnderLock(services: Services, ctx: TaskContext, executor: E
         createdAt: assignment.acceptedAt,
       });
     }
-    const verifier = services.verifier;
+    const verifier = deps.verifier;
     if (!verifier) throw new VerifierSendError("no marketplace verifier is configured (VERIFIER_PRIVATE_KEY)");
     intent = await verifier.requestAssign(ctx.taskId, agent);
     if (intent.status === "failed") {
@@ -433,7 +433,7 @@ async function acceptUnderLock(services: Services, ctx: TaskContext, executor: E
     }
     throw error;
   }
-  await setAssignmentIntent(services.db, ctx.taskId, agent, intent.id);
+  await setAssignmentIntent(deps.db, ctx.taskId, agent, intent.id);
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
@@ -455,13 +455,13 @@ async function acceptUnderLock(services: Services, ctx: TaskContext, executor: E
  * is being assigned); ESCROW_PAUSED.
  */
 export async function buildAssignWorker(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   worker: string,
 ): Promise<PosterTxResult> {
   const poster = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, poster);
   const target = worker.toLowerCase();
   if (target === ZERO_ADDRESS) fail("VALIDATION_ERROR", "worker: must not be the zero address");
@@ -487,7 +487,7 @@ export async function buildAssignWorker(
     );
   }
   if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: assignWorker would revert; retry after it resumes");
-  return unsignedEscrowTx(services, ctx, poster, encodeAssignWorker(ctx.taskId, target));
+  return unsignedEscrowTx(deps, ctx, poster, encodeAssignWorker(ctx.taskId, target));
 }
 
 /**
@@ -495,9 +495,9 @@ export async function buildAssignWorker(
  * INVALID_STATUS (not Funded on-chain); ASSIGNMENT_PENDING (an agent's accept is being assigned: retry, then the task
  * is no longer cancellable, or is again); ESCROW_PAUSED.
  */
-export async function buildCancelTask(services: Services, wallet: string, rawHash: string): Promise<PosterTxResult> {
+export async function buildCancelTask(deps: Deps, wallet: string, rawHash: string): Promise<PosterTxResult> {
   const poster = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, poster);
   requireOnChain(ctx);
   if (ctx.onChainStatus !== TASK_STATUS.Funded) {
@@ -510,5 +510,5 @@ export async function buildCancelTask(services: Services, wallet: string, rawHas
     );
   }
   if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: cancelTask would revert; retry after it resumes");
-  return unsignedEscrowTx(services, ctx, poster, encodeCancelTask(ctx.taskId));
+  return unsignedEscrowTx(deps, ctx, poster, encodeCancelTask(ctx.taskId));
 }

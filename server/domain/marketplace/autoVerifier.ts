@@ -15,16 +15,16 @@
  *   (RETRY_SECONDS, doubling up to MAX_RETRY_SECONDS) as long as the task stays Submitted on the same attempt.
  *
  * @example
- *   const auto = new AutoVerifier(services, { pollMs: 1000 });
+ *   const auto = new AutoVerifier(deps, { pollMs: 1000 });
  *   auto.start();            // runs until stop()
  *   await auto.runOnce();    // one pass (tests)
  */
-import type { Services } from "../../api/services";
+import type { Deps } from "../deps";
 import { getListings } from "../../db/repositories/listings";
 import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { findSubmission, listSubmittedTaskIds, recordVerdict } from "../../db/repositories/submissions";
 import { getTasks } from "../../db/repositories/tasks";
-import { TASK_STATUS, type TaskRecord } from "../../indexer/types";
+import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
 import { verdictKey } from "../../verifier/types";
 import type { VerificationCriteria } from "../verification";
 import { evaluateCriteria, evaluationReason, type EvaluateOptions } from "./evaluate";
@@ -46,10 +46,10 @@ export interface AutoVerdict {
 }
 
 /** Listed auto-mode tasks that are Submitted on-chain, oldest first. */
-async function submittedAutoTasks(services: Services): Promise<{ task: TaskRecord; criteria: VerificationCriteria }[]> {
-  const ids = await listSubmittedTaskIds(services.db, "auto");
+async function submittedAutoTasks(deps: Deps): Promise<{ task: TaskRecord; criteria: VerificationCriteria }[]> {
+  const ids = await listSubmittedTaskIds(deps.db, "auto");
   if (ids.length === 0) return [];
-  const [tasks, listings] = await Promise.all([getTasks(services.db, ids), getListings(services.db, ids)]);
+  const [tasks, listings] = await Promise.all([getTasks(deps.db, ids), getListings(deps.db, ids)]);
   return ids.flatMap((id) => {
     const task = tasks.get(id);
     const listing = listings.get(id);
@@ -65,7 +65,7 @@ export class AutoVerifier {
   private readonly backoff = new Map<string, { at: number; delay: number }>();
   private readonly pollMs: number;
 
-  constructor(private readonly services: Services, private readonly options: AutoVerifierOptions = {}) {
+  constructor(private readonly deps: Deps, private readonly options: AutoVerifierOptions = {}) {
     this.pollMs = Math.max(10, options.pollMs ?? 1000);
   }
 
@@ -77,7 +77,7 @@ export class AutoVerifier {
         try {
           await this.runOnce();
         } catch (error) {
-          this.services.logger.warn("auto verification pass failed", { error });
+          this.deps.logger.warn("auto verification pass failed", { error });
         }
         if (!this.running) break;
         await new Promise<void>((resolve) => {
@@ -98,11 +98,11 @@ export class AutoVerifier {
 
   /** One pass over the submitted auto tasks; returns the verdicts requested in it. */
   async runOnce(): Promise<AutoVerdict[]> {
-    const verifier = this.services.verifier;
+    const verifier = this.deps.verifier;
     if (!verifier) return [];
-    const candidates = await submittedAutoTasks(this.services);
+    const candidates = await submittedAutoTasks(this.deps);
     if (candidates.length === 0) return [];
-    const config = await loadConfigValues(this.services.db);
+    const config = await loadConfigValues(this.deps.db);
     if (config.paused?.value === "true") return [];
     const done: AutoVerdict[] = [];
     const now = Date.now();
@@ -121,10 +121,10 @@ export class AutoVerifier {
       } catch (error) {
         const delay = Math.min(wait ? wait.delay * 2 : RETRY_SECONDS, MAX_RETRY_SECONDS);
         this.backoff.set(key, { at: now + delay * 1000, delay });
-        this.services.logger.warn("auto verdict not sent; will retry", { key, error, retryInSeconds: delay });
+        this.deps.logger.warn("auto verdict not sent; will retry", { key, error, retryInSeconds: delay });
         continue;
       }
-      await recordVerdict(this.services.db, {
+      await recordVerdict(this.deps.db, {
         taskId: task.taskId,
         attempt,
         verdict: verdict.passed ? "pass" : "fail",
@@ -132,7 +132,7 @@ export class AutoVerifier {
         reason: verdict.reason,
         at: Math.floor(now / 1000),
       });
-      this.services.logger.info("auto verdict requested", { key, passed: verdict.passed, reason: verdict.reason });
+      this.deps.logger.info("auto verdict requested", { key, passed: verdict.passed, reason: verdict.reason });
       done.push(verdict);
     }
     return done;
@@ -140,7 +140,7 @@ export class AutoVerifier {
 
   /** Evaluates the stored deliverable of `attempt`; a deliverable the service does not hold fails. */
   private async judge(task: TaskRecord, criteria: VerificationCriteria, attempt: number): Promise<AutoVerdict> {
-    const stored = await findSubmission(this.services.db, task.taskId, attempt);
+    const stored = await findSubmission(this.deps.db, task.taskId, attempt);
     if (!stored || stored.evidenceHash !== task.evidenceHash) {
       return {
         taskId: task.taskId,

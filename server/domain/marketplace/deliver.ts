@@ -18,7 +18,7 @@
  * - While the latest on-chain submission awaits its verdict (status Submitted) a submit is ALREADY_SUBMITTED; after
  *   a failed verdict (Verified) the next attempt may be stored, at most 3 in all (MAX_ATTEMPTS_REACHED).
  */
-import type { Services } from "../../api/services";
+import type { Deps } from "../deps";
 import { fail } from "../../errors";
 import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { findIntent } from "../../db/repositories/verifierIntents";
@@ -36,7 +36,7 @@ import {
   encodeReleaseUnjudgedWork,
   encodeSubmitEvidence,
 } from "../../chain/escrowCalls";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
 import { VerifierSendError, verdictKey } from "../../verifier/types";
 import { CanonicalJsonError, canonicalJson, hashCanonical, utf8Length } from "./canonicalJson";
 import {
@@ -124,31 +124,31 @@ export function windowEnd(pauses: readonly PausePeriod[], start: number, length:
 
 
 /** Whether the escrow is paused: the indexed configuration flag, or a pause period without an end. */
-async function escrowPaused(services: Services, ctx: TaskContext): Promise<boolean> {
+async function escrowPaused(deps: Deps, ctx: TaskContext): Promise<boolean> {
   if (ctx.paused) return true;
-  const values = await loadConfigValues(services.db);
+  const values = await loadConfigValues(deps.db);
   return values.paused?.value === "true";
 }
 
-async function refuseWhilePaused(services: Services, ctx: TaskContext, call: string): Promise<void> {
-  if (await escrowPaused(services, ctx)) {
+async function refuseWhilePaused(deps: Deps, ctx: TaskContext, call: string): Promise<void> {
+  if (await escrowPaused(deps, ctx)) {
     fail("ESCROW_PAUSED", `the escrow is paused: ${call} would revert; retry after it resumes`);
   }
 }
 
 /** The stored submission waiting for its submitEvidence (attempt above the chain's count), if any. */
-async function pendingSubmission(services: Services, task: TaskRecord): Promise<SubmissionRecord | undefined> {
+async function pendingSubmission(deps: Deps, task: TaskRecord): Promise<SubmissionRecord | undefined> {
   if (task.status !== TASK_STATUS.Assigned && task.status !== TASK_STATUS.Verified) return undefined;
-  return findSubmission(services.db, task.taskId, task.submissionAttempts + 1);
+  return findSubmission(deps.db, task.taskId, task.submissionAttempts + 1);
 }
 
 /**
  * The task must be Submitted on-chain (its latest deliverable awaits a verdict): NOT_SUBMITTED_ON_CHAIN (503, retry)
  * while a stored deliverable's submitEvidence is not indexed yet, INVALID_STATE otherwise.
  */
-async function requireSubmitted(services: Services, ctx: TaskContext, task: TaskRecord, what: string): Promise<void> {
+async function requireSubmitted(deps: Deps, ctx: TaskContext, task: TaskRecord, what: string): Promise<void> {
   if (task.status === TASK_STATUS.Submitted) return;
-  const pending = await pendingSubmission(services, task);
+  const pending = await pendingSubmission(deps, task);
   if (pending) {
     fail(
       "NOT_SUBMITTED_ON_CHAIN",
@@ -163,18 +163,18 @@ async function requireSubmitted(services: Services, ctx: TaskContext, task: Task
  * persisted intent's arguments, else the verdict recorded on the submission while its intent is not failed.
  */
 async function verdictInFlight(
-  services: Services,
+  deps: Deps,
   key: string,
   taskId: number,
   attempt: number
 ): Promise<boolean | undefined> {
-  const persisted = await findIntent(services.db, key);
+  const persisted = await findIntent(deps.db, key);
   if (persisted && persisted.status !== "failed" && typeof persisted.args.passed === "boolean") {
     return persisted.args.passed;
   }
-  const live = await services.verifier?.intent(key);
+  const live = await deps.verifier?.intent(key);
   if (!live || live.status === "failed") return undefined;
-  const row = await findSubmission(services.db, taskId, attempt);
+  const row = await findSubmission(deps.db, taskId, attempt);
   return row?.verdict ? row.verdict === "pass" : undefined;
 }
 
@@ -227,14 +227,14 @@ export function canonicalResult(body: SubmitBody): { canonical: string; evidence
  * ALREADY_SUBMITTED (another result is stored for this attempt; details carry its transaction).
  */
 export async function submitResult(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   body: SubmitBody
 ): Promise<SubmitAnswer> {
   const caller = wallet.toLowerCase();
   const { canonical, evidenceHash } = canonicalResult(body);
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
   const task = requireOnChain(ctx);
   if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
@@ -258,7 +258,7 @@ export async function submitResult(
       `task ${ctx.taskId} is ${ctx.status}: work is submitted while assigned or after a failed verdict`
     );
   }
-  await refuseWhilePaused(services, ctx, "submitEvidence");
+  await refuseWhilePaused(deps, ctx, "submitEvidence");
   if (task.submissionAttempts >= MAX_ATTEMPTS) {
     fail("MAX_ATTEMPTS_REACHED", `all ${MAX_ATTEMPTS} attempts of task ${ctx.taskId} are used`);
   }
@@ -271,11 +271,11 @@ export async function submitResult(
 
   const attempt = task.submissionAttempts + 1;
   const answer = (hash: string): SubmitAnswer => ({
-    ...unsignedEscrowTx(services, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
+    ...unsignedEscrowTx(deps, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
     attempt,
     evidenceHash: hash,
   });
-  const stored = await insertSubmission(services.db, {
+  const stored = await insertSubmission(deps.db, {
     taskId: ctx.taskId,
     attempt,
     agent: caller,
@@ -284,7 +284,7 @@ export async function submitResult(
     submittedAt: ctx.now,
   });
   if (!stored) {
-    const existing = await findSubmission(services.db, ctx.taskId, attempt);
+    const existing = await findSubmission(deps.db, ctx.taskId, attempt);
     if (existing && existing.evidenceHash !== evidenceHash) {
       const pending = answer(existing.evidenceHash);
       fail(
@@ -313,13 +313,13 @@ export interface VerifyBody {
  * INVALID_STATE, ESCROW_PAUSED. Until the transaction is mined the verifier agent may change its verdict.
  */
 export async function verifyAsAgent(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   body: VerifyBody
 ): Promise<VerifyAnswer> {
   const caller = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   const verifierAgent = ctx.listing.verifierAddress;
   if (!verifierAgent) {
     fail(
@@ -340,10 +340,10 @@ export async function verifyAsAgent(
   if (caller !== verifierAgent) {
     fail("NOT_VERIFIER", `only the verifier agent of task ${ctx.taskId} (${verifierAgent}) may verify it`);
   }
-  await requireSubmitted(services, ctx, task, "verify");
-  await refuseWhilePaused(services, ctx, "completeVerification");
+  await requireSubmitted(deps, ctx, task, "verify");
+  await refuseWhilePaused(deps, ctx, "completeVerification");
   const attempt = task.submissionAttempts;
-  await overwriteVerdict(services.db, {
+  await overwriteVerdict(deps.db, {
     taskId: ctx.taskId,
     attempt,
     verdict: body.passed ? "pass" : "fail",
@@ -352,7 +352,7 @@ export async function verifyAsAgent(
     at: ctx.now,
   });
   return {
-    ...unsignedEscrowTx(services, ctx, caller, encodeCompleteVerification(ctx.taskId, body.passed)),
+    ...unsignedEscrowTx(deps, ctx, caller, encodeCompleteVerification(ctx.taskId, body.passed)),
     attempt,
     passed: body.passed,
   };
@@ -369,7 +369,7 @@ export async function verifyAsAgent(
  * verifier could not send; nothing recorded). Repeating the same verdict answers the same intent.
  */
 export async function judgeManually(
-  services: Services,
+  deps: Deps,
   wallet: string,
   rawHash: string,
   passed: boolean,
@@ -377,7 +377,7 @@ export async function judgeManually(
 ): Promise<VerdictAnswer> {
   const caller = wallet.toLowerCase();
   const operation = passed ? "finalize" : "decline";
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   if (caller !== ctx.poster)
     fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may ${operation} it`);
   if (ctx.listing.verificationMode !== "manual") {
@@ -387,13 +387,13 @@ export async function judgeManually(
     );
   }
   const task = requireOnChain(ctx);
-  await requireSubmitted(services, ctx, task, operation);
-  await refuseWhilePaused(services, ctx, "completeVerification");
+  await requireSubmitted(deps, ctx, task, operation);
+  await refuseWhilePaused(deps, ctx, "completeVerification");
   const attempt = task.submissionAttempts;
-  const verifier = services.verifier;
+  const verifier = deps.verifier;
   if (!verifier) return fail("SETTLEMENT_FAILED", "no marketplace verifier runs on this server; retry later");
   const key = verdictKey(ctx.taskId, attempt);
-  const settling = await verdictInFlight(services, key, ctx.taskId, attempt);
+  const settling = await verdictInFlight(deps, key, ctx.taskId, attempt);
   if (settling !== undefined && settling !== passed) {
     fail(
       "VERDICT_MISMATCH",
@@ -405,7 +405,7 @@ export async function judgeManually(
   }
   // Recorded before the send (so a concurrent opposite verdict sees it), undone when the send is refused.
   const verdict = passed ? "pass" : "fail";
-  await overwriteVerdict(services.db, {
+  await overwriteVerdict(deps.db, {
     taskId: ctx.taskId,
     attempt,
     verdict,
@@ -417,7 +417,7 @@ export async function judgeManually(
   try {
     intent = await verifier.requestVerdict(ctx.taskId, attempt, passed);
   } catch (error) {
-    if (settling === undefined) await clearVerdict(services.db, ctx.taskId, attempt, verdict);
+    if (settling === undefined) await clearVerdict(deps.db, ctx.taskId, attempt, verdict);
     if (error instanceof VerifierSendError) {
       fail(
         "SETTLEMENT_FAILED",
@@ -452,9 +452,9 @@ export async function judgeManually(
  * window (14 days plus paused time) without a ruling. Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN,
  * INVALID_STATE (not disputed by escalation), ESCROW_PAUSED, DISPUTE_WINDOW_ACTIVE (details.availableAt).
  */
-export async function buildRelease(services: Services, wallet: string, rawHash: string): Promise<TxAnswer> {
+export async function buildRelease(deps: Deps, wallet: string, rawHash: string): Promise<TxAnswer> {
   const caller = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
   const task = requireOnChain(ctx);
   if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
@@ -468,7 +468,7 @@ export async function buildRelease(services: Services, wallet: string, rawHash: 
       }: only escalated unjudged work is released`
     );
   }
-  await refuseWhilePaused(services, ctx, "releaseUnjudgedWork");
+  await refuseWhilePaused(deps, ctx, "releaseUnjudgedWork");
   const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
   if (ctx.now < availableAt) {
     fail(
@@ -479,7 +479,7 @@ export async function buildRelease(services: Services, wallet: string, rawHash: 
       }
     );
   }
-  return unsignedEscrowTx(services, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
+  return unsignedEscrowTx(deps, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
 }
 
 /**
@@ -489,9 +489,9 @@ export async function buildRelease(services: Services, wallet: string, rawHash: 
  * ESCROW_PAUSED, DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE (Verified), ESCALATED_FOR_ADJUDICATION and
  * DISPUTE_WINDOW_ACTIVE (Disputed). Time refusals carry details.availableAt.
  */
-export async function buildReclaim(services: Services, wallet: string, rawHash: string): Promise<ReclaimAnswer> {
+export async function buildReclaim(deps: Deps, wallet: string, rawHash: string): Promise<ReclaimAnswer> {
   const caller = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   if (caller !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may reclaim it`);
   const task = requireOnChain(ctx);
   if (task.status === TASK_STATUS.Funded) {
@@ -507,7 +507,7 @@ export async function buildReclaim(services: Services, wallet: string, rawHash: 
   if (task.status === TASK_STATUS.Completed || task.status === TASK_STATUS.Cancelled) {
     fail("INVALID_STATUS", `task ${ctx.taskId} is already settled (${ctx.status})`);
   }
-  await refuseWhilePaused(services, ctx, "claimTimeout");
+  await refuseWhilePaused(deps, ctx, "claimTimeout");
   const deadline = ctx.effectiveDeadline ?? task.deadline;
   if (ctx.now < deadline) {
     fail(
@@ -544,7 +544,7 @@ export async function buildReclaim(services: Services, wallet: string, rawHash: 
     }
   }
   return {
-    ...unsignedEscrowTx(services, ctx, caller, encodeClaimTimeout(ctx.taskId)),
+    ...unsignedEscrowTx(deps, ctx, caller, encodeClaimTimeout(ctx.taskId)),
     outcome: task.status === TASK_STATUS.Submitted ? "escalate" : "refund",
   };
 }
@@ -555,9 +555,9 @@ export async function buildReclaim(services: Services, wallet: string, rawHash: 
  * Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN, NOT_SUBMITTED_ON_CHAIN, INVALID_STATE,
  * ESCROW_PAUSED, DEADLINE_REACHED.
  */
-export async function buildDispute(services: Services, wallet: string, rawHash: string): Promise<TxAnswer> {
+export async function buildDispute(deps: Deps, wallet: string, rawHash: string): Promise<TxAnswer> {
   const caller = wallet.toLowerCase();
-  const ctx = await loadTaskContext(services, rawHash);
+  const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
   const task = requireOnChain(ctx);
   const isWorker = task.worker !== ZERO_ADDRESS && caller === task.worker;
@@ -565,9 +565,9 @@ export async function buildDispute(services: Services, wallet: string, rawHash: 
     fail("FORBIDDEN", `only the poster or the worker of task ${ctx.taskId} may dispute it`);
   }
   if (task.status !== TASK_STATUS.Submitted && task.status !== TASK_STATUS.Verified) {
-    await requireSubmitted(services, ctx, task, "a dispute");
+    await requireSubmitted(deps, ctx, task, "a dispute");
   }
-  await refuseWhilePaused(services, ctx, "raiseDispute");
+  await refuseWhilePaused(deps, ctx, "raiseDispute");
   const deadline = ctx.effectiveDeadline ?? task.deadline;
   if (ctx.now >= deadline) {
     const appealEnds = windowEnd(ctx.pauses, task.failedVerdictAt, APPEAL_WINDOW_SECONDS, ctx.now);
@@ -581,5 +581,5 @@ export async function buildDispute(services: Services, wallet: string, rawHash: 
       );
     }
   }
-  return unsignedEscrowTx(services, ctx, caller, encodeRaiseDispute(ctx.taskId));
+  return unsignedEscrowTx(deps, ctx, caller, encodeRaiseDispute(ctx.taskId));
 }

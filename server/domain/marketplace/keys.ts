@@ -10,7 +10,7 @@
  * Neither possible: NEEDS_WRAP (403). A custody blob that does not open, or a public key that cannot be wrapped to:
  * REWRAP_FAILED (503). Public tasks carry no key material.
  */
-import type { Services } from "../../api/services";
+import type { Deps } from "../deps";
 import { fail } from "../../errors";
 import { findAgentKey, type AgentKeySource } from "../../db/repositories/agentKeys";
 import { BriefCryptoError, unwrapBriefKey, wrapBriefKey } from "../briefs";
@@ -53,18 +53,18 @@ export function rewrapFromCustody(
  * nothing: the caller stores a new key with the assignment.
  */
 export async function agentBriefKey(
-  services: Services,
+  deps: Deps,
   ctx: TaskContext,
   agent: { address: string; publicKey: string },
 ): Promise<AgentBriefKey | undefined> {
   const { listing } = ctx;
   if (listing.privacy === "public") return undefined;
   const address = agent.address.toLowerCase();
-  const stored = await findAgentKey(services.db, ctx.taskId, address);
+  const stored = await findAgentKey(deps.db, ctx.taskId, address);
   if (stored) return { wrappedKey: bare(stored.wrappedKey), source: stored.source, stored: true };
   const posterWrapped = listing.wrappedKeys?.[address];
   if (posterWrapped) return { wrappedKey: bare(posterWrapped), source: "poster", stored: false };
-  const custodyKey = services.config.marketplace.custodyPrivateKey;
+  const custodyKey = deps.config.marketplace.custodyPrivateKey;
   if (listing.custodyWrappedKey && custodyKey) {
     return {
       wrappedKey: rewrapFromCustody(listing.custodyWrappedKey, custodyKey, agent.publicKey),

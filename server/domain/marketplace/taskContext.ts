@@ -8,14 +8,14 @@
  * clock (`wallNow`), because a chain that mines no block has a frozen clock.
  */
 import type { UnsignedTx } from "../posting";
-import type { Services } from "../../api/services";
-import { z, issue } from "../../api/schemas/common";
+import type { Deps } from "../deps";
+import { z, issue } from "../schemas/common";
 import { fail } from "../../errors";
 import { findListingByHash, type ListingRecord } from "../../db/repositories/listings";
 import { findTaskById } from "../../db/repositories/tasks";
 import { loadPausePeriods } from "../../db/repositories/pausePeriods";
 import { findAssignment, type AssignmentRecord } from "../../db/repositories/assignments";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../indexer/types";
+import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
 import { assignKey, verdictKey, type IntentView } from "../../verifier/types";
 import { effectiveDeadline } from "../listing";
 
@@ -157,19 +157,19 @@ export function deriveStatus(c: Omit<TaskContext, "status">): MarketStatus {
  * hash is listed. The on-chain projection may lag the listing: `task` is then undefined and the state comes from the
  * funding receipt (Funded).
  */
-export async function loadTaskContext(services: Services, raw: string): Promise<TaskContext> {
+export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskContext> {
   const taskHash = parseTaskHash(raw);
-  const listing = await findListingByHash(services.db, taskHash);
+  const listing = await findListingByHash(deps.db, taskHash);
   if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
   const [projected, pauses, now, stored] = await Promise.all([
-    findTaskById(services.db, listing.taskId),
-    loadPausePeriods(services.db),
-    services.chainTime(),
-    findAssignment(services.db, listing.taskId),
+    findTaskById(deps.db, listing.taskId),
+    loadPausePeriods(deps.db),
+    deps.chainTime(),
+    findAssignment(deps.db, listing.taskId),
   ]);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
   const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
-  const verifier = services.verifier;
+  const verifier = deps.verifier;
   const assignIntent = verifier ? await verifier.intent(assignKey(listing.taskId)) : undefined;
   const verdictIntent =
     verifier && task && task.submissionAttempts > 0
@@ -178,7 +178,7 @@ export async function loadTaskContext(services: Services, raw: string): Promise<
   const wallNow = wallClock();
   const holds =
     stored !== undefined &&
-    assignmentHolds(stored, assignIntent, task, wallNow, services.config.marketplace.acceptLockSeconds);
+    assignmentHolds(stored, assignIntent, task, wallNow, deps.config.marketplace.acceptLockSeconds);
   const base: Omit<TaskContext, "status"> = {
     taskHash,
     taskId: listing.taskId,
@@ -261,14 +261,14 @@ export interface EscrowTxAnswer {
   chainId: number;
 }
 
-export function unsignedEscrowTx(services: Services, ctx: TaskContext, from: string, data: string): EscrowTxAnswer {
-  const chain = services.chain;
+export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, data: string): EscrowTxAnswer {
+  const chain = deps.chain;
   if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
     unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
-    chain: services.config.api.postingChain as EscrowTxAnswer["chain"],
+    chain: deps.config.api.postingChain as EscrowTxAnswer["chain"],
     chainId: chain.book.chainId,
   };
 }

@@ -1,4 +1,4 @@
-/** Records shared by the indexer, its handlers and the repositories. Addresses are lower-case; uint256 are strings. */
+/** The escrow's records as the service stores them, shared by chain, db, indexer and domain (the lowest layer). Addresses are lower-case; uint256 are strings. */
 
 export type EventArgs = Record<string, string | boolean | number>;
 
@@ -83,3 +83,6 @@ export const TASK_STATUS = {
 
 export const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
 export const ZERO_HASH = "0x0000000000000000000000000000000000000000000000000000000000000000";
+
+/** Submissions to open tasks, by task id then submitter; the fold reads them when a winner is selected. */
+export type OpenSubmissions = Map<number, Map<string, string>>;

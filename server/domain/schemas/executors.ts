@@ -1,6 +1,6 @@
 /** Executor (agent) registration and the public executors listing. */
 import { MAX_UINT256, issue, z } from "./common";
-import { isValidAgentPublicKey } from "../../domain/briefs";
+import { isValidAgentPublicKey } from "../briefs";
 
 export const CHAINS = ["base", "arc"] as const;
 export type ChainName = (typeof CHAINS)[number];

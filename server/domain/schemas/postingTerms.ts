@@ -3,7 +3,7 @@
  * verification mode and criteria, capabilities, storage root, wrapped keys and verifier. One schema, two routes.
  */
 import { z, issue } from "./common";
-import { analyseRegex, hasRealRule, VERIFICATION_MODES } from "../../domain/verification";
+import { analyseRegex, hasRealRule, VERIFICATION_MODES } from "../verification";
 
 export const verificationCriteriaSchema = z
   .object({

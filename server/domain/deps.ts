@@ -1,4 +1,4 @@
-/** What route handlers and middleware may use. Built once by the composition root (server/main.ts) or by tests. */
+/** The dependencies the domain, route handlers and middleware use. Built once by the composition root (server/main.ts) or by tests. */
 import type { Knex } from "knex";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
@@ -8,7 +8,7 @@ import type { BlobStore } from "../storage/blobStore";
 import type { IndexerStatus } from "../indexer/sync";
 import type { MarketplaceVerifier } from "../verifier/types";
 
-export interface Services {
+export interface Deps {
   config: Readonly<Config>;
   logger: Logger;
   db: Knex;
