@@ -5,7 +5,7 @@
  * BENCH_TASKS (default 10,000) tasks with createTasks in batches of 50 by four posters, lets the indexer project them
  * into a fresh SQLite database (temporary folder), and lists every one of them on the marketplace by inserting
  * listing rows through the listings repository (what POST /a2a/tasks/index stores, without reading 200 receipts).
- * Then starts the API on 127.0.0.1 (buildServices + createApp, rate limits raised so nothing is throttled) and a bare
+ * Then starts the API on 127.0.0.1 (buildDeps + createApp, rate limits raised so nothing is throttled) and a bare
  * Koa hello-world beside it in the same process, and measures each with autocannon, run in a child process so the
  * load generator does not share the servers' event loop, at 50 connections for BENCH_SECONDS (default 10) each:
  *
@@ -38,7 +38,7 @@ import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
 import { createDb, dbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
-import { buildServices } from "../server/main";
+import { buildDeps } from "../server/main";
 import { createApp } from "../server/api/app";
 import { allRoutes } from "../server/api/routes";
 import { openTasksRoute } from "../server/api/routes/listings";
@@ -212,7 +212,7 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   const logger = createLogger(config.logLevel, { service: "bench-api" });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const deps = await buildServices(config, logger, db, ethers.provider);
+  const deps = await buildDeps(config, logger, db, ethers.provider);
   const indexer = new Indexer({
     db,
     chain: providerChainReader(ethers.provider),
@@ -403,8 +403,8 @@ async function profileListing(deps: Deps, url: string): Promise<void> {
   const query = { limit: 50, offset: 0, minReputation: 0 };
   for (let i = 0; i < PROFILE_ROUNDS; i++) {
     let t = now();
-    const chainNow = await deps.chainTime();
-    add("deps.chainTime() (chain clock, cached 1 s)", now() - t);
+    const chainNow = await deps.clock.chainNow();
+    add("deps.clock.chainNow() (chain clock, cached 1 s)", now() - t);
     t = now();
     const pauses = await loadPausePeriods(db);
     add("SQL: pause periods", now() - t);
@@ -536,7 +536,7 @@ async function main() {
       `  with the proposed cache (1 s, single flight, stale while revalidating; bench only): ${fmt(cachedShare * 100, 1)}% of bare Koa, ` +
         `p99 ${fmt(cachedListing.p99)} ms: ${cachedShare >= TARGETS.listingShareOfKoa && cachedListing.p99 <= TARGETS.listingP99Ms ? "PASS" : "UNDER"}`,
     );
-    console.log("\nChain clock (deps.chainTime(), cached 1 s, no single flight: concurrent misses each read the chain):");
+    console.log("\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):");
     for (const line of clockReads) console.log(line);
 
     await profileListing(api.deps, api.url);

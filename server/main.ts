@@ -17,6 +17,7 @@ import { Indexer } from "./indexer/sync";
 import { resetHint } from "./indexer";
 import { createApp } from "./api/app";
 import { createHttpServer } from "./api/httpServer";
+import { chainClock, type Clock } from "./chain/clock";
 import type { Deps } from "./domain/deps";
 import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
@@ -37,34 +38,14 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/**
- * The chain's latest block time, cached for a second and read once at a time (concurrent requests share the read):
- * deadlines are chain time.
- */
-function chainClock(provider: Provider | undefined): () => Promise<number> {
-  let cached = { at: 0, value: 0 };
-  let reading: Promise<number> | undefined;
-  const read = async () => {
-    const wall = Math.floor(Date.now() / 1000);
-    try {
-      const block = await provider!.getBlock("latest");
-      cached = { at: Date.now(), value: block ? block.timestamp : wall };
-    } catch {
-      cached = { at: Date.now(), value: wall };
-    } finally {
-      reading = undefined;
-    }
-    return cached.value;
-  };
-  return async () => {
-    if (!provider) return Math.floor(Date.now() / 1000);
-    if (Date.now() - cached.at < 1000) return cached.value;
-    if (cached.at > 0 && reading) return cached.value; // a refresh is under way: the last value is a second old
-    return (reading ??= read());
-  };
-}
-
-export async function buildServices(config: Readonly<Config>, logger: Logger, db: Db, provider?: Provider) {
+/** The dependency container. `clock` defaults to chain time read from the provider, cached for a second. */
+export async function buildDeps(
+  config: Readonly<Config>,
+  logger: Logger,
+  db: Db,
+  provider?: Provider,
+  options: { clock?: Clock } = {},
+) {
   let chain;
   try {
     const book = readAddressBook(config.network, config.deploymentsDir);
@@ -79,7 +60,7 @@ export async function buildServices(config: Readonly<Config>, logger: Logger, db
     limits: createLimitStore(config.api.redisUrl, config.api.limits.prefix),
     blobs: new LocalBlobStore(config.api.storageDir),
     chain,
-    chainTime: chainClock(chain?.provider),
+    clock: options.clock ?? chainClock(chain?.provider),
   };
   // The marketplace verifier (the service's only signer) when its key is configured; the caller starts it.
   const verifierKey = config.marketplace.verifierPrivateKey;
@@ -100,7 +81,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const deps = await buildServices(config, logger, db, options.provider);
+  const deps = await buildDeps(config, logger, db, options.provider);
 
   let indexer: Indexer | undefined;
   if ((options.runIndexer ?? true) && deps.chain) {

@@ -13,7 +13,6 @@ export interface ChainGateway {
   estimateGas(tx: TransactionRequest): Promise<bigint>;
   /** The escrow's MAX_BATCH, read once and cached; null when the escrow has no batch function (or it is unreadable). */
   maxBatch(): Promise<number | null>;
-  latestBlockTimestamp(): Promise<number>;
 }
 
 const BATCH_CACHE_MS = 5 * 60_000;
@@ -36,10 +35,6 @@ export function createChainGateway(book: AddressBook, provider: Provider): Chain
       }
       batch = { value, at: Date.now() };
       return value;
-    },
-    async latestBlockTimestamp() {
-      const block = await withRetry(() => provider.getBlock("latest"), { retries: 2 });
-      return block ? block.timestamp : Math.floor(Date.now() / 1000);
     },
   };
 }

@@ -365,7 +365,7 @@ export function newNonce(length = NONCE_LENGTH): string {
  * Issues a nonce for `address` (lower-case) and the ready-to-sign message naming it. The message carries the
  * nonce's expiry as its Expiration Time.
  */
-export async function issueNonce(deps: Deps, address: string, nowMs = Date.now()): Promise<NonceResponse> {
+export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock.wallNowMs()): Promise<NonceResponse> {
   const context = signInContext(deps);
   const issuedAt = unixNow(nowMs);
   const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
@@ -406,7 +406,7 @@ export async function issueNonce(deps: Deps, address: string, nowMs = Date.now()
 export async function signIn(
   deps: Deps,
   input: { message: string; signature: string },
-  nowMs = Date.now(),
+  nowMs = deps.clock.wallNowMs(),
 ): Promise<SessionResponse> {
   const message = parseSiweMessage(input.message);
   const expected = signInContext(deps);
@@ -483,7 +483,7 @@ export async function createApiKey(
   deps: Deps,
   wallet: string,
   label: string | null,
-  nowMs = Date.now(),
+  nowMs = deps.clock.wallNowMs(),
 ): Promise<ApiKeyCreated> {
   const { key, keyHash, prefix } = newApiKey();
   const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
@@ -503,7 +503,7 @@ export async function revokeApiKey(
   deps: Deps,
   wallet: string,
   id: number,
-  nowMs = Date.now(),
+  nowMs = deps.clock.wallNowMs(),
 ): Promise<{ id: number; revoked: true }> {
   const key = await findKeyOf(deps.db, wallet, id);
   if (!key) fail("NOT_FOUND", `path.id: no API key ${id} for this wallet`);

@@ -1,5 +1,6 @@
 /** The dependencies the domain, route handlers and middleware use. Built once by the composition root (server/main.ts) or by tests. */
 import type { Knex } from "knex";
+import type { Clock } from "../chain/clock";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { ChainGateway } from "../chain/gateway";
@@ -19,6 +20,6 @@ export interface Deps {
   indexer?: { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> };
   /** The marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer SETTLEMENT_FAILED). */
   verifier?: MarketplaceVerifier;
-  /** Unix seconds on the chain (deadlines are chain time), falling back to the wall clock. */
-  chainTime(): Promise<number>;
+  /** Chain time (deadlines) and wall time (what the service itself times). */
+  clock: Clock;
 }

@@ -4,7 +4,7 @@
  * - POST /a2a/executors registers or re-registers the key's wallet. The body is the whole record (replacement, not a
  *   patch): omitted optional fields take their defaults (no capabilities, the posting chain, minReward 0, not a
  *   verifier). `registeredAt` survives updates.
- * - Times are chain time (deps.chainTime()), like every deadline of the marketplace.
+ * - Times are chain time (deps.clock.chainNow()), like every deadline of the marketplace.
  * - "Running": seen within RUNNING_WINDOW_SECONDS (10 minutes). An executor is seen when it registers or updates,
  *   sends a heartbeat (POST /a2a/executors/heartbeat), or performs a marketplace operation (the marketplace calls
  *   `markExecutorSeen`). The role=verifier listing shows only running, opted-in verifiers.
@@ -80,7 +80,7 @@ export async function registerExecutor(
   if (!isValidAgentPublicKey(body.publicKey)) {
     fail("VALIDATION_ERROR", "body.publicKey: is not an uncompressed point on the secp256k1 curve");
   }
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   const address = wallet.toLowerCase();
   const record: ExecutorRecord = {
     address,
@@ -119,7 +119,7 @@ async function registered(db: Queryable, wallet: string): Promise<ExecutorRecord
 /** GET /a2a/executors/me. */
 export async function readOwnExecutor(deps: Deps, wallet: string): Promise<OwnExecutorView> {
   const executor = await registered(deps.db, wallet);
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   return ownView(executor, await reputationScore(deps.db, executor.address, now), now);
 }
 
@@ -128,7 +128,7 @@ export async function executorHeartbeat(
   deps: Deps,
   wallet: string
 ): Promise<{ address: string; lastSeenAt: number; running: true }> {
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   await touchExecutor(deps.db, wallet, now);
   const executor = await registered(deps.db, wallet);
   return { address: executor.address, lastSeenAt: executor.lastSeenAt, running: true };
@@ -147,7 +147,7 @@ export async function listPublicExecutors(
   deps: Deps,
   query: ExecutorsQuery
 ): Promise<{ executors: PublicExecutorView[]; total: number }> {
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   const verifiers = query.role === "verifier";
   const { executors, total } = await listExecutors(
     deps.db,

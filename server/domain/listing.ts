@@ -259,7 +259,7 @@ async function listOne(
   token: string
 ): Promise<IndexResult> {
   checkAgainstChain(item, event, wallet, token);
-  const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.chainTime());
+  const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.clock.chainNow());
   await storeListing(deps, listing);
   return { taskHash: event.taskHash, onChainTaskId: event.taskId, indexed: true };
 }
@@ -439,7 +439,7 @@ export async function inFlightWork(deps: Deps, tasks: readonly TaskRecord[]): Pr
     deps.db,
     funded.map((t) => t.taskId),
   );
-  const wallNow = Math.floor(Date.now() / 1000);
+  const wallNow = deps.clock.wallNow();
   const assigning = new Set<number>();
   for (const [taskId, a] of assignments) {
     if (a.via !== "accept") continue;
@@ -526,7 +526,7 @@ async function projectionContext(deps: Deps): Promise<ProjectionContext> {
   return {
     chainId: deps.chain?.book.chainId ?? null,
     pauses: await loadPausePeriods(deps.db),
-    now: await deps.chainTime(),
+    now: await deps.clock.chainNow(),
   };
 }
 
@@ -569,7 +569,7 @@ function openTasksCache(deps: Deps) {
  * indexed and no deadline could have passed; the TTL bounds staleness when the indexer runs in another process.
  */
 export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const key = JSON.stringify([query, deps.indexer?.status().checkpoint ?? null, await deps.chainTime()]);
+  const key = JSON.stringify([query, deps.indexer?.status().checkpoint ?? null, await deps.clock.chainNow()]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
   return openTasksCache(deps).get(key, async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))));
 }

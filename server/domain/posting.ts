@@ -226,7 +226,6 @@ async function claim(
   return { code: "TASK_HASH_TAKEN", message: `taskHash ${taskHash} is reserved by another poster${until}` };
 }
 
-const nowSeconds = () => Math.floor(Date.now() / 1000);
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                   Builds                                                     */
@@ -245,7 +244,7 @@ export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody)
   const { hashReservationSeconds, postingChain } = deps.config.api;
   const refused =
     (await hashInUse(deps.db, body.taskHash)) ??
-    (await claim(deps.db, body.taskHash, poster, nowSeconds(), hashReservationSeconds));
+    (await claim(deps.db, body.taskHash, poster, deps.clock.wallNow(), hashReservationSeconds));
   if (refused) throw new AppError(refused);
   return {
     unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, toCall(body)), from: poster, value: "0" },
@@ -331,7 +330,7 @@ export async function buildTaskBatch(
   // is, so that every refusal is reported). Claims go in hash order, so two overlapping batches lock rows in the same
   // order and cannot deadlock on PostgreSQL.
   const { hashReservationSeconds, postingChain } = deps.config.api;
-  const now = nowSeconds();
+  const now = deps.clock.wallNow();
   const byHash = free.sort((a, b) => (a.terms.taskHash < b.terms.taskHash ? -1 : 1));
   if (byHash.length > 0) {
     try {

@@ -105,7 +105,6 @@ export function decayWeight(ageSeconds: number): number {
   return Math.pow(0.5, Math.max(0, ageSeconds) / HALF_LIFE_SECONDS);
 }
 
-const wallClock = () => Math.floor(Date.now() / 1000);
 
 /** The full reputation of one wallet (both roles, one statement). An unknown wallet has zeros. */
 export async function reputationOf(db: Queryable, address: string, now: number): Promise<Reputation> {
@@ -166,8 +165,8 @@ export function workerScoreSubquery(db: Queryable, now: number): Knex.Raw {
   return scoreSubquery(db, WORKER_RULES, decayAt(now));
 }
 
-/** A wallet's decayed score as a poster (`now` defaults to the wall clock; pass the chain's). */
-export async function posterReputation(db: Queryable, poster: string, now: number = wallClock()): Promise<number> {
+/** A wallet's decayed score as a poster at `now` (chain time). */
+export async function posterReputation(db: Queryable, poster: string, now: number): Promise<number> {
   const rows = await reputationAggregates(db, POSTER_RULES, decayAt(now), [poster.toLowerCase()]);
   return toScore(rows[0]?.sum ?? 0);
 }
@@ -179,7 +178,7 @@ export async function posterReputation(db: Queryable, poster: string, now: numbe
 export async function postersWithReputationAtLeast(
   db: Queryable,
   min: number,
-  now: number = wallClock()
+  now: number,
 ): Promise<string[] | undefined> {
   if (min <= 0) return undefined;
   // round(x, 3) >= min  <=>  x >= min - 0.0005 (half-up rounding of a positive sum).
@@ -192,13 +191,13 @@ export async function postersWithReputationAtLeast(
 
 /** GET /reputation/{address}. */
 export async function readReputation(deps: Deps, address: string): Promise<Reputation> {
-  return reputationOf(deps.db, address, await deps.chainTime());
+  return reputationOf(deps.db, address, await deps.clock.chainNow());
 }
 
 /** GET /reputation/leaderboard. */
 export async function readLeaderboard(
   deps: Deps
 ): Promise<{ leaderboard: LeaderboardEntry[]; halfLifeDays: number; computedAt: number }> {
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   return { leaderboard: await leaderboard(deps.db, now), halfLifeDays: HALF_LIFE_DAYS, computedAt: now };
 }

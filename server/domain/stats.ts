@@ -23,7 +23,7 @@ const count = async (query: Promise<unknown>) => Number(((await query) as { n?: 
 
 export async function readStats(deps: Deps): Promise<Stats> {
   const { db } = deps;
-  const now = await deps.chainTime();
+  const now = await deps.clock.chainNow();
   const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true });
   const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
   return {

@@ -152,7 +152,7 @@ async function store(deps: Deps, bytes: Buffer, deadline: number, index?: number
 }
 
 async function record(deps: Deps, uploader: string, blobs: readonly StoredBlob[]): Promise<void> {
-  const createdAt = Math.floor(Date.now() / 1000);
+  const createdAt = deps.clock.wallNow();
   await recordBlobs(
     deps.db,
     blobs.map((b) => ({ rootHash: b.rootHash, size: b.size, uploader, createdAt })),

@@ -13,7 +13,8 @@ import { loadConfig, type Config } from "../../server/config";
 import { silentLogger } from "../../server/logger";
 import { createApp } from "../../server/api/app";
 import { createHttpServer } from "../../server/api/httpServer";
-import { buildServices } from "../../server/main";
+import { buildDeps } from "../../server/main";
+import { chainClock, type Clock } from "../../server/chain/clock";
 import { Indexer } from "../../server/indexer/sync";
 import { providerChainReader } from "../../server/chain/escrowLogs";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
@@ -25,6 +26,8 @@ import { createTestDb, type TestDb } from "./db";
 export interface TestApi {
   url: string;
   deps: Deps;
+  /** The service's clock: chain time read on every call, wall time that `advanceWall` moves forward. */
+  clock: TestClock;
   testDb: TestDb;
   indexer: Indexer;
   request(method: string, urlPath: string, options?: RequestOptions): Promise<ApiResponse>;
@@ -50,6 +53,26 @@ export interface ApiResponse {
   text: string;
 }
 
+export interface TestClock extends Clock {
+  /** Moves the service's wall clock forward (sign-in nonces, reservations, offer windows, accept locks). */
+  advanceWall(seconds: number): void;
+}
+
+/**
+ * Chain time read from the in-process chain on every call (no cache: a test that moves the chain's time sees it in
+ * its next request), and the machine's wall time plus an offset the test moves instead of sleeping.
+ */
+function testClock(): TestClock {
+  const chain = chainClock(ethers.provider, 0);
+  let offsetMs = 0;
+  return {
+    chainNow: () => chain.chainNow(),
+    wallNowMs: () => Date.now() + offsetMs,
+    wallNow: () => Math.floor((Date.now() + offsetMs) / 1000),
+    advanceWall: (seconds) => void (offsetMs += seconds * 1000),
+  };
+}
+
 /** Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). */
 export async function startTestApi(book: AddressBook, env: Record<string, string> = {}): Promise<TestApi> {
   const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-deployments-"));
@@ -70,7 +93,8 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     ...env,
   });
   const testDb = await createTestDb();
-  const deps = await buildServices(config, silentLogger, testDb.db, ethers.provider);
+  const clock = testClock();
+  const deps = await buildDeps(config, silentLogger, testDb.db, ethers.provider, { clock });
   const indexer = new Indexer({
     db: testDb.db,
     chain: providerChainReader(ethers.provider),
@@ -83,7 +107,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
   await indexer.start();
   deps.indexer = indexer;
   testDb.onCleanup(() => indexer.stop());
-  // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildServices creates it).
+  // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildDeps creates it).
   const verifier = deps.verifier;
   if (verifier) {
     await verifier.start();
@@ -96,6 +120,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
   return {
     url,
     deps,
+    clock,
     testDb,
     indexer,
     async request(method, urlPath, options = {}) {

@@ -35,8 +35,6 @@ const ENV = {
 const CUSTODY_KEY = `0x${"c0".repeat(31)}01`;
 
 const wall = () => Math.floor(Date.now() / 1000);
-/** chainTime() caches the chain clock for a second: wait it out after moving time. */
-const clockCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
 interface Agent {
   address: string;
@@ -238,7 +236,6 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         const lapsing = await list({}, { duration: 3600 });
         await time.increase(3600);
         await api.synced();
-        await clockCache();
         expectError(await post(accept(lapsing.taskHash), agent.key), 409, "TASK_EXPIRED");
       }),
     );
@@ -727,7 +724,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
     it(
       "lets the window holder accept during its window, and a window of OFFER_WINDOW_SECONDS ends by itself",
       withApi(
-        async ({ list, newAgent, post }) => {
+        async ({ api, list, newAgent, post }) => {
           const holder = await newAgent();
           const other = await newAgent();
           const first = await list();
@@ -737,7 +734,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           const second = await list();
           await post(bid(second.taskHash), holder.key, {});
           expectError(await post(accept(second.taskHash), other.key), 409, "OFFER_HELD");
-          await new Promise((resolve) => setTimeout(resolve, 2100));
+          api.clock.advanceWall(3);
           expect((await post(accept(second.taskHash), other.key)).status).to.equal(200);
         },
         { OFFER_WINDOW_SECONDS: "2" },

@@ -359,7 +359,7 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
           const wallet = Wallet.createRandom();
           const nonce = await requestNonce(api, wallet.address);
           expect(nonce.expiresAt).to.equal(isoPlus(nonce.issuedAt, 1));
-          await sleep(2100);
+          api.clock.advanceWall(3);
           // The served message says when it expires...
           expectError(
             await verify(api, nonce.message, await wallet.signMessage(nonce.message)),

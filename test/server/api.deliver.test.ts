@@ -28,8 +28,6 @@ const ENV = {
 };
 
 const path = (hash: string, op: string) => `/api/v1/a2a/tasks/${hash}/${op}`;
-/** chainTime() caches the chain clock for a second: wait it out after moving time. */
-const clockCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 const evidenceOf = (result: unknown) => ethers.keccak256(ethers.toUtf8Bytes(canonicalJson(result)));
 
 async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs = 20_000) {
@@ -518,13 +516,11 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(early.json.error.details.availableAt).to.equal(Number(await escrow.effectiveDeadline(t.taskId)));
         await time.increase(2 * HOUR);
         await api.synced();
-        await clockCache();
         const waiting = await post(path(t.taskHash, "reclaim"), keys.poster);
         expectError(waiting, 409, "DISPUTE_WINDOW_ACTIVE");
         expect(waiting.json.error.details.availableAt).to.equal(disputedAt + 14 * DAY);
         await time.increaseTo(disputedAt + 14 * DAY);
         await api.synced();
-        await clockCache();
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
         expect(reclaim.json.data.outcome).to.equal("refund");
         const before = await balances();
@@ -546,7 +542,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(early.json.error.details.availableAt).to.equal(deadline);
         await time.increaseTo(deadline);
         await api.synced();
-        await clockCache();
         expectError(await post(path(t.taskHash, "submit"), keys.worker, { result: "late" }), 409, "DEADLINE_REACHED");
         expectError(await post(path(t.taskHash, "dispute"), keys.worker), 409, "INVALID_STATE");
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
@@ -568,7 +563,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const failedAt = Number(await escrow.failedVerdictAt(t.taskId));
         await time.increase(2 * HOUR);
         await api.synced();
-        await clockCache();
         const appeal = await post(path(t.taskHash, "reclaim"), keys.poster);
         expectError(appeal, 409, "APPEAL_WINDOW_ACTIVE");
         expect(appeal.json.error.details.availableAt).to.equal(failedAt + 3 * DAY);
@@ -580,7 +574,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
 
         await time.increaseTo(failedAt + 3 * DAY);
         await api.synced();
-        await clockCache();
         expectError(await post(path(t.taskHash, "dispute"), keys.worker), 409, "DEADLINE_REACHED");
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
         expect(reclaim.json.data.outcome).to.equal("refund");
@@ -598,7 +591,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await deliver(t, "finished work", 1);
           await time.increase(HOUR);
           await api.synced();
-          await clockCache();
           const escalate = await post(path(t.taskHash, "reclaim"), keys.poster);
           expect(escalate.json.data.outcome).to.equal("escalate");
           const before = await balances();
@@ -615,7 +607,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
 
           await time.increaseTo(disputedAt + 14 * DAY);
           await api.synced();
-          await clockCache();
           expectError(await post(path(t.taskHash, "reclaim"), keys.poster), 409, "ESCALATED_FOR_ADJUDICATION");
           await send(worker, await post(path(t.taskHash, "release"), keys.worker), "releaseUnjudgedWork", [t.taskId]);
           expect(await status(t.taskId)).to.equal(STATUS.Completed);
@@ -635,13 +626,11 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         await (await escrow.connect(admin).pause()).wait();
         await time.increaseTo(created + 2 * HOUR); // past the creation-time deadline, still paused
         await api.synced();
-        await clockCache();
         expectError(await post(path(t.taskHash, "reclaim"), keys.poster), 409, "ESCROW_PAUSED");
         expectError(await post(path(t.taskHash, "submit"), keys.worker, { result: "x" }), 409, "ESCROW_PAUSED");
 
         await (await escrow.connect(admin).unpause()).wait();
         await api.synced();
-        await clockCache();
         const moved = await post(path(t.taskHash, "reclaim"), keys.poster);
         expectError(moved, 400, "DEADLINE_NOT_REACHED");
         const effective = Number(await escrow.effectiveDeadline(t.taskId));
@@ -653,7 +642,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
 
         await time.increaseTo(effective);
         await api.synced();
-        await clockCache();
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
         expect(reclaim.json.data.outcome).to.equal("refund");
         const before = await balances();
@@ -688,7 +676,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await time.increase(4 * DAY);
           await (await escrow.connect(admin).unpause()).wait();
           await api.synced();
-          await clockCache();
           // Without the pause the appeal window would be over; with it the worker may still appeal.
           const appealEnds = failedAt + 3 * DAY + Number(await escrow.pausedSecondsSince(failedAt));
           expect(appealEnds).to.be.above(failedAt + 7 * DAY - 10);
@@ -700,7 +687,6 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
 
           await time.increaseTo(appealEnds);
           await api.synced();
-          await clockCache();
           expectError(await post(path(t.taskHash, "dispute"), keys.worker), 409, "DEADLINE_REACHED");
           const refund = await post(path(t.taskHash, "reclaim"), keys.poster);
           const before = await balances();

@@ -30,8 +30,6 @@ async function withApi(fn: (ctx: Fixture & { api: TestApi }) => Promise<void>) {
 /** A fresh agent key pair's public key (130 hex). */
 const freshPublicKey = () => agentPublicKey(secp256k1.utils.randomPrivateKey());
 
-/** chainTime() caches the chain clock for a second: wait it out after moving time. */
-const clockCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
 function expectError(res: ApiResponse, status: number, code: string, field?: string) {
   expect(res.status, res.text).to.equal(status);
@@ -112,7 +110,6 @@ describe("Executors API", () => {
           verifier: { optIn: true, name: "First" },
         });
         await time.increase(100);
-        await clockCache();
         const publicKey = freshPublicKey();
         const second = await register(api, key, { publicKey, capabilities: ["go"], supportedChains: ["arc"] });
         expect(second.created).to.equal(false);
@@ -370,7 +367,6 @@ describe("Executors API", () => {
         const { api } = f;
         const key = await api.createKey(f.verifierAgent.address);
         const other = await api.createKey(f.stranger.address);
-        await clockCache();
         const record = await register(api, key, {
           publicKey: freshPublicKey(),
           verifier: { optIn: true, name: "Night Owl" },
@@ -381,13 +377,11 @@ describe("Executors API", () => {
 
         // Seen exactly 600 s ago: still running.
         await time.increaseTo(record.lastSeenAt + RUNNING_WINDOW_SECONDS);
-        await clockCache();
         expect(await verifiers()).to.deep.equal([me]);
         expect((await api.request("GET", ME, { key })).json.data.running).to.equal(true);
 
         // 601 s: not running; still listed without the role filter.
         await time.increase(1);
-        await clockCache();
         expect(await verifiers()).to.deep.equal([]);
         expect(addresses(await listed(api))).to.deep.equal([me]);
         expect((await api.request("GET", ME, { key })).json.data.running).to.equal(false);
@@ -401,9 +395,8 @@ describe("Executors API", () => {
 
         // Marketplace operations mark the agent as seen too.
         await time.increase(RUNNING_WINDOW_SECONDS + 1);
-        await clockCache();
         expect(await verifiers()).to.deep.equal([]);
-        await markExecutorSeen(api.deps.db, me, await api.deps.chainTime());
+        await markExecutorSeen(api.deps.db, me, await api.deps.clock.chainNow());
         expect(await verifiers()).to.deep.equal([me]);
 
         // Heartbeat of a wallet that never registered.
@@ -415,7 +408,7 @@ describe("Executors API", () => {
     it("pages with limit (default 100, max 200) and offset", () =>
       withApi(async ({ api }) => {
         const db = api.deps.db;
-        const now = await api.deps.chainTime();
+        const now = await api.deps.clock.chainNow();
         const all: string[] = [];
         await db.transaction(async (trx) => {
           for (let i = 0; i < 205; i++) {

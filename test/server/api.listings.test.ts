@@ -116,8 +116,6 @@ function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.json.error.code, res.text).to.equal(code);
 }
 
-/** chainTime() caches the chain clock for a second: wait it out after moving time. */
-const clockCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
 async function openIds(api: TestApi, query = ""): Promise<number[]> {
   const res = await api.request("GET", `${OPEN}${query}`);
@@ -856,7 +854,6 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         await escrow.connect(verifier).marketplaceAssign(assigned, worker.address);
         await time.increase(HOUR + 1);
         await api.synced();
-        await clockCache();
         expect(await openIds(api)).to.deep.equal([open]);
 
         const posted = await api.request("GET", POSTED, { key });
@@ -873,7 +870,6 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
 
         // Past its deadline an assigned task can no longer be delivered: expired, though still Assigned on-chain.
         await time.increase(DAY);
-        await clockCache();
         const later = await api.request("GET", `/api/v1/tasks/${assigned}`);
         expect(later.json.data.a2aState).to.deep.equal({ status: "expired", onChainStatus: 1 });
         expect(await openIds(api)).to.deep.equal([]);
@@ -894,8 +890,8 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const strangerOpen = (await fundAndIndex(stranger, strangerKey, "stranger open")).taskId;
         await api.synced();
 
-        expect(await posterReputation(deps.db, poster.address)).to.equal(1);
-        expect(await posterReputation(deps.db, stranger.address)).to.equal(0);
+        expect(await posterReputation(deps.db, poster.address, await deps.clock.chainNow())).to.equal(1);
+        expect(await posterReputation(deps.db, stranger.address, await deps.clock.chainNow())).to.equal(0);
         expect(await openIds(api, "?minReputation=0")).to.deep.equal([strangerOpen, posterOpen]);
         expect(await openIds(api, "?minReputation=1")).to.deep.equal([posterOpen]);
         expect(await openIds(api, "?minReputation=2")).to.deep.equal([]);
@@ -966,7 +962,6 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         await time.increase(600);
         await escrow.connect(admin).unpause();
         await api.synced();
-        await clockCache();
         const res = await api.request("GET", `/api/v1/tasks/${taskId}`);
         const onChain = Number(await escrow.effectiveDeadline(taskId));
         expect(onChain).to.be.greaterThan(res.json.data.deadline);

@@ -13,7 +13,6 @@ type Fixture = Awaited<ReturnType<typeof deployEscrowFixture>>;
 const brief = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
 const ZERO_HASH = `0x${"0".repeat(64)}`;
 const MAX_UINT256 = (1n << 256n) - 1n;
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A fresh API (fresh database and indexer) over the fixture's chain, with the poster's key. */
 async function withApi<T>(
@@ -353,7 +352,7 @@ describe("POST /api/v1/tasks", () => {
         const body = task("rebuilt");
         expect((await api.request("POST", "/api/v1/tasks", { key, body })).status).to.equal(200);
         const first = await findReservation(api.testDb.db, body.taskHash);
-        await sleep(1100);
+        api.clock.advanceWall(2);
         expect((await api.request("POST", "/api/v1/tasks", { key, body })).status).to.equal(200);
         const second = await findReservation(api.testDb.db, body.taskHash);
         expect(second!.expiresAt).to.be.greaterThan(first!.expiresAt);
@@ -369,7 +368,7 @@ describe("POST /api/v1/tasks", () => {
           expectError(await api.request("POST", "/api/v1/tasks", { key: strangerKey, body }), 409, "TASK_HASH_TAKEN");
 
           const { expiresAt } = (await findReservation(api.testDb.db, body.taskHash))!;
-          await sleep(Math.max(0, expiresAt * 1000 - Date.now()) + 50);
+          api.clock.advanceWall(expiresAt - api.clock.wallNow() + 1);
           expect((await api.request("POST", "/api/v1/tasks", { key: strangerKey, body })).status).to.equal(200);
           expect((await findReservation(api.testDb.db, body.taskHash))?.poster).to.equal(
             stranger.address.toLowerCase(),
@@ -824,7 +823,7 @@ describe("POST /api/v1/tasks/batch", () => {
         const held = task("held");
         expect((await api.request("POST", "/api/v1/tasks", { key, body: held })).status).to.equal(200);
         const before = await findReservation(api.testDb.db, held.taskHash);
-        await sleep(1100);
+        api.clock.advanceWall(2);
         const tasks = [held, task("refused", { amount: "0" })];
         expectError(
           await api.request("POST", "/api/v1/tasks/batch", { key, body: { token: book.token.address, tasks } }),

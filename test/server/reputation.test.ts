@@ -23,8 +23,6 @@ const LEADERBOARD = `${REPUTATION}/leaderboard`;
 const ENV = { RATE_IP_PER_WINDOW: "100000", RATE_WALLET_FAMILY_PER_MINUTE: "100000" };
 const EVIDENCE = ethers.id("evidence");
 
-/** chainTime() caches the chain clock for a second: wait it out after moving time. */
-const clockCache = () => new Promise((resolve) => setTimeout(resolve, 1100));
 
 /** The block time of a mined transaction. */
 async function minedAt(tx: Promise<ContractTransactionResponse>): Promise<number> {
@@ -124,7 +122,6 @@ async function withHistory(fn: (ctx: History & { api: TestApi }) => Promise<void
   const api = await startTestApi(history.book, ENV);
   try {
     await api.synced();
-    await clockCache();
     await fn({ ...history, api });
   } finally {
     await api.close();
@@ -238,7 +235,6 @@ describe("Reputation", () => {
         expect(HALF_LIFE_SECONDS).to.equal(90 * 86_400);
         const before = await reputation(api, worker.address);
         await time.increase(90 * DAY);
-        await clockCache();
         const now = await latestTime();
         const after = await reputation(api, worker.address);
         expect(after.computedAt).to.equal(now);
@@ -251,7 +247,6 @@ describe("Reputation", () => {
         expect((await reputation(api, worker.address)).asPoster.score).to.equal(0);
 
         await time.increase(90 * DAY);
-        await clockCache();
         expect((await reputation(api, worker.address)).score).to.equal(0.375);
         expect(decayWeight(HALF_LIFE_SECONDS)).to.equal(0.5);
         expect(decayWeight(-5)).to.equal(1);
@@ -261,7 +256,7 @@ describe("Reputation", () => {
 
     it("is what reputationScore, reputationScores and the executors' reputation report", () =>
       withHistory(async ({ api, worker, loser, late, stranger }) => {
-        const now = await api.deps.chainTime();
+        const now = await api.deps.clock.chainNow();
         const { db } = api.deps;
         expect(await reputationScore(db, worker.address, now)).to.equal(1.5);
         expect(await reputationScore(db, ethers.getAddress(loser.address), now)).to.equal(1);
@@ -308,7 +303,6 @@ describe("Reputation", () => {
 
         // Decay keeps the order here and halves the scores.
         await time.increase(90 * DAY);
-        await clockCache();
         const later = await api.request("GET", LEADERBOARD);
         expect(later.json.data.leaderboard.map((e: { score: number }) => e.score)).to.deep.equal([
           0.75, 0.5, 0.5, 0.5, 0.5,
@@ -319,7 +313,7 @@ describe("Reputation", () => {
     it("holds the top 50, computed in one statement over many workers", () =>
       withApiOnly(async (api) => {
         const db = api.deps.db;
-        const now = await api.deps.chainTime();
+        const now = await api.deps.clock.chainNow();
         const tasks: TaskRecord[] = [];
         const events: StoredEvent[] = [];
         // Worker i (1..60) completed i tasks, 1 hour ago; worker 61 has only a timeout.
@@ -383,20 +377,18 @@ describe("Reputation", () => {
           listed.push(res.json.data.onChainTaskId);
         }
         await api.synced();
-        await clockCache();
         const [posterTask, strangerTask] = listed;
         const open = async (q: string) =>
           (await api.request("GET", `/api/v1/a2a/tasks${q}`)).json.data.tasks.map(
             (t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId
           );
-        expect(await posterReputation(api.deps.db, poster.address, await api.deps.chainTime())).to.equal(6);
+        expect(await posterReputation(api.deps.db, poster.address, await api.deps.clock.chainNow())).to.equal(6);
         expect(await open("")).to.deep.equal([strangerTask, posterTask]);
         expect(await open("?minReputation=6")).to.deep.equal([posterTask]);
         expect(await open("?minReputation=7")).to.deep.equal([]);
         // 90 days later the poster's score is 3.
         await time.increase(90 * DAY);
-        await clockCache();
-        expect(await posterReputation(api.deps.db, poster.address, await api.deps.chainTime())).to.equal(3);
+        expect(await posterReputation(api.deps.db, poster.address, await api.deps.clock.chainNow())).to.equal(3);
       }));
   });
 });

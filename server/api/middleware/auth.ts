@@ -36,7 +36,7 @@ export async function authenticate(
 ): Promise<Caller | undefined> {
   const credential = presentedCredential(ctx);
   if (!credential) return undefined;
-  const now = Math.floor(Date.now() / 1000);
+  const now = deps.clock.wallNow();
   if (API_KEY_PATTERN.test(credential)) {
     const key = await findActiveKeyByHash(deps.db, hashSecret(credential));
     if (!key) throw new AuthFailure("invalid or revoked API key");

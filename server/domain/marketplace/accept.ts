@@ -41,7 +41,6 @@ import {
   type EscrowTxAnswer,
 } from "./taskContext";
 
-const wallClock = () => Math.floor(Date.now() / 1000);
 
 // ---------------------------------------------------------------------------------------------------------------
 // Results
@@ -100,7 +99,7 @@ async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord>
   if (!executor) {
     return fail("NOT_REGISTERED", `${wallet} is not a registered agent: register with POST /api/v1/a2a/executors`);
   }
-  await touchExecutor(deps.db, executor.address, await deps.chainTime());
+  await touchExecutor(deps.db, executor.address, await deps.clock.chainNow());
   return executor;
 }
 
@@ -174,7 +173,7 @@ export async function bidOnTask(
   if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
 
   const score = await reputationScore(deps.db, agent, ctx.now);
-  const bidAt = wallClock();
+  const bidAt = deps.clock.wallNow();
   const recorded = await insertBid(deps.db, {
     taskId: ctx.taskId,
     agent,
@@ -193,7 +192,7 @@ export async function bidOnTask(
       windowSeconds: deps.config.marketplace.offerWindowSeconds,
     });
   }
-  const offer = await findOpenOffer(deps.db, ctx.taskId, wallClock());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow());
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
@@ -262,7 +261,7 @@ async function acceptedAnswer(
       agent: executor.address,
       wrappedKey: key.wrappedKey,
       source: key.source,
-      createdAt: wallClock(),
+      createdAt: deps.clock.wallNow(),
     });
   }
   const onChain = ctx.worker === executor.address && ctx.onChainStatus !== TASK_STATUS.Funded;
@@ -310,7 +309,7 @@ async function adopt(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Pr
       agent: executor.address,
       via: "poster",
       intentId: null,
-      acceptedAt: wallClock(),
+      acceptedAt: deps.clock.wallNow(),
     });
   }
   return answer;
@@ -341,7 +340,7 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
   const refused = eligibility(ctx, executor);
   if (refused) throw refused;
 
-  const offer = await findOpenOffer(deps.db, ctx.taskId, wallClock());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow());
   if (offer && offer.agent !== agent) {
     if (await findBid(deps.db, ctx.taskId, agent)) {
       fail(
@@ -360,7 +359,7 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
   const lock = await acquireAcceptLock(deps.db, {
     taskId: ctx.taskId,
     agent,
-    now: wallClock(),
+    now: deps.clock.wallNow(),
     ttlSeconds: deps.config.marketplace.acceptLockSeconds,
   });
   if (!lock) fail("ACCEPT_LOCKED", `another agent is accepting task ${ctx.taskId}; retry in a few seconds`);
@@ -377,7 +376,7 @@ async function clearStaleAssignment(deps: Deps, ctx: TaskContext): Promise<void>
   if (!current) return;
   const intent = current.via === "accept" ? await deps.verifier?.intent(assignKey(ctx.taskId)) : undefined;
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
-  if (assignmentHolds(current, intent, ctx.task, wallClock(), lockSeconds)) {
+  if (assignmentHolds(current, intent, ctx.task, deps.clock.wallNow(), lockSeconds)) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
   }
   await deleteAssignment(deps.db, current);
@@ -393,7 +392,7 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
     agent,
     via: "accept",
     intentId: null,
-    acceptedAt: wallClock(),
+    acceptedAt: deps.clock.wallNow(),
   };
   if (!(await insertAssignment(deps.db, assignment))) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);

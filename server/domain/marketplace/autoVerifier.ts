@@ -105,7 +105,7 @@ export class AutoVerifier {
     const config = await loadConfigValues(this.deps.db);
     if (config.paused?.value === "true") return [];
     const done: AutoVerdict[] = [];
-    const now = Date.now();
+    const now = this.deps.clock.wallNowMs();
     for (const { task, criteria } of candidates) {
       const attempt = task.submissionAttempts;
       const key = verdictKey(task.taskId, attempt);

@@ -106,7 +106,6 @@ export const taskHashParams = z.object({
 // Loading
 // ---------------------------------------------------------------------------------------------------------------
 
-const wallClock = () => Math.floor(Date.now() / 1000);
 
 /**
  * Whether an assignment still holds. An accept's assignment is void once its marketplaceAssign intent failed, or
@@ -164,7 +163,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
   const [projected, pauses, now, stored] = await Promise.all([
     findTaskById(deps.db, listing.taskId),
     loadPausePeriods(deps.db),
-    deps.chainTime(),
+    deps.clock.chainNow(),
     findAssignment(deps.db, listing.taskId),
   ]);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
@@ -175,7 +174,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
     verifier && task && task.submissionAttempts > 0
       ? await verifier.intent(verdictKey(listing.taskId, task.submissionAttempts))
       : undefined;
-  const wallNow = wallClock();
+  const wallNow = deps.clock.wallNow();
   const holds =
     stored !== undefined &&
     assignmentHolds(stored, assignIntent, task, wallNow, deps.config.marketplace.acceptLockSeconds);
