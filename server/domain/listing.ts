@@ -13,6 +13,14 @@
  */
 import { ReadCache, SerializedData } from "./readCache";
 import type { Deps } from "./deps";
+import { effectiveDeadline } from "../escrow/rules";
+import {
+  assignmentHolds,
+  assignmentState,
+  intentInFlight,
+  marketStatus,
+  type AssignmentState,
+} from "./marketStatus";
 import { AppError, fail } from "../errors";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
 import { checkPostingTerms } from "./schemas/postingTerms";
@@ -363,95 +371,66 @@ export async function indexTaskBatch(
 // Projection
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Deadline plus the seconds the escrow spent paused since the task's creation, as the escrow computes it. */
-export function effectiveDeadline(
-  task: Pick<TaskRecord, "createdAt" | "deadline">,
-  pauses: readonly PausePeriod[],
-  now: number
-): number {
-  let paused = 0;
-  for (const p of pauses) {
-    const end = p.endedAt ?? now;
-    if (end > task.createdAt) paused += end - Math.max(p.startedAt, task.createdAt);
-  }
-  return task.deadline + paused;
+/** What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight. */
+export interface MarketFacts {
+  assignments: ReadonlyMap<number, AssignmentState>;
+  verifying: ReadonlySet<number>;
 }
 
-const STATUS_NAMES: Record<number, MarketplaceStatus> = {
-  [TASK_STATUS.Funded]: "open",
-  [TASK_STATUS.Assigned]: "assigned",
-  [TASK_STATUS.Submitted]: "submitted",
-  [TASK_STATUS.Verified]: "verified",
-  [TASK_STATUS.Completed]: "completed",
-  [TASK_STATUS.Cancelled]: "cancelled",
-  [TASK_STATUS.Disputed]: "disputed",
-};
+const NO_FACTS: MarketFacts = { assignments: new Map(), verifying: new Set() };
 
 /**
- * The marketplace state: the on-chain status by name, except that a Funded or Assigned task whose effective deadline
- * has passed is `expired` (nobody can take or submit it; the poster can reclaim). Before the projection has the task,
- * the receipt proved it Funded.
+ * The marketplace state of a listed task (see domain/marketStatus.ts). Before the projection has the task, the
+ * receipt proved it Funded and the listing's creation-time deadline stands for the effective one.
  */
 export function marketplaceState(
   listing: ListingRecord,
   task: TaskRecord | undefined,
   pauses: readonly PausePeriod[],
   now: number,
-  work: InFlight = NO_WORK,
+  facts: MarketFacts = NO_FACTS,
 ): TaskState {
-  if (!task) {
-    const expired = listing.deadline !== null && now >= listing.deadline;
-    return { status: expired ? "expired" : "open", onChainStatus: TASK_STATUS.Funded };
-  }
-  const lapsed = now >= effectiveDeadline(task, pauses, now);
-  const takeable = task.status === TASK_STATUS.Funded || task.status === TASK_STATUS.Assigned;
-  if (takeable && lapsed) return { status: "expired", onChainStatus: task.status };
-  if (task.status === TASK_STATUS.Funded && work.assigning.has(task.taskId)) {
-    return { status: "assigning", onChainStatus: task.status };
-  }
-  if (task.status === TASK_STATUS.Submitted && work.verifying.has(task.taskId)) {
-    return { status: "verifying", onChainStatus: task.status };
-  }
-  return { status: STATUS_NAMES[task.status] ?? "open", onChainStatus: task.status };
+  const onChainStatus = task?.status ?? TASK_STATUS.Funded;
+  const lapsed = task
+    ? now >= effectiveDeadline(task, pauses, now)
+    : listing.deadline !== null && now >= listing.deadline;
+  const status = marketStatus({
+    onChainStatus,
+    lapsed,
+    assignment: facts.assignments.get(listing.taskId) ?? "none",
+    verdictInFlight: facts.verifying.has(listing.taskId),
+  });
+  return { status, onChainStatus };
 }
-
-/** Marketplace work in flight for a page of tasks: accepts being assigned, verdicts being settled. */
-export interface InFlight {
-  assigning: ReadonlySet<number>;
-  verifying: ReadonlySet<number>;
-}
-
-const NO_WORK: InFlight = { assigning: new Set(), verifying: new Set() };
 
 /**
- * The marketplace's in-flight work for a page of tasks, by the same rules as the task loader
- * (domain/marketplace/taskContext.ts): an accept's assignment holds while the verifier's marketplaceAssign is in
- * flight (or, with no intent yet, for the accept lock); a verdict is in flight while the verifier's intent for the
- * current attempt is pending or sent. One query for the page's assignments, then the verifier's own view.
+ * The marketplace facts of a page of tasks, by the task loader's rules (assignmentHolds, intentInFlight): one query
+ * for the page's assignments, then the marketplace verifier's own view of its intents.
  */
-export async function inFlightWork(deps: Deps, tasks: readonly TaskRecord[]): Promise<InFlight> {
+export async function marketFacts(deps: Deps, tasks: readonly TaskRecord[]): Promise<MarketFacts> {
   const funded = tasks.filter((t) => t.status === TASK_STATUS.Funded);
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
-  if (funded.length === 0 && submitted.length === 0) return NO_WORK;
-  const inFlight = (status: string | undefined) => status === "pending" || status === "sent";
+  if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
   const verifier = deps.verifier;
-  const assignments = await getAssignments(
+  const stored = await getAssignments(
     deps.db,
     funded.map((t) => t.taskId),
   );
+  const byId = new Map(funded.map((t) => [t.taskId, t]));
   const wallNow = deps.clock.wallNow();
-  const assigning = new Set<number>();
-  for (const [taskId, a] of assignments) {
-    if (a.via !== "accept") continue;
+  const lockSeconds = deps.config.marketplace.acceptLockSeconds;
+  const assignments = new Map<number, AssignmentState>();
+  for (const [taskId, assignment] of stored) {
     const intent = verifier ? await verifier.intent(assignKey(taskId)) : undefined;
-    const holds = intent ? inFlight(intent.status) : wallNow < a.acceptedAt + deps.config.marketplace.acceptLockSeconds;
-    if (holds) assigning.add(taskId);
+    if (assignmentHolds(assignment, intent, byId.get(taskId), wallNow, lockSeconds)) {
+      assignments.set(taskId, assignmentState(assignment, intent));
+    }
   }
   const verifying = new Set<number>();
   for (const t of verifier ? submitted : []) {
-    if (inFlight((await verifier!.intent(verdictKey(t.taskId, t.submissionAttempts)))?.status)) verifying.add(t.taskId);
+    if (intentInFlight(await verifier!.intent(verdictKey(t.taskId, t.submissionAttempts)))) verifying.add(t.taskId);
   }
-  return { assigning, verifying };
+  return { assignments, verifying };
 }
 
 export interface ProjectionContext {
@@ -594,12 +573,12 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
     deps.db,
     tasks.map((t) => t.taskId)
   );
-  const work = await inFlightWork(deps, tasks);
+  const facts = await marketFacts(deps, tasks);
   const out = [];
   for (const task of tasks) {
     const listing = listings.get(task.taskId);
-    // A task an agent is accepting is no longer open to others (total may still count it for a moment).
-    if (!listing || !matchingTask(listing, task) || work.assigning.has(task.taskId)) continue;
+    // A task with a held assignment is no longer open to others (total may still count it for a moment).
+    if (!listing || !matchingTask(listing, task) || facts.assignments.has(task.taskId)) continue;
     out.push({
       meta: marketplaceMeta(listing, task, ctx),
       state: marketplaceState(listing, task, ctx.pauses, ctx.now),
@@ -638,7 +617,7 @@ export async function readTask(
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing
-      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await inFlightWork(deps, [task]))
+      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task]))
       : null,
     ...(canSeeResult(task, listing, caller)
       ? { resultData: (await deliverables(deps, [task])).get(task.taskId) ?? null }
@@ -666,13 +645,13 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
   const ctx = await projectionContext(deps);
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
   const results = await deliverables(deps, matched);
-  const work = await inFlightWork(deps, matched);
+  const facts = await marketFacts(deps, matched);
   return {
     tasks: listings.map((listing) => {
       const task = matchingTask(listing, tasks.get(listing.taskId));
       return {
         meta: marketplaceMeta(listing, task, ctx),
-        state: marketplaceState(listing, task, ctx.pauses, ctx.now, work),
+        state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
         onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
         // The poster always sees the deliverable of their own task.
         resultData: task ? results.get(task.taskId) ?? null : null,

@@ -12,6 +12,7 @@
  * released on every path.
  */
 import type { Deps } from "../deps";
+import { assignmentHolds } from "../marketStatus";
 import { AppError, fail } from "../../errors";
 import { findExecutor, touchExecutor, type ExecutorRecord } from "../../db/repositories/executors";
 import { findBid, insertBid, listBids } from "../../db/repositories/bids";
@@ -32,7 +33,6 @@ import { reputationScore, reputationScores } from "../reputation";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
 import {
   assignedElsewhere,
-  assignmentHolds,
   deadlineReached,
   loadTaskContext,
   requireOnChain,

@@ -25,6 +25,8 @@ import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { findSubmission, listSubmittedTaskIds, recordVerdict } from "../../db/repositories/submissions";
 import { getTasks } from "../../db/repositories/tasks";
 import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
+import { escrowPaused } from "../../escrow/rules";
+import { loadPausePeriods } from "../../db/repositories/pausePeriods";
 import { verdictKey } from "../../verifier/types";
 import type { VerificationCriteria } from "../verification";
 import { evaluateCriteria, evaluationReason, type EvaluateOptions } from "./evaluate";
@@ -103,7 +105,7 @@ export class AutoVerifier {
     const candidates = await submittedAutoTasks(this.deps);
     if (candidates.length === 0) return [];
     const config = await loadConfigValues(this.deps.db);
-    if (config.paused?.value === "true") return [];
+    if (escrowPaused(await loadPausePeriods(this.deps.db), config.paused?.value)) return [];
     const done: AutoVerdict[] = [];
     const now = this.deps.clock.wallNowMs();
     for (const { task, criteria } of candidates) {

@@ -43,22 +43,23 @@ import {
   assertAssignmentSettled,
   loadTaskContext,
   requireOnChain,
-  type MarketStatus,
   type TaskContext,
   unsignedEscrowTx,
   type EscrowTxAnswer,
 } from "./taskContext";
+import type { MarketplaceStatus } from "../marketStatus";
+import {
+  APPEAL_WINDOW_SECONDS,
+  DISPUTE_WINDOW_SECONDS,
+  MAX_SUBMISSIONS,
+  escrowPaused,
+  windowEnd,
+} from "../../escrow/rules";
 
 // ---------------------------------------------------------------------------------------------------------------
-// Constants of the escrow and of the service
+// Constants of the service (the escrow's are in server/escrow/rules.ts)
 // ---------------------------------------------------------------------------------------------------------------
 
-/** TaskEscrow.MAX_SUBMISSIONS. */
-export const MAX_ATTEMPTS = 3;
-/** TaskEscrow.APPEAL_WINDOW: the worker's time to appeal a failed verdict. */
-export const APPEAL_WINDOW_SECONDS = 3 * 86_400;
-/** TaskEscrow.DISPUTE_WINDOW: time for a ruling before a timeout claim or a release. */
-export const DISPUTE_WINDOW_SECONDS = 14 * 86_400;
 /** Largest stored result: its canonical JSON in UTF-8 bytes. */
 export const MAX_RESULT_BYTES = 512 * 1024;
 /** Longest verdict reason (characters). */
@@ -87,7 +88,7 @@ export interface VerdictAnswer {
   passed: boolean;
   /** The marketplace verifier's completeVerification intent. */
   intent: { key: string; status: string; txHash: string | null };
-  state: MarketStatus;
+  state: MarketplaceStatus;
 }
 
 export interface ReclaimAnswer extends TxAnswer {
@@ -96,42 +97,17 @@ export interface ReclaimAnswer extends TxAnswer {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Time, as the escrow computes it
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * Seconds the escrow spent paused after `since`, the running pause counted up to `now`: TaskEscrow's
- * `_pausedSecondsSince` (the intervals never overlap, so summing the parts after `since` is its backwards walk).
- */
-export function pausedSecondsSince(pauses: readonly PausePeriod[], since: number, now: number): number {
-  let total = 0;
-  for (const p of pauses) {
-    const end = p.endedAt ?? now;
-    if (end <= since) continue;
-    total += end - Math.max(p.startedAt, since);
-  }
-  return total;
-}
-
-/** When a window of `length` seconds opened at `start` ends, pauses included: TaskEscrow's `_windowPassed`. */
-export function windowEnd(pauses: readonly PausePeriod[], start: number, length: number, now: number): number {
-  return start + length + pausedSecondsSince(pauses, start, now);
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Shared checks
 // ---------------------------------------------------------------------------------------------------------------
 
 
-/** Whether the escrow is paused: the indexed configuration flag, or a pause period without an end. */
-async function escrowPaused(deps: Deps, ctx: TaskContext): Promise<boolean> {
-  if (ctx.paused) return true;
-  const values = await loadConfigValues(deps.db);
-  return values.paused?.value === "true";
+/** Whether the escrow is paused, by the indexed pause periods and the configuration's flag. */
+async function pausedNow(deps: Deps, ctx: TaskContext): Promise<boolean> {
+  return ctx.paused || escrowPaused(ctx.pauses, (await loadConfigValues(deps.db)).paused?.value);
 }
 
 async function refuseWhilePaused(deps: Deps, ctx: TaskContext, call: string): Promise<void> {
-  if (await escrowPaused(deps, ctx)) {
+  if (await pausedNow(deps, ctx)) {
     fail("ESCROW_PAUSED", `the escrow is paused: ${call} would revert; retry after it resumes`);
   }
 }
@@ -259,8 +235,8 @@ export async function submitResult(
     );
   }
   await refuseWhilePaused(deps, ctx, "submitEvidence");
-  if (task.submissionAttempts >= MAX_ATTEMPTS) {
-    fail("MAX_ATTEMPTS_REACHED", `all ${MAX_ATTEMPTS} attempts of task ${ctx.taskId} are used`);
+  if (task.submissionAttempts >= MAX_SUBMISSIONS) {
+    fail("MAX_ATTEMPTS_REACHED", `all ${MAX_SUBMISSIONS} attempts of task ${ctx.taskId} are used`);
   }
   if (ctx.effectiveDeadline !== null && ctx.now >= ctx.effectiveDeadline) {
     fail(

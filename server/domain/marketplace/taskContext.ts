@@ -17,22 +17,14 @@ import { loadPausePeriods } from "../../db/repositories/pausePeriods";
 import { findAssignment, type AssignmentRecord } from "../../db/repositories/assignments";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
 import { assignKey, verdictKey, type IntentView } from "../../verifier/types";
-import { effectiveDeadline } from "../listing";
-
-/** The marketplace states of docs/marketplace.md. */
-export const MARKET_STATUSES = [
-  "open",
-  "assigning",
-  "assigned",
-  "submitted",
-  "verifying",
-  "verified",
-  "disputed",
-  "completed",
-  "cancelled",
-  "expired",
-] as const;
-export type MarketStatus = (typeof MARKET_STATUSES)[number];
+import { effectiveDeadline, escrowPaused } from "../../escrow/rules";
+import {
+  assignmentHolds,
+  assignmentState,
+  intentInFlight,
+  marketStatus,
+  type MarketplaceStatus,
+} from "../marketStatus";
 
 export interface TaskContext {
   taskHash: string;
@@ -63,7 +55,7 @@ export interface TaskContext {
   /** The verdict intent of the latest submission, if any. */
   verdictIntent: IntentView | undefined;
   /** The derived marketplace state. */
-  status: MarketStatus;
+  status: MarketplaceStatus;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -107,48 +99,14 @@ export const taskHashParams = z.object({
 // ---------------------------------------------------------------------------------------------------------------
 
 
-/**
- * Whether an assignment still holds. An accept's assignment is void once its marketplaceAssign intent failed, or
- * when no intent exists and the accept that wrote it is older than the accept lock (it died before sending).
- */
-export function assignmentHolds(
-  assignment: AssignmentRecord,
-  intent: IntentView | undefined,
-  task: TaskRecord | undefined,
-  wallNow: number,
-  acceptLockSeconds: number,
-): boolean {
-  if (task && task.worker === assignment.agent && task.status !== TASK_STATUS.Funded) return true;
-  if (assignment.via === "poster") return true;
-  if (intent) return intent.status !== "failed";
-  return wallNow < assignment.acceptedAt + acceptLockSeconds;
-}
-
 /** The marketplace state (docs/marketplace.md "States") of a loaded task. */
-export function deriveStatus(c: Omit<TaskContext, "status">): MarketStatus {
-  const lapsed = c.effectiveDeadline !== null && c.now >= c.effectiveDeadline;
-  switch (c.onChainStatus) {
-    case TASK_STATUS.Funded:
-      if (lapsed) return "expired";
-      if (!c.assignment) return "open";
-      return c.assignIntent?.status === "confirmed" ? "assigned" : "assigning";
-    case TASK_STATUS.Assigned:
-      return lapsed ? "expired" : "assigned";
-    case TASK_STATUS.Submitted:
-      return c.verdictIntent && (c.verdictIntent.status === "pending" || c.verdictIntent.status === "sent")
-        ? "verifying"
-        : "submitted";
-    case TASK_STATUS.Verified:
-      return "verified";
-    case TASK_STATUS.Disputed:
-      return "disputed";
-    case TASK_STATUS.Completed:
-      return "completed";
-    case TASK_STATUS.Cancelled:
-      return "cancelled";
-    default:
-      return "open";
-  }
+export function deriveStatus(c: Omit<TaskContext, "status">): MarketplaceStatus {
+  return marketStatus({
+    onChainStatus: c.onChainStatus,
+    lapsed: c.effectiveDeadline !== null && c.now >= c.effectiveDeadline,
+    assignment: assignmentState(c.assignment, c.assignIntent),
+    verdictInFlight: intentInFlight(c.verdictIntent),
+  });
 }
 
 /**
@@ -190,7 +148,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
     now,
     wallNow,
     effectiveDeadline: task ? effectiveDeadline(task, pauses, now) : listing.deadline,
-    paused: pauses.some((p) => p.endedAt === null),
+    paused: escrowPaused(pauses),
     assignment: holds ? stored : undefined,
     voidAssignment: holds ? undefined : stored,
     assignIntent,

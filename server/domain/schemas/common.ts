@@ -5,6 +5,7 @@
 import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import type { ErrorCode } from "../../errors";
+import { MAX_DURATION, MIN_DURATION } from "../../escrow/rules";
 
 extendZodWithOpenApi(z);
 
@@ -48,8 +49,6 @@ export const amount = z
   })
   .openapi({ example: "5000000", description: "Smallest unit of the token (USDC: 6 decimals)" });
 
-export const MIN_DURATION = 3600;
-export const MAX_DURATION = 7_776_000;
 
 /**
  * Whole seconds from 3600 to 7776000 (INVALID_DURATION). The spec writes it as a string of digits; a JSON integer is
