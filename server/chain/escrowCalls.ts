@@ -130,6 +130,10 @@ export function encodeCancelTask(taskId: number | bigint): string {
 export const encodeSubmitEvidence = (taskId: number | bigint, evidenceHash: string): string =>
   escrow.encodeFunctionData("submitEvidence", [taskId, evidenceHash]);
 
+/** `marketplaceAssign(taskId, worker)`: the marketplace verifier assigns an accepting agent. */
+export const encodeMarketplaceAssign = (taskId: number | bigint, worker: string): string =>
+  escrow.encodeFunctionData("marketplaceAssign", [taskId, worker]);
+
 /** `completeVerification(taskId, passed)`: the task's judge settles the latest submission. */
 export const encodeCompleteVerification = (taskId: number | bigint, passed: boolean): string =>
   escrow.encodeFunctionData("completeVerification", [taskId, passed]);

@@ -2,6 +2,11 @@
  * Classification of RPC failures: a retry can help (network, timeouts, rate limits, overloaded nodes), the request
  * asked for too much (a log range to shrink), or it cannot succeed as sent.
  */
+import { isHexString } from "ethers";
+import { TaskEscrow__factory } from "../../typechain-types";
+
+const escrowInterface = TaskEscrow__factory.createInterface();
+
 export type RpcErrorKind = "retryable" | "range-too-large" | "fatal";
 
 const RANGE_PATTERNS = [
@@ -40,33 +45,12 @@ const RETRYABLE_PATTERNS = [
   /could not coalesce/i,
 ];
 
-function collect(error: unknown): { codes: string[]; messages: string[]; rpcCodes: number[] } {
-  const codes: string[] = [];
-  const messages: string[] = [];
-  const rpcCodes: number[] = [];
-  let current: unknown = error;
-  for (let depth = 0; current && depth < 6; depth++) {
-    const e = current as Record<string, unknown>;
-    if (typeof e.code === "string") codes.push(e.code);
-    if (typeof e.code === "number") rpcCodes.push(e.code);
-    if (typeof e.message === "string") messages.push(e.message);
-    const inner = (e.error ?? e.info) as Record<string, unknown> | undefined;
-    if (inner && typeof inner === "object") {
-      const nested = (inner.error ?? inner) as Record<string, unknown>;
-      if (typeof nested.code === "number") rpcCodes.push(nested.code);
-      if (typeof nested.message === "string") messages.push(nested.message);
-    }
-    current = e.cause;
-  }
-  return { codes, messages, rpcCodes };
-}
-
 const RATE_LIMITED = [/rate limit/i, /too many requests/i, /\b429\b/, /exceeded maximum retry limit/i];
 /** JSON-RPC codes of a request that cannot succeed as sent (parse error, invalid request, unknown method, bad params). */
 const MALFORMED_REQUEST = new Set([-32700, -32600, -32601, -32602]);
 
 export function classifyRpcError(error: unknown): RpcErrorKind {
-  const { codes, messages, rpcCodes } = collect(error);
+  const { codes, messages, rpcCodes } = unwrap(error);
   const text = messages.join(" | ");
   // A rate limit is retried, never mistaken for a range too large (which would shrink the log range for good).
   if (rpcCodes.includes(429) || RATE_LIMITED.some((p) => p.test(text))) return "retryable";
@@ -109,3 +93,101 @@ export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions =
     }
   }
 }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading what an error wraps, a revert, a refused broadcast
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * Codes (ethers' string codes and JSON-RPC numeric codes), messages and revert data of an error and everything it
+ * wraps (ethers' info/error, Hardhat's parent, causes), breadth first.
+ */
+export function unwrap(error: unknown): { codes: string[]; rpcCodes: number[]; messages: string[]; data: string[] } {
+  const codes: string[] = [];
+  const rpcCodes: number[] = [];
+  const messages: string[] = [];
+  const data: string[] = [];
+  const seen = new Set<unknown>();
+  const queue: unknown[] = [error];
+  while (queue.length > 0 && seen.size < 24) {
+    const current = queue.shift();
+    if (!current || typeof current !== "object" || seen.has(current)) continue;
+    seen.add(current);
+    const e = current as Record<string, unknown>;
+    if (typeof e.code === "string") codes.push(e.code);
+    if (typeof e.code === "number") rpcCodes.push(e.code);
+    if (typeof e.message === "string") messages.push(e.message);
+    if (typeof e.shortMessage === "string") messages.push(e.shortMessage);
+    if (typeof e.data === "string" && isHexString(e.data) && e.data.length >= 10) data.push(e.data);
+    for (const k of ["error", "info", "cause", "parent", "data"]) if (e[k] && typeof e[k] === "object") queue.push(e[k]);
+  }
+  return { codes, rpcCodes, messages, data };
+}
+
+/** A revert of `eth_estimateGas`: the escrow's custom error when it can be decoded. */
+export interface RevertReason {
+  /** The custom error's name (`SelfAssignment`), or undefined for a revert without decodable data. */
+  name?: string;
+  /** The error with its arguments (`InvalidStatus(1, 0)`), or the node's message. */
+  text: string;
+}
+
+/** The revert an estimate failed with, or undefined when the failure is not a revert (network, node). */
+export function revertReason(error: unknown): RevertReason | undefined {
+  const { codes, messages, data } = unwrap(error);
+  for (const d of data) {
+    try {
+      const parsed = escrowInterface.parseError(d);
+      if (parsed) return { name: parsed.name, text: `${parsed.name}(${parsed.args.map(String).join(", ")})` };
+    } catch {
+      // not an escrow error: try the next
+    }
+  }
+  const revert = (error as { revert?: { name?: string; args?: unknown[] } })?.revert;
+  if (revert?.name) return { name: revert.name, text: `${revert.name}(${(revert.args ?? []).map(String).join(", ")})` };
+  const text = messages.join(" | ");
+  const custom = /custom error '([A-Za-z_][A-Za-z0-9_]*)\(/.exec(text);
+  if (custom) return { name: custom[1], text: custom[1] + "()" };
+  if (codes.includes("CALL_EXCEPTION") || /revert/i.test(text)) return { text: messages[0] ?? "reverted" };
+  return undefined;
+}
+
+/**
+ * How a node answered `eth_sendRawTransaction` with an error:
+ * - `known`: it already has this very transaction (same hash): as good as accepted;
+ * - `nonce-used`: the nonce is already mined (by this transaction or another: look at the receipt);
+ * - `underpriced`: another transaction with this nonce waits in its pool;
+ * - `underfunded`: the verifier cannot pay the gas;
+ * - `rejected`: the transaction itself is invalid for this chain and never will be valid;
+ * - `retryable`: anything else (network, timeouts, overloaded node, an unknown message): trying again may work.
+ */
+export type BroadcastFailure = "known" | "nonce-used" | "underpriced" | "underfunded" | "rejected" | "retryable";
+
+export function classifyBroadcastError(error: unknown): BroadcastFailure {
+  const { codes, messages } = unwrap(error);
+  const text = messages.join(" | ");
+  if (/already known|known transaction|already imported|alreadyknown|already in (the )?(mem)?pool/i.test(text)) {
+    return "known";
+  }
+  if (codes.includes("NONCE_EXPIRED") || /nonce (is )?too low|nonce has already been used|oldnonce/i.test(text)) {
+    return "nonce-used";
+  }
+  if (codes.includes("REPLACEMENT_UNDERPRICED") || /replacement (transaction )?(is )?underpriced|replacement fee/i.test(text)) {
+    return "underpriced";
+  }
+  if (codes.includes("INSUFFICIENT_FUNDS") || /insufficient funds|enough funds/i.test(text)) return "underfunded";
+  if (
+    /invalid (sender|signature|chain ?id)|incompatible with chain|intrinsic gas too low|exceeds block gas limit|transaction type not supported|only replay-protected|oversized data|exceeds the configured cap/i.test(
+      text,
+    )
+  ) {
+    return "rejected";
+  }
+  return "retryable";
+}
+
+/** The first message of an error, at most 500 characters. */
+export const errorText = (error: unknown): string => {
+  const { messages } = unwrap(error);
+  return (messages[0] ?? String(error)).slice(0, 500);
+};

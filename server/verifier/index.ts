@@ -16,7 +16,12 @@ import { Verifier } from "./verifier";
 import type { MarketplaceVerifier } from "./types";
 
 export * from "./types";
-export { classifyBroadcastError, revertReason, type BroadcastFailure, type RevertReason } from "./verifier";
+export {
+  classifyBroadcastError,
+  revertReason,
+  type BroadcastFailure,
+  type RevertReason,
+} from "../chain/rpcErrors";
 
 export interface CreateVerifierOptions {
   db: Knex;

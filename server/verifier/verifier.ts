@@ -24,12 +24,19 @@ import {
   type Provider,
   type TransactionReceipt,
   type TransactionRequest,
-  isHexString,
 } from "ethers";
-import type { Knex } from "knex";
 import { TaskEscrow__factory } from "../../typechain-types";
-import { withMargin } from "../chain/escrowCalls";
-import { backoffDelay, classifyRpcError, sleep, withRetry } from "../chain/rpcErrors";
+import type { Knex } from "knex";
+import { encodeCompleteVerification, encodeMarketplaceAssign, withMargin } from "../chain/escrowCalls";
+import {
+  backoffDelay,
+  classifyBroadcastError,
+  classifyRpcError,
+  errorText,
+  revertReason,
+  sleep,
+  withRetry,
+} from "../chain/rpcErrors";
 import { silentLogger, type Logger } from "../logger";
 import {
   deletePendingIntent,
@@ -68,104 +75,10 @@ export interface VerifierOptions {
   pollIntervalMs?: number;
 }
 
-const escrowInterface = TaskEscrow__factory.createInterface();
-
 /** Checks of a sent intent whose nonce another transaction took before it is declared failed. */
 const NONCE_TAKEN_CHECKS = 3;
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
-
-// ---------------------------------------------------------------------------------------------------------------
-// Error reading
-// ---------------------------------------------------------------------------------------------------------------
-
-/** Codes and messages of an error and everything it wraps (ethers' info/error, Hardhat's parent, causes). */
-function unwrap(error: unknown): { codes: string[]; messages: string[]; data: string[] } {
-  const codes: string[] = [];
-  const messages: string[] = [];
-  const data: string[] = [];
-  const seen = new Set<unknown>();
-  const queue: unknown[] = [error];
-  while (queue.length > 0 && seen.size < 24) {
-    const current = queue.shift();
-    if (!current || typeof current !== "object" || seen.has(current)) continue;
-    seen.add(current);
-    const e = current as Record<string, unknown>;
-    if (typeof e.code === "string") codes.push(e.code);
-    if (typeof e.message === "string") messages.push(e.message);
-    if (typeof e.shortMessage === "string") messages.push(e.shortMessage);
-    if (typeof e.data === "string" && isHexString(e.data) && e.data.length >= 10) data.push(e.data);
-    for (const k of ["error", "info", "cause", "parent", "data"]) if (e[k] && typeof e[k] === "object") queue.push(e[k]);
-  }
-  return { codes, messages, data };
-}
-
-/** A revert of `eth_estimateGas`: the escrow's custom error when it can be decoded. */
-export interface RevertReason {
-  /** The custom error's name (`SelfAssignment`), or undefined for a revert without decodable data. */
-  name?: string;
-  /** The error with its arguments (`InvalidStatus(1, 0)`), or the node's message. */
-  text: string;
-}
-
-/** The revert an estimate failed with, or undefined when the failure is not a revert (network, node). */
-export function revertReason(error: unknown): RevertReason | undefined {
-  const { codes, messages, data } = unwrap(error);
-  for (const d of data) {
-    try {
-      const parsed = escrowInterface.parseError(d);
-      if (parsed) return { name: parsed.name, text: `${parsed.name}(${parsed.args.map(String).join(", ")})` };
-    } catch {
-      // not an escrow error: try the next
-    }
-  }
-  const revert = (error as { revert?: { name?: string; args?: unknown[] } })?.revert;
-  if (revert?.name) return { name: revert.name, text: `${revert.name}(${(revert.args ?? []).map(String).join(", ")})` };
-  const text = messages.join(" | ");
-  const custom = /custom error '([A-Za-z_][A-Za-z0-9_]*)\(/.exec(text);
-  if (custom) return { name: custom[1], text: custom[1] + "()" };
-  if (codes.includes("CALL_EXCEPTION") || /revert/i.test(text)) return { text: messages[0] ?? "reverted" };
-  return undefined;
-}
-
-/**
- * How a node answered `eth_sendRawTransaction` with an error:
- * - `known`: it already has this very transaction (same hash): as good as accepted;
- * - `nonce-used`: the nonce is already mined (by this transaction or another: look at the receipt);
- * - `underpriced`: another transaction with this nonce waits in its pool;
- * - `underfunded`: the verifier cannot pay the gas;
- * - `rejected`: the transaction itself is invalid for this chain and never will be valid;
- * - `retryable`: anything else (network, timeouts, overloaded node, an unknown message): trying again may work.
- */
-export type BroadcastFailure = "known" | "nonce-used" | "underpriced" | "underfunded" | "rejected" | "retryable";
-
-export function classifyBroadcastError(error: unknown): BroadcastFailure {
-  const { codes, messages } = unwrap(error);
-  const text = messages.join(" | ");
-  if (/already known|known transaction|already imported|alreadyknown|already in (the )?(mem)?pool/i.test(text)) {
-    return "known";
-  }
-  if (codes.includes("NONCE_EXPIRED") || /nonce (is )?too low|nonce has already been used|oldnonce/i.test(text)) {
-    return "nonce-used";
-  }
-  if (codes.includes("REPLACEMENT_UNDERPRICED") || /replacement (transaction )?(is )?underpriced|replacement fee/i.test(text)) {
-    return "underpriced";
-  }
-  if (codes.includes("INSUFFICIENT_FUNDS") || /insufficient funds|enough funds/i.test(text)) return "underfunded";
-  if (
-    /invalid (sender|signature|chain ?id)|incompatible with chain|intrinsic gas too low|exceeds block gas limit|transaction type not supported|only replay-protected|oversized data|exceeds the configured cap/i.test(
-      text,
-    )
-  ) {
-    return "rejected";
-  }
-  return "retryable";
-}
-
-const errorText = (error: unknown) => {
-  const { messages } = unwrap(error);
-  return (messages[0] ?? String(error)).slice(0, 500);
-};
 
 // ---------------------------------------------------------------------------------------------------------------
 // The verifier
@@ -525,9 +438,9 @@ export class Verifier implements MarketplaceVerifier {
 
 function calldata(row: IntentRecord): string {
   if (row.kind === "assign") {
-    return escrowInterface.encodeFunctionData("marketplaceAssign", [row.taskId, String(row.args.worker)]);
+    return encodeMarketplaceAssign(row.taskId, String(row.args.worker));
   }
-  return escrowInterface.encodeFunctionData("completeVerification", [row.taskId, row.args.passed === true]);
+  return encodeCompleteVerification(row.taskId, row.args.passed === true);
 }
 
 function describeCall(row: IntentRecord): string {
