@@ -26,6 +26,8 @@ export interface RouteInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extend
   caller: Caller | undefined;
   ctx: Context;
   deps: Deps;
+  /** Every route the app serves (the OpenAPI document describes exactly these). */
+  routes: readonly AnyRoute[];
 }
 
 export interface RouteDefinition<

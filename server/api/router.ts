@@ -77,7 +77,7 @@ export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
         const items = route.posting.items(body);
         await takePostingTokens(ctx, deps.limits, deps.config.api.limits, caller.wallet, route.posting.family, items);
       }
-      const data = await route.handler({ body, query, params, caller, ctx, deps });
+      const data = await route.handler({ body, query, params, caller, ctx, deps, routes });
       if (ctx.body !== undefined) return; // the handler answered itself (a blob download)
       ctx.status = route.successStatus ?? 200;
       if (data instanceof SerializedData) {

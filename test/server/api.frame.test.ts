@@ -9,6 +9,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { startTestApi, type TestApi } from "../helpers/api";
 import { createApp } from "../../server/api/app";
+import { openApiRoute, statsRoute } from "../../server/api/routes/system";
 import type { Deps } from "../../server/domain/deps";
 import type { Logger } from "../../server/logger";
 
@@ -45,6 +46,25 @@ describe("API frame: envelope, body reading, errors", () => {
       expect(res.status).to.equal(200);
       expect(res.json.success).to.equal(true);
       expect(res.json.data).to.have.keys(["openTasks", "totalAgents", "activeAgents", "registeredUsers", "completedTasks"]);
+    }));
+
+  it("documents in its OpenAPI document exactly the routes the app was built with", () =>
+    withApi(async (api) => {
+      const full = (await api.request("GET", "/api/v1/openapi.json")).json;
+      expect(Object.keys(full.paths)).to.include.members(["/api/v1/stats", "/api/v1/tasks"]);
+      const small = createApp(api.deps, [statsRoute, openApiRoute]);
+      const server = http.createServer(small.callback());
+      await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+      try {
+        const port = (server.address() as AddressInfo).port;
+        const doc = await (await fetch(`http://127.0.0.1:${port}/api/v1/openapi.json`)).json();
+        expect(Object.keys(doc.paths).sort()).to.deep.equal(["/api/v1/openapi.json", "/api/v1/stats"]);
+      } finally {
+        server.closeAllConnections();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      }
+      // The full app's document is not replaced by the small one's.
+      expect((await api.request("GET", "/api/v1/openapi.json")).json).to.deep.equal(full);
     }));
 });
 

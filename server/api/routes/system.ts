@@ -37,22 +37,20 @@ export const openApiRoute = defineRoute({
   auth: "none",
   response: openApiDocumentSchema,
   rawResponse: { contentType: "application/json", description: "The OpenAPI 3.0.3 document itself" },
-  handler: ({ ctx, deps }) => {
-    const document = openApiDocument(deps.config.api.publicUrl) as z.input<typeof openApiDocumentSchema>;
+  handler: ({ ctx, deps, routes }) => {
+    const document = openApiDocument(routes, deps.config.api.publicUrl) as z.input<typeof openApiDocumentSchema>;
     ctx.body = document;
     return document;
   },
 });
 
-let cached: { url: string; doc: unknown } | undefined;
-function openApiDocument(url: string) {
-  if (!cached || cached.url !== url) {
-    // Imported lazily: the route list includes this route.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { allRoutes } = require("./index") as { allRoutes: AnyRoute[] };
-    cached = { url, doc: buildOpenApiDocument(allRoutes, url) };
-  }
-  return cached.doc;
+/** Documents built once per route list and public URL (an app built with other routes gets its own). */
+const documents = new WeakMap<readonly AnyRoute[], Map<string, unknown>>();
+function openApiDocument(routes: readonly AnyRoute[], url: string) {
+  let byUrl = documents.get(routes);
+  if (!byUrl) documents.set(routes, (byUrl = new Map()));
+  if (!byUrl.has(url)) byUrl.set(url, buildOpenApiDocument(routes, url));
+  return byUrl.get(url);
 }
 
 export const systemRoutes: AnyRoute[] = [statsRoute, settlementRoute, openApiRoute];
