@@ -51,7 +51,6 @@ import { listOpenTasks } from "../server/db/repositories/tasks";
 import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
 import { newApiKey } from "../server/domain/credentials";
 import { listOpenListedTasks, marketplaceMeta, marketplaceState } from "../server/domain/listing";
-import { chunks } from "../server/db/repositories/util";
 import type { Deps } from "../server/domain/deps";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 

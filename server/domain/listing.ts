@@ -30,7 +30,6 @@ import type {
   IndexBody,
   IndexItem,
   IndexResult,
-  MarketplaceStatus,
   OnChainTask,
   TaskMeta,
   TaskState,

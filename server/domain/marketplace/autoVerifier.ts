@@ -24,7 +24,7 @@ import { getListings } from "../../db/repositories/listings";
 import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { findSubmission, listSubmittedTaskIds, recordVerdict } from "../../db/repositories/submissions";
 import { getTasks } from "../../db/repositories/tasks";
-import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
+import type { TaskRecord } from "../../escrow/records";
 import { escrowPaused } from "../../escrow/rules";
 import { loadPausePeriods } from "../../db/repositories/pausePeriods";
 import { verdictKey } from "../../verifier/types";

@@ -36,7 +36,7 @@ import {
   encodeReleaseUnjudgedWork,
   encodeSubmitEvidence,
 } from "../../chain/escrowCalls";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type TaskRecord } from "../../escrow/records";
 import { VerifierSendError, verdictKey } from "../../verifier/types";
 import { CanonicalJsonError, canonicalJson, hashCanonical, utf8Length } from "./canonicalJson";
 import {

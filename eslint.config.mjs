@@ -1,0 +1,68 @@
+// ESLint (flat config) with typescript-eslint. Beyond the recommended rules, `no-restricted-imports` enforces the
+// layering of docs/architecture.md: api -> domain -> (db | chain), indexer -> (db | chain), and the leaf modules
+// (escrow records and rules, errors, config) import none of them. A violation fails `npm run lint` and CI.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+/** `no-restricted-imports` patterns forbidding imports of the given server folders (any relative depth). */
+const forbid = (folders, why, typeOnlyAllowed = []) => ({
+  "no-restricted-imports": [
+    "error",
+    {
+      patterns: [
+        ...folders.map((folder) => ({
+          regex: `^(\\.\\./)+(server/)?${folder}(/|$)`,
+          message: `${why} (docs/architecture.md, "Layers")`,
+        })),
+        ...typeOnlyAllowed.map((folder) => ({
+          regex: `^(\\.\\./)+(server/)?${folder}(/|$)`,
+          message: `${why}: only its types (docs/architecture.md, "Layers")`,
+          allowTypeImports: true,
+        })),
+      ],
+    },
+  ],
+});
+
+export default tseslint.config(
+  {
+    ignores: [
+      "node_modules/**",
+      "artifacts/**",
+      "cache/**",
+      "typechain-types/**",
+      "coverage/**",
+      "dist/**",
+      ".devnet/**",
+      "client/web/dist/**",
+      "**/*.js",
+      "**/*.cjs",
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: "module" },
+    rules: {
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "no-constant-condition": ["error", { checkLoops: false }],
+      // Validation regexes name the control characters they refuse.
+      "no-control-regex": "off",
+    },
+  },
+  { files: ["server/domain/**/*.ts"], rules: forbid(["api"], "the domain does not import the API or the indexer", ["indexer"]) },
+  {
+    files: ["server/db/**/*.ts", "server/chain/**/*.ts"],
+    rules: forbid(["api", "domain", "indexer", "verifier"], "db and chain are the lowest layers: they import only escrow/"),
+  },
+  { files: ["server/indexer/**/*.ts"], rules: forbid(["api", "domain"], "the indexer writes to db from chain only") },
+  {
+    files: ["server/escrow/**/*.ts", "server/errors.ts", "server/config.ts"],
+    rules: forbid(["api", "domain", "indexer", "db", "chain", "verifier"], "leaf modules import no layer"),
+  },
+  {
+    files: ["test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts"],
+    rules: { "@typescript-eslint/no-unused-expressions": "off" },
+  },
+);
