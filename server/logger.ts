@@ -1,7 +1,12 @@
-/** A small structured logger: one JSON line per entry on stderr. */
-export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
+/**
+ * Structured logging on pino: one JSON line per entry on stderr (`time` ISO-8601, `level` by name, `msg`, the base
+ * and child fields, then the entry's fields). The service's `Logger` keeps the (message, fields) call shape so that
+ * call sites read as sentences; errors under `error`, `err` or `cause` are serialized with their stack and causes,
+ * bigints as exact numbers, and credentials under the redacted keys below never reach the log.
+ */
+import pino, { type DestinationStream } from "pino";
 
-const ORDER: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 };
+export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;
@@ -11,28 +16,40 @@ export interface Logger {
   child(fields: Record<string, unknown>): Logger;
 }
 
-function serialize(value: unknown): unknown {
-  if (typeof value === "bigint") return value.toString();
-  if (value instanceof Error) {
-    return { name: value.name, message: value.message, stack: value.stack, cause: serialize(value.cause) };
-  }
-  return value;
+/** Keys whose values are replaced by "[redacted]" wherever they appear (top level or one object down). */
+export const REDACTED_KEYS = ["privateKey", "apiKey", "authorization", "password", "secret", "sessionToken"] as const;
+
+function wrap(logger: pino.Logger): Logger {
+  return {
+    debug: (msg, fields) => logger.debug(fields ?? {}, msg),
+    info: (msg, fields) => logger.info(fields ?? {}, msg),
+    warn: (msg, fields) => logger.warn(fields ?? {}, msg),
+    error: (msg, fields) => logger.error(fields ?? {}, msg),
+    child: (fields) => wrap(logger.child(fields)),
+  };
 }
 
-export function createLogger(level: LogLevel = "info", base: Record<string, unknown> = {}): Logger {
-  const write = (at: Exclude<LogLevel, "silent">, msg: string, fields?: Record<string, unknown>) => {
-    if (ORDER[at] < ORDER[level]) return;
-    const entry: Record<string, unknown> = { time: new Date().toISOString(), level: at, msg, ...base };
-    for (const [k, v] of Object.entries(fields ?? {})) entry[k] = serialize(v);
-    process.stderr.write(JSON.stringify(entry, (_k, v) => (typeof v === "bigint" ? v.toString() : v)) + "\n");
-  };
-  return {
-    debug: (m, f) => write("debug", m, f),
-    info: (m, f) => write("info", m, f),
-    warn: (m, f) => write("warn", m, f),
-    error: (m, f) => write("error", m, f),
-    child: (fields) => createLogger(level, { ...base, ...fields }),
-  };
+/** A logger at `level` with `base` fields on every line, writing to stderr (or `destination`, for tests). */
+export function createLogger(
+  level: LogLevel = "info",
+  base: Record<string, unknown> = {},
+  destination: DestinationStream = pino.destination({ fd: 2, sync: true }),
+): Logger {
+  const root = pino(
+    {
+      level,
+      base,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+      serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err, cause: pino.stdSerializers.err },
+      redact: {
+        paths: REDACTED_KEYS.flatMap((key) => [key, `*.${key}`]),
+        censor: "[redacted]",
+      },
+    },
+    destination,
+  );
+  return wrap(root);
 }
 
 /** A logger that drops everything (tests). */
