@@ -4,7 +4,7 @@
  * Sign-in: a wallet asks for a nonce (bound to its address, single use, SIWE_NONCE_TTL_SECONDS), signs the
  * EIP-4361 message the service prepared (or one it built itself with the same fields), and trades message and
  * signature for a session token (`ses_` + 64 hex, SESSION_TTL_SECONDS). The message is parsed strictly by the
- * EIP-4361 grammar; its domain and URI must be this service's (config.api.publicUrl) and its chain id the
+ * EIP-4361 grammar (the `siwe` library's ABNF parser); its domain and URI must be this service's (config.api.publicUrl) and its chain id the
  * deployment's. A session may manage API keys; every other authenticated route takes API keys only.
  *
  * Addresses are lower-case everywhere in storage and responses; only the signed message carries the EIP-55 form the
@@ -17,6 +17,7 @@
  */
 import crypto from "node:crypto";
 import { getAddress, verifyMessage } from "ethers";
+import { SiweMessage as SiweLibraryMessage } from "siwe";
 import { z } from "./schemas/common";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
@@ -126,205 +127,131 @@ export const NONCE_LENGTH = 24;
 const NONCE_RETENTION_SECONDS = 86_400;
 
 const HEADER_SUFFIX = " wants you to sign in with your Ethereum account:";
-// RFC 3986 pieces. Each is linear: one character class per position, no nested alternatives that overlap.
-const SCHEME = /^[A-Za-z][A-Za-z0-9+.-]*$/;
-const USERINFO = /^(?:[A-Za-z0-9._~!$&'()*+,;=:-]|%[0-9A-Fa-f]{2})*$/;
-const HOST_PORT = /^(?:\[[0-9A-Fa-f:.]+\]|(?:[A-Za-z0-9._~!$&'()*+,;=-]|%[0-9A-Fa-f]{2})+)(?::[0-9]*)?$/;
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-// statement = *( reserved / unreserved / " " )
-const STATEMENT = /^[A-Za-z0-9._~:/?#[\]@!$&'()*+,;= -]+$/;
-const URI = /^[A-Za-z][A-Za-z0-9+.-]*:[^\s]*$/;
-const NONCE = /^[A-Za-z0-9]{8,}$/;
-const CHAIN_ID = /^[0-9]+$/;
-const DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:[Zz]|[+-](\d{2}):(\d{2}))$/;
-// request-id = *pchar
-const REQUEST_ID = /^(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})*$/;
 
 /** A line present but not in its syntax, or a line the grammar does not allow: VALIDATION_ERROR naming the field. */
 function malformed(field: string, message: string): never {
   throw new AppError({ code: "VALIDATION_ERROR", message: `${field}: ${message}`, details: { field } });
 }
 
-/** A required line absent or out of order: MISSING_FIELDS naming the field. */
+/** A required line absent: MISSING_FIELDS naming the field. */
 function missing(field: string, message: string): never {
   throw new AppError({ code: "MISSING_FIELDS", message: `${field}: ${message}`, details: { missing: [field] } });
 }
 
-/** `[scheme "://"] authority` of the first line, or undefined when it is not in that syntax. */
-function parseHeaderOrigin(line: string): { scheme?: string; domain: string } | undefined {
-  if (!line.endsWith(HEADER_SUFFIX)) return undefined;
-  const origin = line.slice(0, -HEADER_SUFFIX.length);
-  const separator = origin.indexOf("://");
-  const scheme = separator === -1 ? undefined : origin.slice(0, separator);
-  const domain = separator === -1 ? origin : origin.slice(separator + 3);
-  if (scheme !== undefined && !SCHEME.test(scheme)) return undefined;
-  const at = domain.lastIndexOf("@");
-  if (at !== -1 && !USERINFO.test(domain.slice(0, at))) return undefined;
-  if (!HOST_PORT.test(domain.slice(at + 1))) return undefined;
-  return { ...(scheme !== undefined ? { scheme } : {}), domain };
-}
+/** The lines every message has after the address, in order, with the field names errors use. */
+const REQUIRED_LINES = [
+  ["message.URI", "URI: "],
+  ["message.Version", "Version: "],
+  ["message.Chain ID", "Chain ID: "],
+  ["message.Nonce", "Nonce: "],
+  ["message.Issued At", "Issued At: "],
+] as const;
 
-function isUri(value: string): boolean {
-  if (!URI.test(value)) return false;
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
+/** The field a `siwe` error names ("line 9: invalid nonce", "invalid EIP-55 address", ...). */
+const FIELD_OF_ERROR: [RegExp, string][] = [
+  [/EIP-55|\baddress\b/i, "message.address"],
+  [/\bdomain\b/i, "message.domain"],
+  [/\bversion\b/i, "message.Version"],
+  [/chain-id/i, "message.Chain ID"],
+  [/\bnonce\b/i, "message.Nonce"],
+  [/issued-at/i, "message.Issued At"],
+  [/expiration-time/i, "message.Expiration Time"],
+  [/not-before/i, "message.Not Before"],
+  [/requestID/i, "message.Request ID"],
+  [/resource/i, "message.Resources"],
+  [/\bURI\b/, "message.URI"],
+];
+
+/** The field of a message line, by its position and prefix. */
+const FIELD_OF_LINE: [string, string][] = [
+  ["URI: ", "message.URI"],
+  ["Version: ", "message.Version"],
+  ["Chain ID: ", "message.Chain ID"],
+  ["Nonce: ", "message.Nonce"],
+  ["Issued At: ", "message.Issued At"],
+  ["Expiration Time: ", "message.Expiration Time"],
+  ["Not Before: ", "message.Not Before"],
+  ["Request ID: ", "message.Request ID"],
+  ["Resources:", "message.Resources"],
+  ["- ", "message.Resources"],
+];
+
+/**
+ * VALIDATION_ERROR for a message the `siwe` parser refused, naming the field: from its own words when it names one,
+ * else from the line it stopped at ("max line number was N").
+ */
+function refusal(source: string, lines: readonly string[], error: unknown): never {
+  const text = error instanceof Error ? error.message : typeof error === "string" ? error : JSON.stringify(error);
+  const named = /line (\d+): ([^\n]+)/.exec(text) ?? /^()([^\n]*invalid (?!message)[^\n]*)$/im.exec(text);
+  if (named && named[2]) {
+    const field = FIELD_OF_ERROR.find(([pattern]) => pattern.test(named[2]))?.[1] ?? "message";
+    malformed(field, named[1] ? `line ${named[1]}: ${named[2]}` : named[2]);
   }
+  // Where the parser stopped: the line it names, or the line after the prefix it matched (trailing lines).
+  const stopped = /max line number was (\d+)/.exec(text);
+  const matched = /"matched":(\d+)/.exec(text);
+  const lineNumber = stopped
+    ? Number(stopped[1])
+    : matched && Number(matched[1]) > 0
+      ? source.slice(0, Number(matched[1]) + 1).split("\n").length
+      : 0;
+  const line = lines[lineNumber - 1] ?? "";
+  if (lineNumber === 1) malformed("message.domain", "the first line must be \"<domain>" + HEADER_SUFFIX + "\"");
+  if (lineNumber === 2) malformed("message.address", "the second line must be an EIP-55 address");
+  const field = FIELD_OF_LINE.find(([prefix]) => line.startsWith(prefix))?.[1];
+  if (field) malformed(field, `line ${lineNumber} is not in the EIP-4361 syntax`);
+  if (lineNumber === 4) malformed("message.statement", "the statement may hold no line break and no '<' or '>'");
+  const allowed = "after Issued At only Expiration Time, Not Before, Request ID and Resources may follow, in order";
+  return malformed("message", lineNumber > 0 ? `unexpected line ${lineNumber}: ${allowed}` : "not an EIP-4361 message");
 }
 
-/** RFC 3339 date-time with its ranges checked (no 30 February). */
-function isDateTime(value: string): boolean {
-  const m = DATE_TIME.exec(value);
-  if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
-  const daysInMonth = new Date(Date.UTC(year, month, 0)).getUTCDate();
-  const offsetOk = m[7] === undefined || (Number(m[7]) <= 23 && Number(m[8]) <= 59);
-  return (
-    month >= 1 &&
-    month <= 12 &&
-    day >= 1 &&
-    day <= daysInMonth &&
-    hour <= 23 &&
-    minute <= 59 &&
-    second <= 60 &&
-    offsetOk &&
-    !Number.isNaN(Date.parse(value))
-  );
-}
-
-/** The EIP-4361 text of `m`, line by line as the grammar orders it, joined by LF, no trailing LF. */
+/** The EIP-4361 text of `m`, built by the `siwe` library (lines in the grammar's order, LF, no trailing LF). */
 export function buildSiweMessage(m: SiweMessage): string {
-  const lines = [`${m.scheme ? `${m.scheme}://` : ""}${m.domain}${HEADER_SUFFIX}`, m.address, ""];
-  if (m.statement !== undefined) lines.push(m.statement);
-  lines.push(
-    "",
-    `URI: ${m.uri}`,
-    `Version: ${m.version}`,
-    `Chain ID: ${m.chainId}`,
-    `Nonce: ${m.nonce}`,
-    `Issued At: ${m.issuedAt}`,
-  );
-  if (m.expirationTime !== undefined) lines.push(`Expiration Time: ${m.expirationTime}`);
-  if (m.notBefore !== undefined) lines.push(`Not Before: ${m.notBefore}`);
-  if (m.requestId !== undefined) lines.push(`Request ID: ${m.requestId}`);
-  if (m.resources !== undefined) lines.push("Resources:", ...m.resources.map((r) => `- ${r}`));
-  return lines.join("\n");
+  return new SiweLibraryMessage({ ...m, chainId: m.chainId }).prepareMessage();
 }
 
 /**
- * Parses an EIP-4361 message strictly by the grammar: LF line ends, the lines in order, each value in its syntax.
- * A required line absent (or out of order) answers MISSING_FIELDS; a line present but malformed, or a line the
- * grammar does not allow, answers VALIDATION_ERROR. Both name the field.
+ * Parses an EIP-4361 message with the `siwe` library's ABNF parser (the EIP's grammar, EIP-55 address, RFC 3339
+ * dates checked for real days). A required line absent answers MISSING_FIELDS; a malformed line, or a line the
+ * grammar does not allow, VALIDATION_ERROR. Both name the field.
  */
 export function parseSiweMessage(text: string): SiweMessage {
   const lines = text.split("\n");
-  const header = parseHeaderOrigin(lines[0]);
-  if (!header) {
+  if (!lines[0].endsWith(HEADER_SUFFIX)) {
     malformed("message.domain", `the first line must be "<domain>${HEADER_SUFFIX}" (lines end with LF only)`);
   }
-  const { scheme, domain } = header;
-
-  const address = lines[1];
-  if (address === undefined || address === "") {
-    missing("message.address", "the second line must be the signing address");
+  if (lines[1] === undefined || lines[1] === "") missing("message.address", "the second line must be the address");
+  for (const [field, prefix] of REQUIRED_LINES) {
+    if (!lines.some((line) => line.startsWith(prefix))) missing(field, `the line "${prefix}..." is required`);
   }
-  if (!ADDRESS.test(address)) malformed("message.address", "must be 0x followed by 40 hex characters");
-  if (getAddress(address.toLowerCase()) !== address) {
-    malformed("message.address", "must be in EIP-55 checksum capitalization");
+  if (text.endsWith("\n")) malformed("message", "must not end with a line break");
+  // The parser reports a bad statement at the line after it, so it is named here: EIP-4361's statement grammar.
+  if (lines[2] === "" && lines[3] !== "" && lines[4] === "" && !/^[A-Za-z0-9._~:/?#[\]@!$&'()*+,;= -]+$/.test(lines[3])) {
+    malformed("message.statement", "the statement may hold letters, digits, spaces and URI characters only (no '<', '>')");
   }
-  if (lines[2] !== "" && lines[2] !== undefined) malformed("message.address", "must be followed by an empty line");
-
-  let i = 3;
-  let statement: string | undefined;
-  if (lines[2] === undefined || lines[3] === undefined) missing("message.URI", 'the "URI: " line is missing');
-  if (lines[3] !== "") {
-    statement = lines[3];
-    if (!STATEMENT.test(statement)) {
-      malformed(
-        "message.statement",
-        "may contain only letters, digits, spaces and RFC 3986 reserved or unreserved characters",
-      );
-    }
-    if (lines[4] !== "" && lines[4] !== undefined) {
-      malformed("message.statement", "must be one line followed by an empty line");
-    }
-    i = 5;
-  } else {
-    i = 4;
+  let parsed: SiweLibraryMessage;
+  try {
+    parsed = new SiweLibraryMessage(text);
+  } catch (error) {
+    return refusal(text, lines, error);
   }
-
-  const ORDER = "EIP-4361 order: URI, Version, Chain ID, Nonce, Issued At";
-  const required = (tag: string): string => {
-    const line = lines[i];
-    if (line === undefined || !line.startsWith(`${tag}: `)) {
-      missing(`message.${tag}`, `the "${tag}: " line is missing (${ORDER})`);
-    }
-    i += 1;
-    return line.slice(tag.length + 2);
+  const optional = {
+    scheme: parsed.scheme,
+    statement: parsed.statement,
+    expirationTime: parsed.expirationTime,
+    notBefore: parsed.notBefore,
+    requestId: parsed.requestId,
+    resources: parsed.resources,
   };
-  const optional = (tag: string): string | undefined => {
-    const line = lines[i];
-    if (line === undefined || !line.startsWith(`${tag}: `)) return undefined;
-    i += 1;
-    return line.slice(tag.length + 2);
-  };
-
-  const uri = required("URI");
-  if (!isUri(uri)) malformed("message.URI", "must be an RFC 3986 URI");
-  const version = required("Version");
-  if (version !== "1") malformed("message.Version", "must be 1");
-  const chainId = required("Chain ID");
-  if (!CHAIN_ID.test(chainId)) malformed("message.Chain ID", "must be digits");
-  const nonce = required("Nonce");
-  if (!NONCE.test(nonce)) malformed("message.Nonce", "must be at least 8 letters or digits");
-  const issuedAt = required("Issued At");
-  if (!isDateTime(issuedAt)) malformed("message.Issued At", "must be an RFC 3339 date-time");
-
-  const expirationTime = optional("Expiration Time");
-  if (expirationTime !== undefined && !isDateTime(expirationTime)) {
-    malformed("message.Expiration Time", "must be an RFC 3339 date-time");
-  }
-  const notBefore = optional("Not Before");
-  if (notBefore !== undefined && !isDateTime(notBefore)) {
-    malformed("message.Not Before", "must be an RFC 3339 date-time");
-  }
-  const requestId = optional("Request ID");
-  if (requestId !== undefined && !REQUEST_ID.test(requestId)) {
-    malformed("message.Request ID", "must be RFC 3986 pchar");
-  }
-  let resources: string[] | undefined;
-  if (lines[i] === "Resources:") {
-    i += 1;
-    resources = [];
-    while (i < lines.length && lines[i].startsWith("- ")) {
-      const resource = lines[i].slice(2);
-      if (!isUri(resource)) malformed("message.Resources", `line ${i + 1} must be "- " and an RFC 3986 URI`);
-      resources.push(resource);
-      i += 1;
-    }
-  }
-  if (i === lines.length - 1 && lines[i] === "") malformed("message", "must not end with a line break");
-  if (i < lines.length) {
-    const allowed = "after Issued At only Expiration Time, Not Before, Request ID and Resources may follow, in order";
-    malformed("message", `unexpected line ${i + 1}: ${allowed}`);
-  }
-
   return {
-    ...(scheme !== undefined ? { scheme } : {}),
-    domain,
-    address,
-    ...(statement !== undefined ? { statement } : {}),
-    uri,
+    domain: parsed.domain,
+    address: parsed.address,
+    uri: parsed.uri,
     version: "1",
-    chainId: Number(chainId),
-    nonce,
-    issuedAt,
-    ...(expirationTime !== undefined ? { expirationTime } : {}),
-    ...(notBefore !== undefined ? { notBefore } : {}),
-    ...(requestId !== undefined ? { requestId } : {}),
-    ...(resources !== undefined ? { resources } : {}),
+    chainId: Number(parsed.chainId),
+    nonce: parsed.nonce,
+    issuedAt: parsed.issuedAt!,
+    ...Object.fromEntries(Object.entries(optional).filter(([, value]) => value !== undefined)),
   };
 }
 
