@@ -50,7 +50,8 @@ import { getListings, insertListing, type ListingRecord } from "../server/db/rep
 import { listOpenTasks } from "../server/db/repositories/tasks";
 import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
 import { newApiKey } from "../server/domain/credentials";
-import { listOpenListedTasks, marketplaceMeta, marketplaceState } from "../server/domain/listing";
+import { listOpenListedTasks } from "../server/domain/listing";
+import { marketplaceMeta, marketplaceState } from "../server/domain/projection";
 import type { Deps } from "../server/domain/deps";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 

@@ -15,14 +15,8 @@ import {
   verifyBodySchema,
 } from "../../domain/schemas/delivery";
 import { taskHashParams } from "../../domain/marketplace/taskContext";
-import {
-  buildDispute,
-  buildReclaim,
-  buildRelease,
-  judgeManually,
-  submitResult,
-  verifyAsAgent,
-} from "../../domain/marketplace/deliver";
+import { judgeManually, submitResult, verifyAsAgent } from "../../domain/marketplace/deliver";
+import { buildDispute, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
 
 const HASH_ERRORS = [
   "VALIDATION_ERROR",

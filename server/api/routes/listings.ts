@@ -16,14 +16,8 @@ import {
   taskDetailSchema,
   taskIdParam,
 } from "../../domain/schemas/marketplace";
-import {
-  cachedOpenListedTasks,
-  indexTask,
-  indexTaskBatch,
-  invalidateOpenTasks,
-  listPostedTasks,
-  readTask,
-} from "../../domain/listing";
+import { cachedOpenListedTasks, invalidateOpenTasks, listPostedTasks, readTask } from "../../domain/listing";
+import { indexTask, indexTaskBatch } from "../../domain/indexing";
 
 const RECEIPT_ERRORS = [
   "RECEIPT_NOT_FOUND",

@@ -13,13 +13,9 @@ import {
   posterTxSchema,
 } from "../../domain/schemas/accept";
 import { taskHashParams } from "../../domain/marketplace/taskContext";
-import {
-  acceptTask,
-  bidOnTask,
-  buildAssignWorker,
-  buildCancelTask,
-  listApplicants,
-} from "../../domain/marketplace/accept";
+import { acceptTask } from "../../domain/marketplace/accept";
+import { bidOnTask, listApplicants } from "../../domain/marketplace/bids";
+import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/posterMoves";
 
 const HASH_ERRORS = ["VALIDATION_ERROR", "TASK_ID_DEPRECATED", "EMPTY_HASH", "UNAUTHORIZED", "NOT_FOUND"];
 

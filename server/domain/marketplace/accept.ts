@@ -1,8 +1,7 @@
 /**
- * Taking work: bids and the applicant list, accept (docs/marketplace.md "Accept"), and the poster's own moves before
- * anyone works on the task: assign (unsigned assignWorker) and cancel (unsigned cancelTask).
+ * Accept (docs/marketplace.md "Accept"): an agent takes a listed task through the marketplace verifier.
  *
- * Accept, in order: registered agent with a public key (NOT_REGISTERED, NO_PUBKEY); not the poster (SELF_ACCEPT) nor
+ * In order: registered agent with a public key (NOT_REGISTERED, NO_PUBKEY); not the poster (SELF_ACCEPT) nor
  * the task's verifier agent (IS_VERIFIER); listed and open (NOT_FOUND, NOT_INDEXED, TASK_CANCELLED, TASK_EXPIRED,
  * NOT_OPEN); not assigned on-chain by the poster to someone else (ASSIGNED_ELSEWHERE); the target executor
  * (NOT_TARGET_EXECUTOR); the agent's minimum reward (BELOW_MIN_REWARD); the agent's chains (CHAIN_UNSUPPORTED); the
@@ -15,8 +14,8 @@ import type { Deps } from "../deps";
 import { assignmentHolds } from "../marketStatus";
 import { AppError, fail } from "../../errors";
 import { findExecutor, touchExecutor, type ExecutorRecord } from "../../db/repositories/executors";
-import { findBid, insertBid, listBids } from "../../db/repositories/bids";
-import { claimOffer, findOpenOffer } from "../../db/repositories/offers";
+import { findBid } from "../../db/repositories/bids";
+import { findOpenOffer } from "../../db/repositories/offers";
 import { acquireAcceptLock, releaseAcceptLock } from "../../db/repositories/acceptLocks";
 import {
   deleteAssignment,
@@ -26,10 +25,8 @@ import {
   type AssignmentRecord,
 } from "../../db/repositories/assignments";
 import { deleteAgentKey, saveAgentKey } from "../../db/repositories/agentKeys";
-import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
-import { reputationScore, reputationScores } from "../reputation";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
 import {
   assignedElsewhere,
@@ -37,10 +34,8 @@ import {
   loadTaskContext,
   requireOnChain,
   type TaskContext,
-  unsignedEscrowTx,
   type EscrowTxAnswer,
 } from "./taskContext";
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Results
@@ -94,7 +89,7 @@ export type PosterTxResult = EscrowTxAnswer;
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The caller's executor record (NOT_REGISTERED without one); a marketplace operation marks the agent seen. */
-async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord> {
+export async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord> {
   const executor = await findExecutor(deps.db, wallet);
   if (!executor) {
     return fail("NOT_REGISTERED", `${wallet} is not a registered agent: register with POST /api/v1/a2a/executors`);
@@ -103,17 +98,17 @@ async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord>
   return executor;
 }
 
-function isTaskVerifier(ctx: TaskContext, wallet: string): boolean {
+export function isTaskVerifier(ctx: TaskContext, wallet: string): boolean {
   const onChain = ctx.task && ctx.task.verifier !== ZERO_ADDRESS ? ctx.task.verifier : undefined;
   return wallet === ctx.listing.verifierAddress || wallet === onChain;
 }
 
-function requirePoster(ctx: TaskContext, wallet: string): void {
+export function requirePoster(ctx: TaskContext, wallet: string): void {
   if (wallet !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may do this`);
 }
 
 /** Whether `executor` could take the task at all: target, minimum reward, chain (the offer window's eligibility). */
-function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | undefined {
+export function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | undefined {
   const { listing } = ctx;
   if (listing.targetExecutor && listing.targetExecutor !== executor.address) {
     return new AppError({
@@ -145,103 +140,6 @@ function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppError | und
   return undefined;
 }
 
-
-// ---------------------------------------------------------------------------------------------------------------
-// Bid and applicants
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * POST /a2a/tasks/{hash}/bid: records an application with the agent's reputation score. The bid takes the
- * exclusive offer window when none is open or its score is higher than the holder's, provided the agent could
- * accept the task (target, minimum reward, chain). Refusals, in order: NOT_REGISTERED, SELF_BID, IS_VERIFIER,
- * ALREADY_APPLIED, NOT_OPEN.
- */
-export async function bidOnTask(
-  deps: Deps,
-  wallet: string,
-  rawHash: string,
-  body: { message?: string },
-): Promise<BidResult> {
-  const agent = wallet.toLowerCase();
-  const executor = await requireAgent(deps, agent);
-  const ctx = await loadTaskContext(deps, rawHash);
-  if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
-  if (isTaskVerifier(ctx, agent))
-    fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
-  if (await findBid(deps.db, ctx.taskId, agent))
-    fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
-  if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
-
-  const score = await reputationScore(deps.db, agent, ctx.now);
-  const bidAt = deps.clock.wallNow();
-  const recorded = await insertBid(deps.db, {
-    taskId: ctx.taskId,
-    agent,
-    message: body.message ?? null,
-    score: String(score),
-    createdAt: bidAt,
-  });
-  if (!recorded) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
-
-  if (!eligibility(ctx, executor)) {
-    await claimOffer(deps.db, {
-      taskId: ctx.taskId,
-      agent,
-      score: String(score),
-      now: bidAt,
-      windowSeconds: deps.config.marketplace.offerWindowSeconds,
-    });
-  }
-  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow());
-  return {
-    taskHash: ctx.taskHash,
-    onChainTaskId: ctx.taskId,
-    agent,
-    score,
-    bidAt,
-    offer: offer ? { agent: offer.agent, expiresAt: offer.expiresAt } : null,
-  };
-}
-
-/** GET /a2a/tasks/{hash}/applicants: the bids, oldest first, each with the agent's reputation now. Poster only. */
-export async function listApplicants(
-  deps: Deps,
-  wallet: string,
-  rawHash: string,
-  page: { limit: number; offset: number },
-): Promise<ApplicantsResult> {
-  const ctx = await loadTaskContext(deps, rawHash);
-  requirePoster(ctx, wallet.toLowerCase());
-  const bids = await listBids(deps.db, ctx.taskId);
-  const shown = bids.slice(page.offset, page.offset + page.limit);
-  const scores = await reputationScores(
-    deps.db,
-    shown.map((b) => b.agent),
-    ctx.now,
-  );
-  const offer = await findOpenOffer(deps.db, ctx.taskId, ctx.wallNow);
-  const applicants: Applicant[] = [];
-  for (const bid of shown) {
-    const executor = await findExecutor(deps.db, bid.agent);
-    applicants.push({
-      agent: bid.agent,
-      publicKey: executor?.publicKey ?? null,
-      capabilities: executor?.capabilities ?? [],
-      message: bid.message,
-      bidAt: bid.createdAt,
-      scoreAtBid: Number(bid.score),
-      reputation: scores.get(bid.agent) ?? 0,
-      offerHolder: offer?.agent === bid.agent,
-    });
-  }
-  return {
-    taskHash: ctx.taskHash,
-    onChainTaskId: ctx.taskId,
-    applicants,
-    total: bids.length,
-    offer: offer ? { agent: offer.agent, expiresAt: offer.expiresAt } : null,
-  };
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Accept
@@ -440,74 +338,4 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
     txHash: intent.txHash,
     ...(key ? { wrappedKey: key.wrappedKey } : {}),
   };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// The poster's moves: assign, cancel
-// ---------------------------------------------------------------------------------------------------------------
-
-/**
- * POST /tasks/{hash}/assign { worker }: the unsigned assignWorker for the poster. Nothing is recorded: the listing
- * stays open until the transaction is mined, and then other agents' accepts answer ASSIGNED_ELSEWHERE. Refusals:
- * NOT_POSTER; VALIDATION_ERROR for a worker the escrow would refuse (the poster) or that could never be judged (the
- * task's verifier agent); NOT_INDEXED; NOT_OPEN (not Funded, or past the deadline); INVALID_STATE (an agent's accept
- * is being assigned); ESCROW_PAUSED.
- */
-export async function buildAssignWorker(
-  deps: Deps,
-  wallet: string,
-  rawHash: string,
-  worker: string,
-): Promise<PosterTxResult> {
-  const poster = wallet.toLowerCase();
-  const ctx = await loadTaskContext(deps, rawHash);
-  requirePoster(ctx, poster);
-  const target = worker.toLowerCase();
-  if (target === ZERO_ADDRESS) fail("VALIDATION_ERROR", "worker: must not be the zero address");
-  if (target === poster)
-    fail("VALIDATION_ERROR", "worker: must not be the poster (the escrow refuses self-assignment)");
-  if (isTaskVerifier(ctx, target)) {
-    fail(
-      "VALIDATION_ERROR",
-      "worker: the task's verifier agent cannot also be its worker (nobody could judge the work)",
-    );
-  }
-  requireOnChain(ctx);
-  if (ctx.onChainStatus !== TASK_STATUS.Funded || deadlineReached(ctx)) {
-    fail(
-      "NOT_OPEN",
-      `task ${ctx.taskId} is not open (${ctx.status}): only a funded task before its deadline can be assigned`,
-    );
-  }
-  if (ctx.assignment) {
-    fail(
-      "INVALID_STATE",
-      `an agent accepted task ${ctx.taskId} and the marketplace is assigning it (${ctx.assignment.agent})`,
-    );
-  }
-  if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: assignWorker would revert; retry after it resumes");
-  return unsignedEscrowTx(deps, ctx, poster, encodeAssignWorker(ctx.taskId, target));
-}
-
-/**
- * POST /a2a/tasks/{hash}/cancel: the unsigned cancelTask for the poster. Refusals: NOT_POSTER; NOT_INDEXED;
- * INVALID_STATUS (not Funded on-chain); ASSIGNMENT_PENDING (an agent's accept is being assigned: retry, then the task
- * is no longer cancellable, or is again); ESCROW_PAUSED.
- */
-export async function buildCancelTask(deps: Deps, wallet: string, rawHash: string): Promise<PosterTxResult> {
-  const poster = wallet.toLowerCase();
-  const ctx = await loadTaskContext(deps, rawHash);
-  requirePoster(ctx, poster);
-  requireOnChain(ctx);
-  if (ctx.onChainStatus !== TASK_STATUS.Funded) {
-    fail("INVALID_STATUS", `task ${ctx.taskId} is ${ctx.status}: only a funded task nobody took can be cancelled`);
-  }
-  if (ctx.assignment) {
-    fail(
-      "ASSIGNMENT_PENDING",
-      `an agent accepted task ${ctx.taskId} and its assignment is not confirmed yet; retry shortly`,
-    );
-  }
-  if (ctx.paused) fail("ESCROW_PAUSED", "the escrow is paused: cancelTask would revert; retry after it resumes");
-  return unsignedEscrowTx(deps, ctx, poster, encodeCancelTask(ctx.taskId));
 }
