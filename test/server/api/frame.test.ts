@@ -6,12 +6,12 @@ import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import fc from "fast-check";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type TestApi } from "../helpers/api";
-import { createApp } from "../../server/api/app";
-import { openApiRoute, statsRoute } from "../../server/api/routes/system";
-import type { Deps } from "../../server/domain/deps";
-import type { Logger } from "../../server/logger";
+import { deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type TestApi } from "../../helpers/api";
+import { createApp } from "../../../server/api/app";
+import { openApiRoute, statsRoute } from "../../../server/api/routes/system";
+import type { Deps } from "../../../server/domain/deps";
+import type { Logger } from "../../../server/logger";
 
 describe("API frame: envelope, body reading, errors", () => {
   async function withApi<T>(fn: (api: Awaited<ReturnType<typeof startTestApi>>) => Promise<T>) {

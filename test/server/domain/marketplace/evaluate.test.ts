@@ -9,7 +9,7 @@ import {
   MAX_EVAL_CHARS,
   resultText,
   testRegexBounded,
-} from "../../server/domain/marketplace/evaluate";
+} from "../../../../server/domain/marketplace/evaluate";
 
 const rule = (e: Awaited<ReturnType<typeof evaluateCriteria>>, name: string) => e.checks.find((c) => c.rule === name);
 

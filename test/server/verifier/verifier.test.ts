@@ -1,10 +1,10 @@
 import { expect } from "chai";
 import { ethers, network } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { CATEGORY, DAY, EVIDENCE_HASH, FEE_BPS, STATUS, USDC, ZONE, deployEscrowFixture } from "../helpers/fixtures";
-import { createTestDb, type TestDb } from "../helpers/db";
-import { startTestApi } from "../helpers/api";
-import { verifierPrivateKey } from "../helpers/keys";
+import { CATEGORY, DAY, EVIDENCE_HASH, FEE_BPS, STATUS, USDC, ZONE, deployEscrowFixture } from "../../helpers/fixtures";
+import { createTestDb, type TestDb } from "../../helpers/db";
+import { startTestApi } from "../../helpers/api";
+import { verifierPrivateKey } from "../../helpers/keys";
 import {
   VerifierSendError,
   assignKey,
@@ -13,9 +13,9 @@ import {
   revertReason,
   verdictKey,
   type MarketplaceVerifier,
-} from "../../server/verifier";
-import { findIntent, insertIntent, listIntentsByTask } from "../../server/db/repositories/verifierIntents";
-import type { Db } from "../../server/db/knex";
+} from "../../../server/verifier";
+import { findIntent, insertIntent, listIntentsByTask } from "../../../server/db/repositories/verifierIntents";
+import type { Db } from "../../../server/db/knex";
 
 type Fixture = Awaited<ReturnType<typeof deployEscrowFixture>>;
 

@@ -2,17 +2,17 @@ import { expect } from "chai";
 import { Wallet, ethers, type BaseWallet } from "ethers";
 import SwaggerParser from "@apidevtools/swagger-parser";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
+import { deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
 import {
   NONCE_LENGTH,
   SIGN_IN_STATEMENT,
   buildSiweMessage,
   parseSiweMessage,
   type SiweMessage,
-} from "../../server/domain/accounts";
-import { hashSecret } from "../../server/domain/credentials";
-import { AppError } from "../../server/errors";
+} from "../../../server/domain/accounts";
+import { hashSecret } from "../../../server/domain/credentials";
+import { AppError } from "../../../server/errors";
 
 /** Not the address the test server listens on: the sign-in domain and URI come from PUBLIC_URL. */
 const PUBLIC_URL = "https://market.example";

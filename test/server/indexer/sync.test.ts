@@ -1,14 +1,14 @@
 import { expect } from "chai";
 import { ethers, network } from "hardhat";
 import { loadFixture, mine, time } from "@nomicfoundation/hardhat-network-helpers";
-import { deployEscrowFixture, DAY, TASK_HASH, USDC } from "../helpers/fixtures";
-import { createTestDb } from "../helpers/db";
-import { expectConfigMatchesChain, expectProjectionMatchesChain, makeIndexer, syncToHead } from "../helpers/indexer";
-import { runRandomScenario } from "../helpers/scenario";
-import { countEvents } from "../../server/db/repositories/escrowEvents";
-import { getCheckpoint, setCheckpoint } from "../../server/db/repositories/checkpoints";
-import { CHECKPOINT_NAME } from "../../server/indexer/sync";
-import { findTasksByHash, listOpenTasks, listTasksByPoster, taskStats } from "../../server/db/repositories/tasks";
+import { deployEscrowFixture, DAY, TASK_HASH, USDC } from "../../helpers/fixtures";
+import { createTestDb } from "../../helpers/db";
+import { expectConfigMatchesChain, expectProjectionMatchesChain, makeIndexer, syncToHead } from "../../helpers/indexer";
+import { runRandomScenario } from "../../helpers/scenario";
+import { countEvents } from "../../../server/db/repositories/escrowEvents";
+import { getCheckpoint, setCheckpoint } from "../../../server/db/repositories/checkpoints";
+import { CHECKPOINT_NAME } from "../../../server/indexer/sync";
+import { findTasksByHash, listOpenTasks, listTasksByPoster, taskStats } from "../../../server/db/repositories/tasks";
 
 async function actorsFixture() {
   const base = await deployEscrowFixture();

@@ -16,11 +16,11 @@ import crypto from "node:crypto";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { deployEscrowFixture, DAY } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
-import { findActiveKeyByHash, insertApiKey, revokeKey } from "../../server/db/repositories/apiKeys";
-import { hashSecret, newApiKey } from "../../server/domain/credentials";
-import type { AddressBook } from "../../server/chain/addressBook";
+import { deployEscrowFixture, DAY } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
+import { findActiveKeyByHash, insertApiKey, revokeKey } from "../../../server/db/repositories/apiKeys";
+import { hashSecret, newApiKey } from "../../../server/domain/credentials";
+import type { AddressBook } from "../../../server/chain/addressBook";
 
 const UPLOAD = "/api/v1/storage/upload";
 const UPLOAD_BATCH = "/api/v1/storage/upload-batch";

@@ -2,11 +2,11 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { secp256k1 } from "@noble/curves/secp256k1";
-import { deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
-import { agentPublicKey } from "../../server/domain/briefs";
-import { RUNNING_WINDOW_SECONDS, markExecutorSeen } from "../../server/domain/executors";
-import { upsertExecutor } from "../../server/db/repositories/executors";
+import { deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
+import { agentPublicKey } from "../../../server/domain/briefs";
+import { RUNNING_WINDOW_SECONDS, markExecutorSeen } from "../../../server/domain/executors";
+import { upsertExecutor } from "../../../server/db/repositories/executors";
 
 const EXECUTORS = "/api/v1/a2a/executors";
 const ME = `${EXECUTORS}/me`;

@@ -11,7 +11,7 @@ import {
   canonicalJson,
   evidenceHash,
   hashCanonical,
-} from "../../server/domain/marketplace/canonicalJson";
+} from "../../../../server/domain/marketplace/canonicalJson";
 
 const nobleKeccak = (text: string) => `0x${Buffer.from(keccak_256(Buffer.from(text, "utf8"))).toString("hex")}`;
 

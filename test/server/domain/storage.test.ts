@@ -2,10 +2,10 @@ import crypto from "node:crypto";
 import http from "node:http";
 import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type TestApi } from "../helpers/api";
-import { LocalBlobStore, type BlobStore, type StoredBlob } from "../../server/storage/blobStore";
-import { findBlob } from "../../server/db/repositories/blobs";
+import { deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type TestApi } from "../../helpers/api";
+import { LocalBlobStore, type BlobStore, type StoredBlob } from "../../../server/storage/blobStore";
+import { findBlob } from "../../../server/db/repositories/blobs";
 
 const UPLOAD = "/api/v1/storage/upload";
 const BATCH = "/api/v1/storage/upload-batch";

@@ -2,11 +2,11 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
-import type { TaskEscrow } from "../../typechain-types";
-import { deployEscrowFixture, DAY, HOUR, STATUS } from "../helpers/fixtures";
-import { startTestApi, type TestApi } from "../helpers/api";
-import { claimHash, findReservation } from "../../server/db/repositories/hashReservations";
-import { TX_GAS_CAP, createTasksGasFallback, withMargin, type TaskCall } from "../../server/chain/escrowCalls";
+import type { TaskEscrow } from "../../../typechain-types";
+import { deployEscrowFixture, DAY, HOUR, STATUS } from "../../helpers/fixtures";
+import { startTestApi, type TestApi } from "../../helpers/api";
+import { claimHash, findReservation } from "../../../server/db/repositories/hashReservations";
+import { TX_GAS_CAP, createTasksGasFallback, withMargin, type TaskCall } from "../../../server/chain/escrowCalls";
 
 type Fixture = Awaited<ReturnType<typeof deployEscrowFixture>>;
 

@@ -11,9 +11,9 @@ import { config, ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import Ajv from "ajv";
 import addFormats from "ajv-formats";
-import { deployEscrowFixture, DAY } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
-import { ERROR_STATUS } from "../../server/errors";
+import { deployEscrowFixture, DAY } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
+import { ERROR_STATUS } from "../../../server/errors";
 
 type Fixture = Awaited<ReturnType<typeof deployEscrowFixture>>;
 

@@ -14,7 +14,7 @@ import {
   unwrapBriefKey,
   WRAPPED_KEY_BYTES,
   wrapBriefKey,
-} from "../../server/domain/briefs";
+} from "../../../server/domain/briefs";
 
 const AGENT_PRIVATE = "0x" + "11".repeat(32);
 const BRIEF_KEY = Buffer.from("22".repeat(32), "hex");

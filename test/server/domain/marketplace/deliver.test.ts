@@ -9,16 +9,16 @@ import { ethers } from "hardhat";
 import type { Signer } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { DAY, HOUR, STATUS, USDC, deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse } from "../helpers/api";
-import { FakeVerifier } from "../helpers/fakeVerifier";
-import { verifierPrivateKey } from "../helpers/keys";
-import { agentPublicKey, encryptBrief, wrapBriefKey } from "../../server/domain/briefs";
-import { AutoVerifier } from "../../server/domain/marketplace/autoVerifier";
-import { canonicalJson } from "../../server/domain/marketplace/canonicalJson";
-import { findSubmission, listSubmissions } from "../../server/db/repositories/submissions";
-import { listIntentsByTask } from "../../server/db/repositories/verifierIntents";
-import { assignKey, verdictKey } from "../../server/verifier/types";
+import { DAY, HOUR, STATUS, USDC, deployEscrowFixture } from "../../../helpers/fixtures";
+import { startTestApi, type ApiResponse } from "../../../helpers/api";
+import { FakeVerifier } from "../../../helpers/fakeVerifier";
+import { verifierPrivateKey } from "../../../helpers/keys";
+import { agentPublicKey, encryptBrief, wrapBriefKey } from "../../../../server/domain/briefs";
+import { AutoVerifier } from "../../../../server/domain/marketplace/autoVerifier";
+import { canonicalJson } from "../../../../server/domain/marketplace/canonicalJson";
+import { findSubmission, listSubmissions } from "../../../../server/db/repositories/submissions";
+import { listIntentsByTask } from "../../../../server/db/repositories/verifierIntents";
+import { assignKey, verdictKey } from "../../../../server/verifier/types";
 
 /** Limits raised: these tests make many requests from one address. */
 const ENV = {

@@ -3,11 +3,11 @@ import { ethers } from "hardhat";
 import type { Signer } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { CATEGORY, DAY, HOUR, USDC, ZONE, deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
-import { posterReputation } from "../../server/domain/reputation";
-import { readFundingReceipt } from "../../server/chain/receipts";
-import type { ChainGateway } from "../../server/chain/gateway";
+import { CATEGORY, DAY, HOUR, USDC, ZONE, deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
+import { posterReputation } from "../../../server/domain/reputation";
+import { readFundingReceipt } from "../../../server/chain/receipts";
+import type { ChainGateway } from "../../../server/chain/gateway";
 
 const INDEX = "/api/v1/a2a/tasks/index";
 const INDEX_BATCH = "/api/v1/a2a/tasks/index-batch";

@@ -2,10 +2,10 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import type { ContractTransactionResponse } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
-import { CATEGORY, DAY, HOUR, USDC, ZONE, deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi, type ApiResponse, type TestApi } from "../helpers/api";
+import { CATEGORY, DAY, HOUR, USDC, ZONE, deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
 import { secp256k1 } from "@noble/curves/secp256k1";
-import { agentPublicKey } from "../../server/domain/briefs";
+import { agentPublicKey } from "../../../server/domain/briefs";
 import {
   HALF_LIFE_SECONDS,
   decayWeight,
@@ -13,10 +13,10 @@ import {
   reputationScore,
   reputationScores,
   toScore,
-} from "../../server/domain/reputation";
-import { upsertTasks } from "../../server/db/repositories/tasks";
-import { insertNewEvents } from "../../server/db/repositories/escrowEvents";
-import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type StoredEvent, type TaskRecord } from "../../server/escrow/records";
+} from "../../../server/domain/reputation";
+import { upsertTasks } from "../../../server/db/repositories/tasks";
+import { insertNewEvents } from "../../../server/db/repositories/escrowEvents";
+import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type StoredEvent, type TaskRecord } from "../../../server/escrow/records";
 
 const REPUTATION = "/api/v1/reputation";
 const LEADERBOARD = `${REPUTATION}/leaderboard`;
