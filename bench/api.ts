@@ -33,7 +33,7 @@ import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
-import { deployAll } from "../scripts/deploy";
+import { BATCH, POSTERS, deployFundedPosters } from "./history";
 import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
 import { createDb, dbOptions } from "../server/db/knex";
@@ -53,21 +53,14 @@ import { newApiKey } from "../server/domain/credentials";
 import { listOpenListedTasks } from "../server/domain/listing";
 import { marketplaceMeta, marketplaceState } from "../server/domain/projection";
 import type { Deps } from "../server/domain/deps";
-import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
-const BATCH = 50;
-const POSTERS = 4;
 const CONNECTIONS = 50;
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
 const PROFILE_ROUNDS = 50;
 const TARGETS = { listingShareOfKoa: 0.25, listingP99Ms: 50 } as const;
 
-const AMOUNT = ethers.parseUnits("10", 6);
-const DAY = 86_400;
-const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
-const ZONES = ["global", "eu-west", "us-east", "ap-south"];
 const CAPABILITIES = ["python", "translation", "vision", "web", "sql", "audio"];
 
 const now = () => performance.now();
@@ -93,38 +86,18 @@ function printTable(header: string[], rows: string[][], rightAligned: number[] =
 // ---------------------------------------------------------------------------------------------------------------
 
 async function fundTasks() {
-  const signers = await ethers.getSigners();
-  const posters = signers.slice(3, 3 + POSTERS);
-  const verifierAgent = signers[3 + POSTERS];
-  const { escrow, mockUsdc, book } = await deployAll({ write: false });
-  const usdc = mockUsdc!;
-  const token = await usdc.getAddress();
-  const escrowAddress = await escrow.getAddress();
-  for (const poster of posters) {
-    await usdc.mint(poster.address, AMOUNT * BigInt(TASKS + 1_000));
-    await usdc.connect(poster).approve(escrowAddress, ethers.MaxUint256);
-  }
-
-  let made = 0;
-  const batch = (): ITaskEscrow.NewTaskStruct[] =>
-    Array.from({ length: BATCH }, () => {
-      const n = made++;
-      return {
-        taskHash: briefHash(`task ${n}`),
-        amount: AMOUNT + BigInt(n % 1000),
-        category: CATEGORIES[n % CATEGORIES.length],
-        locationZone: ZONES[n % ZONES.length],
-        duration: DAY * (7 + (n % 30)),
-        verifierAgent: n % 10 === 0 ? verifierAgent.address : ethers.ZeroAddress,
-      };
-    });
+  const { escrow, token, escrowAddress, book, posters, batch, made } = await deployFundedPosters({
+    tasks: TASKS,
+    minDays: 7,
+    briefHash,
+  });
 
   const started = now();
   // The first batch sizes the gas limit of the others, which are then sent without estimation (automine on).
   const first = await (await escrow.connect(posters[0]).createTasks(token, batch())).wait();
   const gas = ethers.toQuantity((first!.gasUsed * 13n) / 10n);
   const hashes: string[] = [];
-  for (let i = 1; made < TASKS; i++) {
+  for (let i = 1; made() < TASKS; i++) {
     const data = escrow.interface.encodeFunctionData("createTasks", [token, batch()]);
     hashes.push(
       await network.provider.send("eth_sendTransaction", [

@@ -31,7 +31,7 @@ import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { ethers, network } from "hardhat";
 import type { Log } from "ethers";
-import { deployAll } from "../scripts/deploy";
+import { AMOUNT, BATCH, CATEGORIES, DAY, POSTERS, ZONES, deployFundedPosters } from "./history";
 import { providerChainReader, type ChainReader } from "../server/chain/escrowLogs";
 import { createDb, type Db, type DbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
@@ -42,8 +42,6 @@ import { createLogger, type Logger } from "../server/logger";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
-const BATCH = 50;
-const POSTERS = 4;
 const MAX_TX_PER_BLOCK = 3;
 const MAX_EMPTY_GAP = 100;
 const PROGRESS_EVERY = 2_000;
@@ -59,10 +57,6 @@ const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_
 
 const TARGETS = { backfillEventsPerSecond: 3_000, followMedianMs: 500 } as const;
 
-const AMOUNT = ethers.parseUnits("10", 6);
-const DAY = 86_400;
-const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
-const ZONES = ["global", "eu-west", "us-east", "ap-south"];
 
 /** Deterministic randomness, so every run builds the same history. */
 const rng = mulberry32;
@@ -327,31 +321,11 @@ interface Result {
 // ---------------------------------------------------------------------------------------------------------------
 
 async function buildHistory() {
-  const signers = await ethers.getSigners();
-  const posters = signers.slice(3, 3 + POSTERS);
-  const verifierAgent = signers[3 + POSTERS];
-  const { escrow, mockUsdc, book } = await deployAll({ write: false });
-  const usdc = mockUsdc!;
-  const token = await usdc.getAddress();
-  const escrowAddress = await escrow.getAddress();
-  for (const poster of posters) {
-    await usdc.mint(poster.address, AMOUNT * BigInt(TASKS + 10_000));
-    await usdc.connect(poster).approve(escrowAddress, ethers.MaxUint256);
-  }
-
-  let made = 0;
-  const batch = (): ITaskEscrow.NewTaskStruct[] =>
-    Array.from({ length: BATCH }, () => {
-      const n = made++;
-      return {
-        taskHash: briefHash(`task ${n}`),
-        amount: AMOUNT + BigInt(n % 1000),
-        category: CATEGORIES[n % CATEGORIES.length],
-        locationZone: ZONES[n % ZONES.length],
-        duration: DAY * (1 + (n % 30)),
-        verifierAgent: n % 10 === 0 ? verifierAgent.address : ethers.ZeroAddress,
-      };
-    });
+  const { escrow, token, escrowAddress, book, posters, batch, made } = await deployFundedPosters({
+    tasks: TASKS,
+    minDays: 1,
+    briefHash,
+  });
   const encode = (tasks: ITaskEscrow.NewTaskStruct[]) => escrow.interface.encodeFunctionData("createTasks", [token, tasks]);
 
   // One batch with automine on, to size the gas limit of the others (sent without estimation, several per block).
@@ -371,8 +345,8 @@ async function buildHistory() {
   let transactions = 1;
   await network.provider.send("evm_setAutomine", [false]);
   try {
-    while (made < TASKS) {
-      const count = Math.min(randomInt(1, perBlock), Math.ceil((TASKS - made) / BATCH));
+    while (made() < TASKS) {
+      const count = Math.min(randomInt(1, perBlock), Math.ceil((TASKS - made()) / BATCH));
       const hashes: string[] = [];
       for (let i = 0; i < count; i++) {
         const poster = posters[(transactions + i) % POSTERS];
@@ -398,9 +372,9 @@ async function buildHistory() {
       // consistency check (parentHash of the range's first block == checkpoint hash) rejects forever.
       const gap = randomInt(0, MAX_EMPTY_GAP);
       for (let i = 0; i < gap; i++) await network.provider.send("evm_mine", []);
-      if (made >= nextProgress || made >= TASKS) {
-        console.log(`  ${fmt(made).padStart(6)} tasks, block ${await ethers.provider.getBlockNumber()}, ${fmt((now() - started) / 1000, 1)} s`);
-        while (nextProgress <= made) nextProgress += PROGRESS_EVERY;
+      if (made() >= nextProgress || made() >= TASKS) {
+        console.log(`  ${fmt(made()).padStart(6)} tasks, block ${await ethers.provider.getBlockNumber()}, ${fmt((now() - started) / 1000, 1)} s`);
+        while (nextProgress <= made()) nextProgress += PROGRESS_EVERY;
       }
     }
   } finally {
