@@ -3,10 +3,25 @@ import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from "@asteasol
 import { z } from "../domain/schemas/common";
 import { errorEnvelope } from "../domain/schemas/common";
 import type { AnyRoute } from "./route";
+import type { ErrorCode } from "../errors";
 
 export const API_VERSION = "1.1.0";
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
+
+/**
+ * The codes a route can answer: the ones its declaration names, plus those the frame adds by itself (a request schema
+ * means VALIDATION_ERROR, authentication UNAUTHORIZED, a posting family RATE_LIMIT), so declarations list only what
+ * their domain operation raises.
+ */
+export function routeErrorCodes(route: AnyRoute): ErrorCode[] {
+  const codes = new Set<ErrorCode>(route.errors ?? []);
+  if (route.request?.body || route.request?.query || route.request?.params) codes.add("VALIDATION_ERROR");
+  if (route.auth !== "none") codes.add("UNAUTHORIZED");
+  if (route.posting) codes.add("RATE_LIMIT");
+  if (codes.size === 0) codes.add("VALIDATION_ERROR");
+  return [...codes];
+}
 
 export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: string) {
   const registry = new OpenAPIRegistry();
@@ -16,7 +31,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
 
   for (const route of routes) {
     const errorResponse = {
-      description: `Error envelope. Codes: ${(route.errors ?? ["VALIDATION_ERROR"]).join(", ")}`,
+      description: `Error envelope. Codes: ${routeErrorCodes(route).join(", ")}`,
       content: { "application/json": { schema: errorEnvelope } },
     };
     const config: RouteConfig = {

@@ -5,6 +5,7 @@
 import type { Context } from "koa";
 import type { ZodTypeAny, z } from "zod";
 import type { Deps } from "../domain/deps";
+import type { ErrorCode } from "../errors";
 import type { SerializedData } from "../domain/readCache";
 
 export type AuthMode = "none" | "optional" | "required";
@@ -55,8 +56,11 @@ export interface RouteDefinition<
   successStatus?: 200 | 201;
   /** The handler answers raw bytes itself (sets ctx.body) instead of the envelope: documented as this media type. */
   rawResponse?: { contentType: string; description: string };
-  /** Error codes this route can answer, for the OpenAPI description. */
-  errors?: string[];
+  /**
+   * Error codes this route's operation can answer, for the OpenAPI description (typed: a misspelt code does not
+   * compile). VALIDATION_ERROR, UNAUTHORIZED and RATE_LIMIT are added by the frame (see openapi.ts routeErrorCodes).
+   */
+  errors?: readonly ErrorCode[];
   handler(input: RouteInput<B, Q, P>): Promise<z.input<R> | SerializedData> | z.input<R> | SerializedData;
 }
 

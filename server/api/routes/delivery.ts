@@ -17,16 +17,11 @@ import {
 import { taskHashParams } from "../../domain/marketplace/taskContext";
 import { judgeManually, submitResult, verifyAsAgent } from "../../domain/marketplace/deliver";
 import { buildDispute, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
+import type { ErrorCode } from "../../errors";
+import { HASH_ERRORS } from "./marketplace";
 
-const HASH_ERRORS = [
-  "VALIDATION_ERROR",
-  "TASK_ID_DEPRECATED",
-  "EMPTY_HASH",
-  "UNAUTHORIZED",
-  "NOT_FOUND",
-  "NOT_INDEXED",
-];
-const CHAIN_ERRORS = ["ESCROW_PAUSED", "CHAIN_NOT_CONFIGURED"];
+const DELIVERY_HASH_ERRORS: ErrorCode[] = [...HASH_ERRORS, "NOT_INDEXED"];
+const CHAIN_ERRORS: ErrorCode[] = ["ESCROW_PAUSED", "CHAIN_NOT_CONFIGURED"];
 
 export const submitRoute = defineRoute({
   method: "post",
@@ -43,7 +38,7 @@ export const submitRoute = defineRoute({
   request: { params: taskHashParams, body: submitBodySchema },
   response: submitAnswerSchema,
   errors: [
-    ...HASH_ERRORS,
+    ...DELIVERY_HASH_ERRORS,
     "NO_RESULT_DATA",
     "ASSIGNMENT_PENDING",
     "FORBIDDEN",
@@ -68,7 +63,7 @@ export const verifyRoute = defineRoute({
   request: { params: taskHashParams, body: verifyBodySchema },
   response: verifyAnswerSchema,
   errors: [
-    ...HASH_ERRORS,
+    ...DELIVERY_HASH_ERRORS,
     "NO_ONCHAIN_VERIFIER",
     "WRONG_MODE",
     "SELF_VERIFICATION",
@@ -80,8 +75,8 @@ export const verifyRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => verifyAsAgent(deps, caller!.wallet, params.hash, body),
 });
 
-const VERDICT_ERRORS = [
-  ...HASH_ERRORS,
+const VERDICT_ERRORS: ErrorCode[] = [
+  ...DELIVERY_HASH_ERRORS,
   "NOT_POSTER",
   "WRONG_MODE",
   "NOT_SUBMITTED_ON_CHAIN",
@@ -134,7 +129,7 @@ export const releaseRoute = defineRoute({
   request: { params: taskHashParams },
   response: txAnswerSchema,
   errors: [
-    ...HASH_ERRORS,
+    ...DELIVERY_HASH_ERRORS,
     "ASSIGNMENT_PENDING",
     "FORBIDDEN",
     "INVALID_STATE",
@@ -159,7 +154,7 @@ export const reclaimRoute = defineRoute({
   request: { params: taskHashParams },
   response: reclaimAnswerSchema,
   errors: [
-    ...HASH_ERRORS,
+    ...DELIVERY_HASH_ERRORS,
     "NOT_POSTER",
     "ASSIGNMENT_PENDING",
     "USE_CANCEL",
@@ -185,7 +180,7 @@ export const disputeRoute = defineRoute({
   request: { params: taskHashParams },
   response: txAnswerSchema,
   errors: [
-    ...HASH_ERRORS,
+    ...DELIVERY_HASH_ERRORS,
     "ASSIGNMENT_PENDING",
     "FORBIDDEN",
     "NOT_SUBMITTED_ON_CHAIN",

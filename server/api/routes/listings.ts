@@ -18,15 +18,16 @@ import {
 } from "../../domain/schemas/marketplace";
 import { cachedOpenListedTasks, invalidateOpenTasks, listPostedTasks, readTask } from "../../domain/listing";
 import { indexTask, indexTaskBatch } from "../../domain/indexing";
+import type { ErrorCode } from "../../errors";
 
-const RECEIPT_ERRORS = [
+const RECEIPT_ERRORS: ErrorCode[] = [
   "RECEIPT_NOT_FOUND",
   "TX_REVERTED",
   "NO_TASK_CREATED",
   "CHAIN_NOT_CONFIGURED",
   "ON_CHAIN_CHECK_FAILED",
 ];
-const ITEM_ERRORS = [
+const ITEM_ERRORS: ErrorCode[] = [
   "HASH_MISMATCH",
   "NOT_TASK_AGENT",
   "TOKEN_NOT_SETTLEMENT",
@@ -44,7 +45,7 @@ const ITEM_ERRORS = [
   "TERMS_IMMUTABLE",
   "HASH_NOT_THIS_TASK",
 ];
-const BODY_ERRORS = [
+const BODY_ERRORS: ErrorCode[] = [
   "VALIDATION_ERROR",
   "EMPTY_HASH",
   "INVALID_HASH",

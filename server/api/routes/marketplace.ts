@@ -16,8 +16,10 @@ import { taskHashParams } from "../../domain/marketplace/taskContext";
 import { acceptTask } from "../../domain/marketplace/accept";
 import { bidOnTask, listApplicants } from "../../domain/marketplace/bids";
 import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/posterMoves";
+import type { ErrorCode } from "../../errors";
 
-const HASH_ERRORS = ["VALIDATION_ERROR", "TASK_ID_DEPRECATED", "EMPTY_HASH", "UNAUTHORIZED", "NOT_FOUND"];
+/** What resolving the {hash} path parameter can answer (taskContext.parseTaskHash, loadTaskContext). */
+export const HASH_ERRORS: ErrorCode[] = ["VALIDATION_ERROR", "TASK_ID_DEPRECATED", "EMPTY_HASH", "UNAUTHORIZED", "NOT_FOUND"];
 
 export const bidRoute = defineRoute({
   method: "post",

@@ -11,6 +11,7 @@ import {
   uploadBlob,
   uploadBlobBatch,
 } from "../../domain/storage";
+import type { ErrorCode } from "../../errors";
 
 /**
  * Request body limit of a single upload: 14 MiB (14,680,064 bytes). The base64 of a 10 MiB blob is 13,981,016
@@ -21,8 +22,8 @@ export const UPLOAD_BODY_LIMIT_BYTES = 14 * 1024 * 1024;
 /** Whole upload-batch body (spec: 2 MB JSON). */
 export const UPLOAD_BATCH_BODY_LIMIT_BYTES = 2 * 1024 * 1024;
 
-const DATA_CODES = ["MISSING_DATA", "INVALID_DATA", "EMPTY_DATA", "DATA_TOO_LARGE"];
-const BODY_CODES = [
+const DATA_CODES: ErrorCode[] = ["MISSING_DATA", "INVALID_DATA", "EMPTY_DATA", "DATA_TOO_LARGE"];
+const BODY_CODES: ErrorCode[] = [
   "INVALID_JSON",
   "PAYLOAD_TOO_LARGE",
   "REQUEST_ABORTED",

@@ -8,8 +8,9 @@ import {
   taskBuildBodySchema,
   taskBuildSchema,
 } from "../../domain/posting";
+import type { ErrorCode } from "../../errors";
 
-const TASK_RULE_ERRORS = [
+const TASK_RULE_ERRORS: ErrorCode[] = [
   "VALIDATION_ERROR",
   "INVALID_AMOUNT",
   "INVALID_DURATION",
