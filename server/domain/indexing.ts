@@ -22,7 +22,6 @@ import {
 import { findTasksByHash } from "../db/repositories/tasks";
 import { ZERO_ADDRESS } from "../escrow/records";
 
-
 /** Rules of the body alone, checked before the chain is read: service pinning and the privacy rules. */
 export function checkListingBody(item: IndexItem): void {
   if (item.serviceId !== undefined && !item.targetExecutor) {

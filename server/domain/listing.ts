@@ -15,7 +15,6 @@ import { type TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import { canSeeResult, marketFacts, marketplaceMeta, marketplaceState, matchingTask, onChainTask, projectionContext } from "./projection";
 
-
 export interface OpenTasksQuery {
   capabilities?: string[];
   minReputation: number;

@@ -13,7 +13,6 @@ import { getAssignments } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../escrow/records";
 
-
 /** What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight. */
 export interface MarketFacts {
   assignments: ReadonlyMap<number, AssignmentState>;

@@ -34,7 +34,6 @@ import {
   loadTaskContext,
   requireOnChain,
   type TaskContext,
-  type EscrowTxAnswer,
 } from "./taskContext";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -82,14 +81,13 @@ export interface ApplicantsResult {
   offer: { agent: string; expiresAt: number } | null;
 }
 
-export type PosterTxResult = EscrowTxAnswer;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared checks
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The caller's executor record (NOT_REGISTERED without one); a marketplace operation marks the agent seen. */
-export async function requireAgent(deps: Deps, wallet: string): Promise<ExecutorRecord> {
+export async function requireRegisteredExecutor(deps: Deps, wallet: string): Promise<ExecutorRecord> {
   const executor = await findExecutor(deps.db, wallet);
   if (!executor) {
     return fail("NOT_REGISTERED", `${wallet} is not a registered agent: register with POST /api/v1/a2a/executors`);
@@ -146,7 +144,7 @@ export function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppErro
 // ---------------------------------------------------------------------------------------------------------------
 
 /** The answer to an agent that holds the task's assignment already (a retried accept, or a poster's assignment). */
-async function acceptedAnswer(
+async function acceptedResult(
   deps: Deps,
   ctx: TaskContext,
   executor: ExecutorRecord,
@@ -199,7 +197,7 @@ function checkOpen(ctx: TaskContext, agent: string): "open" | "adopt" {
 
 /** Records the poster's on-chain assignment of `executor` (via poster) and answers it with its key. */
 async function adopt(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Promise<AcceptResult> {
-  const answer = await acceptedAnswer(deps, ctx, executor, undefined);
+  const answer = await acceptedResult(deps, ctx, executor, undefined);
   if (ctx.voidAssignment) await deleteAssignment(deps.db, ctx.voidAssignment);
   if (!ctx.assignment) {
     await insertAssignment(deps.db, {
@@ -216,7 +214,7 @@ async function adopt(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Pr
 /** POST /a2a/tasks/{hash}/accept (see the file's comment for the order of checks). */
 export async function acceptTask(deps: Deps, wallet: string, rawHash: string): Promise<AcceptResult> {
   const agent = wallet.toLowerCase();
-  const executor = await requireAgent(deps, agent);
+  const executor = await requireRegisteredExecutor(deps, agent);
   if (!executor.publicKey) fail("NO_PUBKEY", "your executor registration has no public key: register one to accept");
   const ctx = await loadTaskContext(deps, rawHash);
   if (agent === ctx.poster) fail("SELF_ACCEPT", `you posted task ${ctx.taskId}: a poster cannot accept its own task`);
@@ -231,7 +229,7 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
     ctx.assignment.via === "accept" &&
     ["assigning", "assigned"].includes(ctx.status)
   ) {
-    return acceptedAnswer(deps, ctx, executor, ctx.assignIntent);
+    return acceptedResult(deps, ctx, executor, ctx.assignIntent);
   }
   if (checkOpen(ctx, agent) === "adopt") return adopt(deps, ctx, executor);
 

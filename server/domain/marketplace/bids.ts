@@ -6,8 +6,7 @@ import { findBid, insertBid, listBids } from "../../db/repositories/bids";
 import { claimOffer, findOpenOffer } from "../../db/repositories/offers";
 import { reputationScore, reputationScores } from "../reputation";
 import { loadTaskContext } from "./taskContext";
-import { Applicant, ApplicantsResult, BidResult, eligibility, isTaskVerifier, requireAgent, requirePoster } from "./accept";
-
+import { Applicant, ApplicantsResult, BidResult, eligibility, isTaskVerifier, requireRegisteredExecutor, requirePoster } from "./accept";
 
 /**
  * POST /a2a/tasks/{hash}/bid: records an application with the agent's reputation score. The bid takes the
@@ -22,7 +21,7 @@ export async function bidOnTask(
   body: { message?: string },
 ): Promise<BidResult> {
   const agent = wallet.toLowerCase();
-  const executor = await requireAgent(deps, agent);
+  const executor = await requireRegisteredExecutor(deps, agent);
   const ctx = await loadTaskContext(deps, rawHash);
   if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
   if (isTaskVerifier(ctx, agent))

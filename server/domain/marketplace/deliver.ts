@@ -39,7 +39,7 @@ import {
   requireOnChain,
   type TaskContext,
   unsignedEscrowTx,
-  type EscrowTxAnswer,
+  type EscrowTxResult,
 } from "./taskContext";
 import type { MarketplaceStatus } from "../marketStatus";
 import { MAX_SUBMISSIONS, escrowPaused } from "../../escrow/rules";
@@ -57,19 +57,18 @@ export const MAX_REASON_LENGTH = 2000;
 // Answers
 // ---------------------------------------------------------------------------------------------------------------
 
-export type TxAnswer = EscrowTxAnswer;
 
-export interface SubmitAnswer extends TxAnswer {
+export interface SubmitResult extends EscrowTxResult {
   attempt: number;
   evidenceHash: string;
 }
 
-export interface VerifyAnswer extends TxAnswer {
+export interface VerifyResult extends EscrowTxResult {
   attempt: number;
   passed: boolean;
 }
 
-export interface VerdictAnswer {
+export interface VerdictResult {
   taskHash: string;
   onChainTaskId: number;
   attempt: number;
@@ -79,7 +78,7 @@ export interface VerdictAnswer {
   state: MarketplaceStatus;
 }
 
-export interface ReclaimAnswer extends TxAnswer {
+export interface ReclaimResult extends EscrowTxResult {
   /** refund: the reward goes back to the poster; escalate: unjudged work is disputed (no refund). */
   outcome: "refund" | "escalate";
 }
@@ -195,7 +194,7 @@ export async function submitResult(
   wallet: string,
   rawHash: string,
   body: SubmitBody
-): Promise<SubmitAnswer> {
+): Promise<SubmitResult> {
   const caller = wallet.toLowerCase();
   const { canonical, evidenceHash } = canonicalResult(body);
   const ctx = await loadTaskContext(deps, rawHash);
@@ -234,7 +233,7 @@ export async function submitResult(
   }
 
   const attempt = task.submissionAttempts + 1;
-  const answer = (hash: string): SubmitAnswer => ({
+  const answer = (hash: string): SubmitResult => ({
     ...unsignedEscrowTx(deps, ctx, caller, encodeSubmitEvidence(ctx.taskId, hash)),
     attempt,
     evidenceHash: hash,
@@ -281,7 +280,7 @@ export async function verifyAsAgent(
   wallet: string,
   rawHash: string,
   body: VerifyBody
-): Promise<VerifyAnswer> {
+): Promise<VerifyResult> {
   const caller = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   const verifierAgent = ctx.listing.verifierAddress;
@@ -338,7 +337,7 @@ export async function judgeManually(
   rawHash: string,
   passed: boolean,
   reason?: string
-): Promise<VerdictAnswer> {
+): Promise<VerdictResult> {
   const caller = wallet.toLowerCase();
   const operation = passed ? "finalize" : "decline";
   const ctx = await loadTaskContext(deps, rawHash);

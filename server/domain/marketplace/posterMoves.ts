@@ -3,9 +3,14 @@ import type { Deps } from "../deps";
 import { fail } from "../../errors";
 import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
-import { deadlineReached, loadTaskContext, requireOnChain, unsignedEscrowTx } from "./taskContext";
-import { PosterTxResult, isTaskVerifier, requirePoster } from "./accept";
-
+import {
+  deadlineReached,
+  loadTaskContext,
+  requireOnChain,
+  unsignedEscrowTx,
+  type EscrowTxResult,
+} from "./taskContext";
+import { isTaskVerifier, requirePoster } from "./accept";
 
 /**
  * POST /tasks/{hash}/assign { worker }: the unsigned assignWorker for the poster. Nothing is recorded: the listing
@@ -19,7 +24,7 @@ export async function buildAssignWorker(
   wallet: string,
   rawHash: string,
   worker: string,
-): Promise<PosterTxResult> {
+): Promise<EscrowTxResult> {
   const poster = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, poster);
@@ -55,7 +60,7 @@ export async function buildAssignWorker(
  * INVALID_STATUS (not Funded on-chain); ASSIGNMENT_PENDING (an agent's accept is being assigned: retry, then the task
  * is no longer cancellable, or is again); ESCROW_PAUSED.
  */
-export async function buildCancelTask(deps: Deps, wallet: string, rawHash: string): Promise<PosterTxResult> {
+export async function buildCancelTask(deps: Deps, wallet: string, rawHash: string): Promise<EscrowTxResult> {
   const poster = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, poster);

@@ -8,17 +8,22 @@ import type { Deps } from "../deps";
 import { fail } from "../../errors";
 import { encodeClaimTimeout, encodeRaiseDispute, encodeReleaseUnjudgedWork } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
-import { assertAssignmentSettled, loadTaskContext, requireOnChain, unsignedEscrowTx } from "./taskContext";
+import {
+  assertAssignmentSettled,
+  loadTaskContext,
+  requireOnChain,
+  unsignedEscrowTx,
+  type EscrowTxResult,
+} from "./taskContext";
 import { APPEAL_WINDOW_SECONDS, DISPUTE_WINDOW_SECONDS, windowEnd } from "../../escrow/rules";
-import { ReclaimAnswer, TxAnswer, refuseWhilePaused, requireSubmitted } from "./deliver";
-
+import { refuseWhilePaused, requireSubmitted, type ReclaimResult } from "./deliver";
 
 /**
  * POST /a2a/tasks/{hash}/release by the worker: unsigned releaseUnjudgedWork once escalated work waited the dispute
  * window (14 days plus paused time) without a ruling. Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN,
  * INVALID_STATE (not disputed by escalation), ESCROW_PAUSED, DISPUTE_WINDOW_ACTIVE (details.availableAt).
  */
-export async function buildRelease(deps: Deps, wallet: string, rawHash: string): Promise<TxAnswer> {
+export async function buildRelease(deps: Deps, wallet: string, rawHash: string): Promise<EscrowTxResult> {
   const caller = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
@@ -55,7 +60,7 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
  * ESCROW_PAUSED, DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE (Verified), ESCALATED_FOR_ADJUDICATION and
  * DISPUTE_WINDOW_ACTIVE (Disputed). Time refusals carry details.availableAt.
  */
-export async function buildReclaim(deps: Deps, wallet: string, rawHash: string): Promise<ReclaimAnswer> {
+export async function buildReclaim(deps: Deps, wallet: string, rawHash: string): Promise<ReclaimResult> {
   const caller = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   if (caller !== ctx.poster) fail("NOT_POSTER", `only the poster of task ${ctx.taskId} (${ctx.poster}) may reclaim it`);
@@ -121,7 +126,7 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
  * Refusals, in order: ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN, NOT_SUBMITTED_ON_CHAIN, INVALID_STATE,
  * ESCROW_PAUSED, DEADLINE_REACHED.
  */
-export async function buildDispute(deps: Deps, wallet: string, rawHash: string): Promise<TxAnswer> {
+export async function buildDispute(deps: Deps, wallet: string, rawHash: string): Promise<EscrowTxResult> {
   const caller = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);

@@ -210,7 +210,7 @@ export function deadlineReached(ctx: TaskContext): boolean {
 }
 
 /** An unsigned escrow call for a marketplace operation, answered to the wallet that must sign it. */
-export interface EscrowTxAnswer {
+export interface EscrowTxResult {
   taskHash: string;
   onChainTaskId: number;
   unsignedTx: UnsignedTx;
@@ -218,14 +218,14 @@ export interface EscrowTxAnswer {
   chainId: number;
 }
 
-export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, data: string): EscrowTxAnswer {
+export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, data: string): EscrowTxResult {
   const chain = deps.chain;
   if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
     unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
-    chain: deps.config.api.postingChain as EscrowTxAnswer["chain"],
+    chain: deps.config.api.postingChain as EscrowTxResult["chain"],
     chainId: chain.book.chainId,
   };
 }
