@@ -18,7 +18,6 @@
 import crypto from "node:crypto";
 import { getAddress, verifyMessage } from "ethers";
 import { SiweMessage as SiweLibraryMessage } from "siwe";
-import { z } from "./schemas/common";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
 import { newApiKey, newSessionToken } from "./credentials";
@@ -26,71 +25,7 @@ import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/reposit
 import { recordSignIn } from "../db/repositories/users";
 import { insertSession, pruneSessions } from "../db/repositories/sessions";
 import { findKeyOf, insertApiKey, listKeysOf, revokeKey, type ApiKeyRow } from "../db/repositories/apiKeys";
-
-// ---------------------------------------------------------------------------------------------------------------
-// Response schemas
-// ---------------------------------------------------------------------------------------------------------------
-
-const isoTime = z.string().openapi({ example: "2025-01-01T12:00:00.000Z", description: "ISO 8601, UTC" });
-
-export const nonceResponseSchema = z
-  .object({
-    nonce: z.string().openapi({ example: "q3Yx8Lw0bN2kR7tVc1ZpH5sJ" }),
-    issuedAt: isoTime,
-    expiresAt: isoTime,
-    domain: z.string().openapi({ example: "127.0.0.1:8787" }),
-    uri: z.string().openapi({ example: "http://127.0.0.1:8787" }),
-    chainId: z.number().int(),
-    message: z.string().openapi({ description: "EIP-4361 message, ready to sign with personal_sign" }),
-  })
-  .openapi("SignInNonce");
-
-export const sessionResponseSchema = z
-  .object({
-    sessionToken: z.string().openapi({ description: "ses_ followed by 64 hex; send as Authorization: Bearer" }),
-    address: z.string().openapi({ description: "The signed-in wallet, lower-case" }),
-    expiresAt: isoTime,
-  })
-  .openapi("SignInSession");
-
-export const apiKeyCreatedSchema = z
-  .object({
-    id: z.number().int(),
-    key: z.string().openapi({ description: "sk_ followed by 64 hex. Shown once: only its SHA-256 hash is stored" }),
-    prefix: z.string().openapi({ example: "sk_3f9a01bc" }),
-    label: z.string().nullable(),
-    createdAt: isoTime,
-  })
-  .openapi("ApiKeyCreated");
-
-export const apiKeySchema = z
-  .object({
-    id: z.number().int(),
-    prefix: z.string(),
-    label: z.string().nullable(),
-    createdAt: isoTime,
-    revokedAt: isoTime.nullable(),
-    lastUsedAt: isoTime.nullable(),
-  })
-  .openapi("ApiKey");
-
-export const apiKeyListSchema = z.object({ keys: z.array(apiKeySchema) }).openapi("ApiKeyList");
-
-export const apiKeyRevokedSchema = z
-  .object({ id: z.number().int(), revoked: z.literal(true) })
-  .openapi("ApiKeyRevoked");
-
-export const whoamiSchema = z
-  .object({
-    address: z.string().openapi({ description: "The wallet the key acts as, lower-case" }),
-    addresses: z.array(z.string()).openapi({ description: "The account's wallets (one per account here)" }),
-  })
-  .openapi("WhoAmI");
-
-export type NonceResponse = z.infer<typeof nonceResponseSchema>;
-export type SessionResponse = z.infer<typeof sessionResponseSchema>;
-export type ApiKeyCreated = z.infer<typeof apiKeyCreatedSchema>;
-export type ApiKeyView = z.infer<typeof apiKeySchema>;
+import { ApiKeyCreated, ApiKeyView, NonceResponse, SessionResponse } from "./schemas/accounts";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 const unixNow = (nowMs: number) => Math.floor(nowMs / 1000);

@@ -10,8 +10,7 @@
  */
 import type { Knex } from "knex";
 import { ZeroAddress } from "ethers";
-import { z, address, amount, duration, issue, taskHash } from "./schemas/common";
-import { checkPostingTerms, postingTermsShape, type PostingTerms } from "./schemas/postingTerms";
+import { checkPostingTerms, type PostingTerms } from "./schemas/postingTerms";
 import type { Deps } from "./deps";
 import type { ChainGateway } from "../chain/gateway";
 import {
@@ -26,122 +25,7 @@ import { claimHash } from "../db/repositories/hashReservations";
 import { findListingByHash } from "../db/repositories/listings";
 import { findTasksByHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
-
-/* ------------------------------------------------------------------------------------------------------------ */
-/*                                                   Schemas                                                    */
-/* ------------------------------------------------------------------------------------------------------------ */
-
-/** Most tasks one batch build takes, whatever the escrow's own maximum. */
-export const MAX_BATCH_TASKS = 50;
-/** Longest locationZone: free text, but each 32 bytes of it costs the poster a storage slot per task. */
-export const MAX_LOCATION_ZONE = 100;
-
-const taskTermsShape = {
-  taskHash: taskHash.openapi({ description: "0x SHA-256 of the brief blob as uploaded; never zero" }),
-  amount,
-  locationZone: z
-    .string()
-    .min(1, "must not be empty")
-    .max(MAX_LOCATION_ZONE, `must be at most ${MAX_LOCATION_ZONE} characters`)
-    .openapi({ example: "global", description: "Free text; clients default to global" }),
-  duration: duration.openapi({ description: "Whole seconds from 3600 to 7776000" }),
-  targetExecutorType: z.enum(["human", "agent"]).optional(),
-  ...postingTermsShape,
-};
-
-/**
- * Unknown fields are refused (a misspelt `verifierAddress` must not silently build a createTask). Checked by a
- * refinement over a passthrough object rather than `.strict()`, so that the OpenAPI document can describe the single
- * body as TaskBuildTerms plus `token` (an allOf) without `additionalProperties: false` making it unsatisfiable.
- */
-function refuseUnknownFields(known: readonly string[]) {
-  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
-    for (const key of Object.keys(value)) {
-      if (!known.includes(key))
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [key], message: "is not a field of this body" });
-    }
-  };
-}
-
-const taskTermsObject = z.object(taskTermsShape).passthrough().openapi("TaskBuildTerms", {
-  description: "One task: the single build body without token. Unknown fields are refused.",
-});
-
-/** One task's terms: the single build body without `token`, and one entry of a batch. */
-export const taskBuildTermsSchema = taskTermsObject.superRefine(refuseUnknownFields(Object.keys(taskTermsShape)));
-
-export type TaskBuildTerms = z.output<typeof taskBuildTermsSchema>;
-
-const taskBuildBodyObject = taskTermsObject
-  .extend({
-    token: address.optional().openapi({
-      description:
-        "The posting chain's settlement token (GET /api/v1/health/settlement); the settlement token when omitted",
-    }),
-  })
-  .openapi("TaskBuildBody", { description: "One task to build. Unknown fields are refused." });
-
-/** The single build body. */
-export const taskBuildBodySchema = taskBuildBodyObject.superRefine(
-  refuseUnknownFields(Object.keys(taskBuildBodyObject.shape)),
-);
-
-export type TaskBuildBody = z.output<typeof taskBuildBodySchema>;
-
-/**
- * A batch. The entries of `tasks` are checked one by one by `taskBuildTermsSchema` after the envelope, so that every
- * refused task is reported with its index (INVALID_TASKS) instead of the first one failing the whole body.
- */
-export const taskBatchBuildBodySchema = z
-  .object({
-    token: address.openapi({ description: "The settlement token, once for the batch" }),
-    tasks: z
-      .array(
-        // Documented as TaskBuildTerms; validated per entry by buildTaskBatch.
-        z.unknown().openapi({ $ref: "#/components/schemas/TaskBuildTerms" } as never),
-      )
-      .min(1, `must hold 1 to ${MAX_BATCH_TASKS} tasks`)
-      .superRefine((tasks, ctx) => {
-        if (tasks.length > MAX_BATCH_TASKS) {
-          issue(ctx, "BATCH_TOO_LARGE", `must hold at most ${MAX_BATCH_TASKS} tasks, got ${tasks.length}`);
-        }
-      })
-      .openapi({ maxItems: MAX_BATCH_TASKS }),
-  })
-  .strict()
-  .openapi("TaskBatchBuildBody");
-
-export type TaskBatchBuildBody = z.output<typeof taskBatchBuildBodySchema>;
-
-export const unsignedTxSchema = z
-  .object({
-    to: z.string().openapi({ description: "The escrow proxy of the posting chain" }),
-    data: z.string().openapi({ description: "Calldata" }),
-    from: z.string().openapi({ description: "The wallet the API key acts as; it must sign" }),
-    value: z.literal("0"),
-    gas: z
-      .string()
-      .optional()
-      .openapi({ description: "Gas limit (batch builds): estimate plus one fifth, or a size-based fallback" }),
-  })
-  .openapi("UnsignedTx");
-
-export type UnsignedTx = z.infer<typeof unsignedTxSchema>;
-
-export const taskBuildSchema = z
-  .object({
-    unsignedTx: unsignedTxSchema,
-    chain: z.enum(["base", "arc"]),
-    chainId: z.number().int(),
-  })
-  .openapi("TaskBuild");
-
-export const taskBatchBuildSchema = taskBuildSchema
-  .extend({ taskHashes: z.array(z.string()) })
-  .openapi("TaskBatchBuild");
-
-export type TaskBuild = z.infer<typeof taskBuildSchema>;
-export type TaskBatchBuild = z.infer<typeof taskBatchBuildSchema>;
+import { TaskBatchBuild, TaskBatchBuildBody, TaskBuild, TaskBuildBody, TaskBuildTerms, taskBuildTermsSchema } from "./schemas/posting";
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                    Rules                                                     */
@@ -369,7 +253,7 @@ export async function buildTaskBatch(
 }
 
 /** The node's gas estimate of a call from the caller, or undefined when it reverts, fails or takes too long. */
-async function estimate(
+export async function estimate(
   chain: ChainGateway,
   tx: { from: string; to: string; data: string },
 ): Promise<bigint | undefined> {

@@ -2,29 +2,9 @@
  * The settlement record: which chain posts, its escrow and token, and whether it takes batches. The local devnet
  * stands in for the configured posting chain (POSTING_CHAIN, default base).
  */
-import { z } from "./schemas/common";
+import type { Settlement } from "./schemas/settlement";
 import { isTokenAllowed } from "../db/repositories/allowedTokens";
 import type { Deps } from "./deps";
-
-const chainEntry = z.object({
-  chain: z.enum(["base", "arc"]),
-  chainId: z.number().int().nullable(),
-  tier: z.string(),
-  escrowAddress: z.string().nullable(),
-  token: z
-    .object({ kind: z.literal("erc20"), address: z.string(), symbol: z.string(), decimals: z.number().int() })
-    .nullable(),
-  relayChain: z.string().nullable(),
-  gasSymbol: z.string(),
-  postable: z.boolean(),
-  batchCreate: z.object({ supported: z.boolean(), maxBatch: z.number().int() }),
-});
-
-export const settlementSchema = z
-  .object({ postingChain: z.enum(["base", "arc"]), chains: z.array(chainEntry), settlementTier: z.string() })
-  .openapi("Settlement");
-
-export type Settlement = z.infer<typeof settlementSchema>;
 
 export async function readSettlement(deps: Deps): Promise<Settlement> {
   const { api } = deps.config;

@@ -2,22 +2,10 @@
  * Marketplace figures. openTasks counts listed tasks a worker could take now; totalAgents counts wallets that were
  * ever assigned work; activeAgents those holding unsettled work; registeredUsers the wallets that signed in.
  */
-import { z } from "./schemas/common";
+import type { Stats } from "./schemas/stats";
 import type { Deps } from "./deps";
 import { listOpenTasks } from "../db/repositories/tasks";
 import { TASK_STATUS, ZERO_ADDRESS } from "../escrow/records";
-
-export const statsSchema = z
-  .object({
-    openTasks: z.number().int(),
-    totalAgents: z.number().int(),
-    activeAgents: z.number().int(),
-    registeredUsers: z.number().int(),
-    completedTasks: z.number().int(),
-  })
-  .openapi("Stats");
-
-export type Stats = z.infer<typeof statsSchema>;
 
 const count = async (query: Promise<unknown>) => Number(((await query) as { n?: number | string } | undefined)?.n ?? 0);
 

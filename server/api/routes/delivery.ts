@@ -14,7 +14,7 @@ import {
   verifyAnswerSchema,
   verifyBodySchema,
 } from "../../domain/schemas/delivery";
-import { taskHashParams } from "../../domain/marketplace/taskContext";
+import { taskHashParams } from "../../domain/schemas/marketplace";
 import { judgeManually, submitResult, verifyAsAgent } from "../../domain/marketplace/deliver";
 import { buildDispute, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
 import type { ErrorCode } from "../../errors";

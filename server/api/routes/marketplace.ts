@@ -12,7 +12,7 @@ import {
   bidResultSchema,
   posterTxSchema,
 } from "../../domain/schemas/accept";
-import { taskHashParams } from "../../domain/marketplace/taskContext";
+import { taskHashParams } from "../../domain/schemas/marketplace";
 import { acceptTask } from "../../domain/marketplace/accept";
 import { bidOnTask, listApplicants } from "../../domain/marketplace/bids";
 import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/posterMoves";

@@ -1,16 +1,14 @@
 /** Blob storage: single and batch uploads (posting family "uploads"), and the public download by root hash. */
 import { defineRoute, type AnyRoute } from "../route";
 import { issue, z } from "../../domain/schemas/common";
+import { readBlob, uploadBlob, uploadBlobBatch } from "../../domain/storage";
 import {
   MAX_BATCH_UPLOADS,
   MAX_DECENTRALIZED_BATCH_UPLOADS,
-  readBlob,
   rootHashParam,
   storedBlobSchema,
   uploadBatchResultSchema,
-  uploadBlob,
-  uploadBlobBatch,
-} from "../../domain/storage";
+} from "../../domain/schemas/storage";
 import type { ErrorCode } from "../../errors";
 
 /**

@@ -2,8 +2,10 @@
 import { defineRoute, type AnyRoute } from "../route";
 import { z } from "../../domain/schemas/common";
 import { buildOpenApiDocument } from "../openapi";
-import { readStats, statsSchema } from "../../domain/stats";
-import { readSettlement, settlementSchema } from "../../domain/settlement";
+import { readStats } from "../../domain/stats";
+import { statsSchema } from "../../domain/schemas/stats";
+import { readSettlement } from "../../domain/settlement";
+import { settlementSchema } from "../../domain/schemas/settlement";
 
 export const statsRoute = defineRoute({
   method: "get",

@@ -1,13 +1,7 @@
 /** Task building: unsigned createTask / createTaskWithVerifier / createTasks transactions for the caller to sign. */
 import { defineRoute, type AnyRoute } from "../route";
-import {
-  buildTask,
-  buildTaskBatch,
-  taskBatchBuildBodySchema,
-  taskBatchBuildSchema,
-  taskBuildBodySchema,
-  taskBuildSchema,
-} from "../../domain/posting";
+import { buildTask, buildTaskBatch } from "../../domain/posting";
+import { taskBatchBuildBodySchema, taskBatchBuildSchema, taskBuildBodySchema, taskBuildSchema } from "../../domain/schemas/posting";
 import type { ErrorCode } from "../../errors";
 
 const TASK_RULE_ERRORS: ErrorCode[] = [

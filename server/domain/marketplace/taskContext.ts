@@ -7,9 +7,9 @@
  * Clocks: deadlines are chain time (`now`); the accept lock, offer windows and the age of an assignment are wall
  * clock (`wallNow`), because a chain that mines no block has a frozen clock.
  */
-import type { UnsignedTx } from "../posting";
+import type { UnsignedTx } from "../schemas/posting";
 import type { Deps } from "../deps";
-import { z, issue } from "../schemas/common";
+import { taskHashParam } from "../schemas/marketplace";
 import { fail } from "../../errors";
 import { findListingByHash, type ListingRecord } from "../../db/repositories/listings";
 import { findTaskById } from "../../db/repositories/tasks";
@@ -62,37 +62,18 @@ export interface TaskContext {
 // The path parameter
 // ---------------------------------------------------------------------------------------------------------------
 
-const DEPRECATED_MESSAGE =
-  "marketplace operations take the task hash (0x + 64 hex), not a numeric id: numeric ids collide across chains";
-
 /**
- * A task hash of a marketplace path: a numeric id answers TASK_ID_DEPRECATED, anything else that is not 0x + 64 hex
- * VALIDATION_ERROR, the zero hash EMPTY_HASH. Returns it lower-case.
+ * A task hash of a marketplace path, by the rule of the `:hash` path parameter (schemas/marketplace.ts taskHashParam):
+ * a numeric id answers TASK_ID_DEPRECATED, anything else that is not 0x + 64 hex VALIDATION_ERROR, the zero hash
+ * EMPTY_HASH. Returns it lower-case.
  */
 export function parseTaskHash(raw: string): string {
-  if (/^[0-9]+$/.test(raw)) fail("TASK_ID_DEPRECATED", DEPRECATED_MESSAGE);
-  if (!/^0x[0-9a-fA-F]{64}$/.test(raw)) fail("VALIDATION_ERROR", "hash: must be 0x followed by 64 hex characters");
-  if (/^0x0{64}$/.test(raw)) fail("EMPTY_HASH", "hash: the task hash must not be zero");
-  return raw.toLowerCase();
+  const parsed = taskHashParam.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const first = parsed.error.issues[0];
+  const code = (first.code === "custom" ? first.params?.errorCode : undefined) ?? "VALIDATION_ERROR";
+  return fail(code, `hash: ${first.message}`);
 }
-
-/** The `:hash` path parameter of the marketplace routes, with the checks of parseTaskHash. */
-export const taskHashParams = z.object({
-  hash: z
-    .string()
-    .superRefine((v, ctx) => {
-      if (/^[0-9]+$/.test(v)) issue(ctx, "TASK_ID_DEPRECATED", DEPRECATED_MESSAGE);
-      else if (!/^0x[0-9a-fA-F]{64}$/.test(v))
-        issue(ctx, "VALIDATION_ERROR", "must be 0x followed by 64 hex characters");
-      else if (/^0x0{64}$/.test(v)) issue(ctx, "EMPTY_HASH", "the task hash must not be zero");
-    })
-    .transform((v) => v.toLowerCase())
-    .openapi({
-      type: "string",
-      example: `0x${"ab".repeat(32)}`,
-      description: "The task hash (a numeric id answers TASK_ID_DEPRECATED)",
-    }),
-});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Loading

@@ -3,7 +3,7 @@
  * material appears in one place only: `wrappedKey` of the accept answer, the caller's own key.
  */
 import { z, address } from "./common";
-import { unsignedTxSchema } from "../posting";
+import { unsignedTxSchema } from "./posting";
 
 export const bidBodySchema = z
   .object({

@@ -2,7 +2,7 @@
  * Bodies and answers of the delivery routes: submit, verify, finalize, decline, release, reclaim, dispute.
  */
 import { z, bytes32 } from "./common";
-import { unsignedTxSchema } from "../posting";
+import { unsignedTxSchema } from "./posting";
 import { MAX_REASON_LENGTH } from "../marketplace/deliver";
 
 const reason = z

@@ -293,3 +293,24 @@ export const indexBatchResultSchema = z.object({
   results: z.array(z.union([indexResultSchema, indexItemErrorSchema])),
 });
 export type IndexBatchResult = z.infer<typeof indexBatchResultSchema>;
+
+const TASK_ID_DEPRECATED_MESSAGE =
+  "marketplace operations take the task hash (0x + 64 hex), not a numeric id: numeric ids collide across chains";
+
+/** The task hash of a marketplace path: lower-case; a numeric id is TASK_ID_DEPRECATED, the zero hash EMPTY_HASH. */
+export const taskHashParam = z
+  .string()
+  .superRefine((v, ctx) => {
+    if (/^[0-9]+$/.test(v)) issue(ctx, "TASK_ID_DEPRECATED", TASK_ID_DEPRECATED_MESSAGE);
+    else if (!/^0x[0-9a-fA-F]{64}$/.test(v)) issue(ctx, "VALIDATION_ERROR", "must be 0x followed by 64 hex characters");
+    else if (/^0x0{64}$/.test(v)) issue(ctx, "EMPTY_HASH", "the task hash must not be zero");
+  })
+  .transform((v) => v.toLowerCase())
+  .openapi({
+    type: "string",
+    example: `0x${"ab".repeat(32)}`,
+    description: "The task hash (a numeric id answers TASK_ID_DEPRECATED)",
+  });
+
+/** The `:hash` path parameter of the marketplace routes. */
+export const taskHashParams = z.object({ hash: taskHashParam });
