@@ -22,7 +22,6 @@ import {
   FEE_BPS,
   STATUS,
   TASK_HASH,
-  USDC,
   ZONE,
   agentVerifiedTaskFixture,
   assignedTaskFixture,

@@ -1,8 +1,6 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
-import type { ContractTransactionResponse } from "ethers";
-import type { TaskEscrow } from "../../typechain-types";
 import {
   CATEGORY,
   DAY,

@@ -21,7 +21,7 @@ import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import type { ContractTransactionResponse } from "ethers";
-import { DAY, EVIDENCE_HASH, HOUR, USDC, deployEscrowFixture } from "../helpers/fixtures";
+import { DAY, EVIDENCE_HASH, HOUR, USDC, deployEscrowFixture, getTaskView } from "../helpers/fixtures";
 import {
   EscrowModel,
   LIMITS,
@@ -372,23 +372,7 @@ function canonical(value: unknown): string {
 }
 
 /** The getTask fields of a model record. */
-function viewOf(t: TaskRecord) {
-  return {
-    poster: t.poster,
-    worker: t.worker,
-    token: t.token,
-    amount: t.amount,
-    taskHash: t.taskHash,
-    evidenceHash: t.evidenceHash,
-    status: t.status,
-    category: t.category,
-    locationZone: t.locationZone,
-    createdAt: t.createdAt,
-    deadline: t.deadline,
-    submissionAttempts: t.submissionAttempts,
-    disputedAt: t.disputedAt,
-  };
-}
+const viewOf = (t: TaskRecord) => getTaskView(t);
 
 class Run {
   private readonly model: EscrowModel;
@@ -443,6 +427,7 @@ class Run {
       const message = error instanceof Error ? error.message : String(error);
       throw new Error(
         `${message}\n  steps of this run (seed ${SEED}):\n${this.trace.map((l) => `    ${l}`).join("\n")}`,
+        { cause: error },
       );
     }
   }

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import type { ContractTransactionResponse, Wallet } from "ethers";
+import type { Wallet } from "ethers";
 import type { TaskEscrow } from "../../typechain-types";
 import {
   CATEGORY,

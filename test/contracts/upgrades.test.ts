@@ -17,6 +17,7 @@ import {
   TASK_HASH,
   USDC,
   ZONE,
+  getTaskView,
 } from "../helpers/fixtures";
 
 /** ERC-7201 slot of the V2 mocks' namespaces: the tests read the new value straight from the proxy's storage. */
@@ -148,19 +149,7 @@ async function readEscrowState(escrow: TaskEscrow, openSubmitter: string) {
     const t = await escrow.getTask(id);
     tasks.push({
       id,
-      poster: t.poster,
-      worker: t.worker,
-      token: t.token,
-      amount: t.amount,
-      taskHash: t.taskHash,
-      evidenceHash: t.evidenceHash,
-      status: t.status,
-      category: t.category,
-      locationZone: t.locationZone,
-      createdAt: t.createdAt,
-      deadline: t.deadline,
-      submissionAttempts: t.submissionAttempts,
-      disputedAt: t.disputedAt,
+      ...getTaskView(t),
       effectiveDeadline: await escrow.effectiveDeadline(id),
       taskVerifier: await escrow.taskVerifier(id),
       failedVerdictAt: await escrow.failedVerdictAt(id),

@@ -90,3 +90,26 @@ export async function agentVerifiedTaskFixture() {
   await escrow.connect(verifier).marketplaceAssign(1n, worker.address);
   return { ...base, taskId: 1n, amount };
 }
+
+/** The fields of the escrow's getTask struct, in its order. */
+export const GET_TASK_FIELDS = [
+  "poster",
+  "worker",
+  "token",
+  "amount",
+  "taskHash",
+  "evidenceHash",
+  "status",
+  "category",
+  "locationZone",
+  "createdAt",
+  "deadline",
+  "submissionAttempts",
+  "disputedAt",
+] as const;
+type GetTaskField = (typeof GET_TASK_FIELDS)[number];
+
+/** The getTask fields of a record (an on-chain getTask result or a model's record), as a plain object. */
+export function getTaskView<T extends Record<GetTaskField, unknown>>(t: T): Pick<T, GetTaskField> {
+  return Object.fromEntries(GET_TASK_FIELDS.map((field) => [field, t[field]])) as Pick<T, GetTaskField>;
+}

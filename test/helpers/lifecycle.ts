@@ -6,7 +6,6 @@
  */
 import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
-import type { ContractTransactionResponse } from "ethers";
 import type { TaskEscrow } from "../../typechain-types";
 import {
   CATEGORY,
