@@ -34,6 +34,7 @@ import { performance } from "node:perf_hooks";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
 import { BATCH, POSTERS, deployFundedPosters } from "./history";
+import { printTable } from "./report";
 import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
 import { createDb, dbOptions } from "../server/db/knex";
@@ -69,17 +70,6 @@ const fmt = (n: number, digits = 0) =>
 const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 const briefHash = (label: string) => ethers.sha256(ethers.toUtf8Bytes(`bench brief: ${label}`));
 
-function printTable(header: string[], rows: string[][], rightAligned: number[] = []): void {
-  const widths = header.map((title, c) => Math.max(title.length, ...rows.map((row) => (row[c] ?? "").length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((cell, c) => (rightAligned.includes(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
-      .join("  ")
-      .trimEnd();
-  console.log(render(header));
-  console.log(widths.map((w) => "-".repeat(w)).join("  "));
-  for (const row of rows) console.log(render(row));
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Chain: the escrow and its tasks

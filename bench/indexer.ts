@@ -32,6 +32,7 @@ import { performance } from "node:perf_hooks";
 import { ethers, network } from "hardhat";
 import type { Log } from "ethers";
 import { AMOUNT, BATCH, CATEGORIES, DAY, POSTERS, ZONES, deployFundedPosters } from "./history";
+import { printTable } from "./report";
 import { providerChainReader, type ChainReader } from "../server/chain/escrowLogs";
 import { createDb, type Db, type DbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
@@ -78,17 +79,6 @@ function quantile(sorted: number[], q: number): number {
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
 
-function printTable(header: string[], rows: string[][], rightAligned: number[] = []): void {
-  const widths = header.map((title, c) => Math.max(title.length, ...rows.map((row) => (row[c] ?? "").length)));
-  const render = (cells: string[]) =>
-    cells
-      .map((cell, c) => (rightAligned.includes(c) ? cell.padStart(widths[c]) : cell.padEnd(widths[c])))
-      .join("  ")
-      .trimEnd();
-  console.log(render(header));
-  console.log(widths.map((w) => "-".repeat(w)).join("  "));
-  for (const row of rows) console.log(render(row));
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Profiling: the indexer is not modified; its ChainReader is wrapped and its knex instance observed. A step starts
