@@ -51,15 +51,16 @@ export default tseslint.config(
       "no-control-regex": "off",
     },
   },
-  { files: ["server/domain/**/*.ts"], rules: forbid(["api"], "the domain does not import the API or the indexer", ["indexer"]) },
+  { files: ["server/domain/**/*.ts"], rules: forbid(["api", "protocols"], "the domain does not import the API, the protocols or the indexer", ["indexer"]) },
+  { files: ["server/protocols/**/*.ts"], rules: forbid(["api", "db", "indexer"], "protocols adapt the domain: they call it, not the API or the database") },
   {
     files: ["server/db/**/*.ts", "server/chain/**/*.ts"],
-    rules: forbid(["api", "domain", "indexer", "verifier"], "db and chain are the lowest layers: they import only escrow/"),
+    rules: forbid(["api", "domain", "indexer", "verifier", "protocols"], "db and chain are the lowest layers: they import only escrow/"),
   },
   { files: ["server/indexer/**/*.ts"], rules: forbid(["api", "domain"], "the indexer writes to db from chain only") },
   {
     files: ["server/escrow/**/*.ts", "server/errors.ts", "server/config.ts"],
-    rules: forbid(["api", "domain", "indexer", "db", "chain", "verifier"], "leaf modules import no layer"),
+    rules: forbid(["api", "domain", "indexer", "db", "chain", "verifier", "protocols"], "leaf modules import no layer"),
   },
   {
     files: ["test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts"],

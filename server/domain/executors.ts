@@ -22,7 +22,7 @@ import {
 } from "../db/repositories/executors";
 import type { Queryable } from "../db/repositories/util";
 import { isValidAgentPublicKey } from "./briefs";
-import { reputationScore, workerScoreSubquery } from "./reputation";
+import { reputationOf, reputationScore, workerScoreSubquery, type Reputation } from "./reputation";
 
 /** An executor seen within this many seconds is running. */
 export const RUNNING_WINDOW_SECONDS = 600;
@@ -171,4 +171,14 @@ export async function listPublicExecutors(
     })),
     total,
   };
+}
+
+/** A registered agent with its reputation (its public card); NOT_FOUND when the address is not registered. */
+export async function readExecutorProfile(
+  deps: Deps,
+  address: string,
+): Promise<{ executor: ExecutorRecord; reputation: Reputation }> {
+  const executor = await findExecutor(deps.db, address);
+  if (!executor) return fail("NOT_FOUND", `no registered agent has address ${address.toLowerCase()}`);
+  return { executor, reputation: await reputationOf(deps.db, executor.address, await deps.clock.chainNow()) };
 }

@@ -9,6 +9,7 @@ import { executorRoutes } from "./executors";
 import { reputationRoutes } from "./reputation";
 import { marketplaceRoutes } from "./marketplace";
 import { deliveryRoutes } from "./delivery";
+import { cardRoutes } from "./cards";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -20,4 +21,5 @@ export const allRoutes: AnyRoute[] = [
   ...reputationRoutes,
   ...marketplaceRoutes,
   ...deliveryRoutes,
+  ...cardRoutes,
 ];
