@@ -7,7 +7,7 @@ import crypto from "node:crypto";
 import os from "node:os";
 import path from "node:path";
 import fs from "node:fs";
-import type { AddressInfo } from "node:net";
+import net, { type AddressInfo } from "node:net";
 import { ethers } from "hardhat";
 import { loadConfig, type Config } from "../../server/config";
 import { silentLogger } from "../../server/logger";
@@ -73,17 +73,28 @@ function testClock(): TestClock {
   };
 }
 
+/** A port free on 127.0.0.1 right now (the OS picks it). */
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
+  const { port } = probe.address() as AddressInfo;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return port;
+}
+
 /** Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). */
 export async function startTestApi(book: AddressBook, env: Record<string, string> = {}): Promise<TestApi> {
   const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-deployments-"));
   fs.writeFileSync(path.join(deploymentsDir, "hardhat.json"), JSON.stringify(book));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-data-"));
+  const port = await freePort();
   const config: Readonly<Config> = loadConfig({
     NETWORK: "hardhat",
     DEPLOYMENTS_DIR: deploymentsDir,
     DATA_DIR: dataDir,
     LOG_LEVEL: "silent",
-    API_PORT: "0",
+    // A free port chosen up front, so PUBLIC_URL (cards, sign-in messages) names the port the API listens on.
+    API_PORT: String(port),
     INDEXER_POLL_MS: "20",
     VERIFIER_POLL_MS: "50",
     REDIS_URL: process.env.REDIS_URL ?? "",
@@ -114,7 +125,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     testDb.onCleanup(() => verifier.stop());
   }
   const server = createHttpServer(createApp(deps).callback(), config.api.timeouts);
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(config.api.port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {

@@ -1,0 +1,163 @@
+/**
+ * The marketplace as an A2A agent (@a2a-js/sdk's A2ARequestHandler), unauthenticated and read-only:
+ * - ListTasks / tasks/list: the open tasks, with the same public metadata as GET /api/v1/a2a/tasks;
+ * - GetTask / tasks/get: one listed task by its hash (public projection only: never a brief, a key or a result);
+ * - SendMessage / message/send: acknowledges with a message saying how to post or take work; changes nothing;
+ * - CancelTask / tasks/cancel: refused (TaskNotCancelable, -32002): the poster cancels on-chain (POST .../cancel);
+ * - streaming and push notifications: not supported (-32004, -32003).
+ */
+import crypto from "node:crypto";
+import {
+  Role,
+  TaskState,
+  type AgentCard,
+  type CancelTaskRequest,
+  type GetTaskRequest,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type Task,
+} from "@a2a-js/sdk";
+import {
+  PushNotificationNotSupportedError,
+  RequestMalformedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from "@a2a-js/sdk/errors";
+import type { A2ARequestHandler } from "@a2a-js/sdk/server";
+import type { Deps } from "../../domain/deps";
+import { listOpenListedTasks, readTask } from "../../domain/listing";
+import type { TaskMeta, TaskState as MarketTaskState } from "../../domain/schemas/marketplace";
+import { AppError } from "../../errors";
+import { a2aAgentCard, platformUrls } from "../cards";
+import { A2A_STATE_OF } from "./states";
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 50;
+
+/** A listed task as an A2A Task: id and contextId are the task hash, the public projection is the metadata. */
+export function toA2ATask(meta: TaskMeta, state: MarketTaskState): Task {
+  return {
+    id: meta.taskHash,
+    contextId: meta.taskHash,
+    status: {
+      state: A2A_STATE_OF[state.status],
+      message: undefined,
+      timestamp: new Date(meta.listedAt * 1000).toISOString(),
+    },
+    artifacts: [],
+    history: [],
+    metadata: { marketplace: { ...meta, state: state.status, onChainStatus: state.onChainStatus } },
+  };
+}
+
+const TASK_HASH = /^0x[0-9a-fA-F]{64}$/;
+
+/** A stream that fails at once: streaming is not supported (capabilities.streaming is false). */
+async function* refusedStream(): AsyncGenerator<never, void, undefined> {
+  yield* [];
+  throw new UnsupportedOperationError("streaming is not supported (capabilities.streaming is false)");
+}
+
+export class MarketplaceA2AHandler implements A2ARequestHandler {
+  constructor(private readonly deps: Deps) {}
+
+  async getAgentCard(): Promise<AgentCard> {
+    return a2aAgentCard(this.deps) as unknown as AgentCard;
+  }
+
+  async getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    throw new UnsupportedOperationError("this endpoint is unauthenticated: there is no extended card");
+  }
+
+  async sendMessage(params: SendMessageRequest): Promise<Message> {
+    const urls = platformUrls(this.deps);
+    const text =
+      "Message received; this endpoint only acknowledges and changes nothing. " +
+      `To take work: browse open tasks (tasks/list here, or GET ${urls.base}/api/v1/a2a/tasks), then bid and accept ` +
+      `with an API key (POST ${urls.base}/api/v1/a2a/tasks/{hash}/accept) or through MCP at ${urls.mcp}. ` +
+      `To post work: upload the brief and build the task (POST ${urls.base}/api/v1/tasks), sign and send the ` +
+      `transactions with your wallet, then list it (POST ${urls.base}/api/v1/a2a/tasks/index). API: ${urls.openapi}`;
+    return {
+      messageId: crypto.randomUUID(),
+      contextId: params.message?.contextId ?? "",
+      taskId: "",
+      role: Role.ROLE_AGENT,
+      parts: [{ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+      metadata: { acknowledged: true, endpoints: { openapi: urls.openapi, mcp: urls.mcp } },
+      extensions: [],
+      referenceTaskIds: [],
+    };
+  }
+
+  sendMessageStream(): AsyncGenerator<never, void, undefined> {
+    return refusedStream();
+  }
+
+  async getTask(params: GetTaskRequest): Promise<Task> {
+    if (!TASK_HASH.test(params.id ?? "")) {
+      throw new RequestMalformedError("params.id must be a task hash: 0x followed by 64 hex characters");
+    }
+    let read;
+    try {
+      read = await readTask(this.deps, { taskHash: params.id.toLowerCase() }, undefined);
+    } catch (error) {
+      if (error instanceof AppError && (error.code === "NOT_FOUND" || error.code === "NOT_INDEXED_YET")) {
+        throw new TaskNotFoundError(`task ${params.id}: ${error.message}`);
+      }
+      throw error;
+    }
+    if (!read.a2aMeta || !read.a2aState) throw new TaskNotFoundError(`task ${params.id} is not listed on the marketplace`);
+    return toA2ATask(read.a2aMeta, read.a2aState);
+  }
+
+  async listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE_SIZE;
+    if (!Number.isInteger(pageSize) || pageSize < 1 || pageSize > MAX_PAGE_SIZE) {
+      throw new RequestMalformedError(`params.pageSize must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+    }
+    const token = params.pageToken ?? "";
+    if (token !== "" && !/^(0|[1-9][0-9]{0,8})$/.test(token)) {
+      throw new RequestMalformedError("params.pageToken must be a nextPageToken this endpoint returned");
+    }
+    const offset = token === "" ? 0 : Number(token);
+    // Every task here is open (SUBMITTED): another status, or another context, lists nothing.
+    const wantsOther =
+      (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED && params.status !== TaskState.TASK_STATE_SUBMITTED);
+    if (wantsOther) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+    const page = await listOpenListedTasks(this.deps, { minReputation: 0, limit: pageSize, offset });
+    let tasks = page.tasks.map(({ meta, state }) => toA2ATask(meta, state));
+    if (params.contextId) tasks = tasks.filter((t) => t.contextId === params.contextId.toLowerCase());
+    const next = offset + pageSize < page.total ? String(offset + pageSize) : "";
+    return { tasks, nextPageToken: next, pageSize, totalSize: page.total };
+  }
+
+  async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    throw new TaskNotCancelableError(
+      `task ${params.id ?? ""} cannot be cancelled here: this endpoint is unauthenticated. The poster cancels ` +
+        "on-chain: POST /api/v1/a2a/tasks/{hash}/cancel answers the unsigned cancelTask to sign",
+    );
+  }
+
+  async createTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError("push notifications are not supported");
+  }
+
+  async getTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError("push notifications are not supported");
+  }
+
+  async listTaskPushNotificationConfigs(): Promise<never> {
+    throw new PushNotificationNotSupportedError("push notifications are not supported");
+  }
+
+  async deleteTaskPushNotificationConfig(): Promise<never> {
+    throw new PushNotificationNotSupportedError("push notifications are not supported");
+  }
+
+  resubscribe(): AsyncGenerator<never, void, undefined> {
+    return refusedStream();
+  }
+}

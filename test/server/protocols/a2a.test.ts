@@ -1,0 +1,218 @@
+/**
+ * POST /a2a/v1 over real HTTP: the official @a2a-js/sdk client (discovery from /.well-known/agent-card.json, list,
+ * get, send, cancel refused), raw JSON-RPC for every envelope error, both method-name styles, batches and
+ * notifications, and a fuzz run that must never see a 5xx or a body that is not a JSON-RPC answer.
+ */
+import { expect } from "chai";
+import fc from "fast-check";
+import { ethers } from "hardhat";
+import { ClientFactory } from "@a2a-js/sdk/client";
+import { Role, TaskState } from "@a2a-js/sdk";
+import { startMarket, type Market } from "../../helpers/market";
+
+const A2A = "/a2a/v1";
+
+async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
+  const market = await startMarket(env);
+  try {
+    await fn(market);
+  } finally {
+    await market.api.close();
+  }
+}
+
+async function rpc(m: Market, body: unknown, headers: Record<string, string> = {}) {
+  const res = await fetch(`${m.api.url}${A2A}`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
+}
+
+const call = (method: string, params: unknown = {}, id: number | string = 1) => ({ jsonrpc: "2.0", id, method, params });
+
+describe("A2A JSON-RPC at /a2a/v1", () => {
+  it("works with the official A2A client: discovery, ListTasks, GetTask, SendMessage, CancelTask refused", () =>
+    withMarket(async (m) => {
+      const first = await m.list();
+      const second = await m.list();
+      const client = await new ClientFactory().createFromUrl(m.api.url);
+
+      const listed = await client.listTasks({
+        tenant: "",
+        contextId: "",
+        status: TaskState.TASK_STATE_UNSPECIFIED,
+        pageSize: 10,
+        pageToken: "",
+        statusTimestampAfter: undefined,
+      });
+      expect(listed.totalSize).to.equal(2);
+      expect(listed.tasks.map((t) => t.id).sort()).to.deep.equal([first.taskHash, second.taskHash].sort());
+      for (const task of listed.tasks) {
+        expect(task.contextId).to.equal(task.id);
+        expect(task.status?.state).to.equal(TaskState.TASK_STATE_SUBMITTED);
+        expect(task.metadata?.marketplace).to.include({ taskHash: task.id, state: "open", privacy: "public" });
+      }
+
+      const got = await client.getTask({ tenant: "", id: first.taskHash, historyLength: undefined });
+      expect(got.id).to.equal(first.taskHash);
+      expect(got.metadata?.marketplace.onChainTaskId).to.equal(first.taskId);
+
+      const sent = await client.sendMessage({
+        tenant: "",
+        message: {
+          messageId: "m-1",
+          contextId: "",
+          taskId: "",
+          role: Role.ROLE_USER,
+          parts: [{ content: { $case: "text", value: "I want to work" }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+          metadata: undefined,
+          extensions: [],
+          referenceTaskIds: [],
+        },
+        configuration: undefined,
+        metadata: undefined,
+      });
+      expect("messageId" in sent).to.equal(true);
+      const text = JSON.stringify(sent);
+      expect(text).to.contain("changes nothing").and.to.contain("/api/v1/a2a/tasks/index");
+      // Acknowledging created nothing.
+      expect((await m.api.request("GET", "/api/v1/a2a/tasks")).json.data.total).to.equal(2);
+
+      let refused: unknown;
+      try {
+        await client.cancelTask({ tenant: "", id: first.taskHash, metadata: undefined });
+      } catch (error) {
+        refused = error;
+      }
+      expect(refused, "cancel must be refused").to.be.instanceOf(Error);
+      expect((refused as Error).name).to.equal("TaskNotCancelableError");
+    }));
+
+  it("answers both method-name styles: v0.3 (tasks/get, tasks/list, message/send, tasks/cancel) and 1.0", () =>
+    withMarket(async (m) => {
+      const { taskHash } = await m.list();
+      const list03 = await rpc(m, call("tasks/list", { pageSize: 5 }));
+      expect(list03.status).to.equal(200);
+      expect(list03.json.result.tasks[0]).to.include({ kind: "task", id: taskHash, contextId: taskHash });
+      expect(list03.json.result.tasks[0].status.state).to.equal("submitted");
+      expect(list03.json.result.totalSize).to.equal(1);
+
+      const get03 = await rpc(m, call("tasks/get", { id: taskHash }));
+      expect(get03.json.result.id, get03.text).to.equal(taskHash);
+      expect(get03.json.result.status.state).to.equal("submitted");
+      const get10 = await rpc(m, call("GetTask", { id: taskHash }));
+      expect(get10.json.result.id, get10.text).to.equal(taskHash);
+      expect(get10.json.result.status.state).to.equal("TASK_STATE_SUBMITTED");
+      const list10 = await rpc(m, call("ListTasks", { pageSize: 5 }));
+      expect(list10.json.result.tasks.map((t: { id: string }) => t.id)).to.deep.equal([taskHash]);
+
+      const send03 = await rpc(m, call("message/send", { message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] } }));
+      expect(send03.json.result, send03.text).to.include({ kind: "message", role: "agent" });
+      const cancel03 = await rpc(m, call("tasks/cancel", { id: taskHash }));
+      expect(cancel03.json.error.code).to.equal(-32002);
+      const cancel10 = await rpc(m, call("CancelTask", { id: taskHash }));
+      expect(cancel10.json.error.code).to.equal(-32002);
+    }));
+
+  it("answers the JSON-RPC and A2A error codes", () =>
+    withMarket(async (m) => {
+      const parse = await rpc(m, "{not json");
+      expect(parse.status).to.equal(200);
+      expect(parse.json).to.deep.include({ jsonrpc: "2.0", id: null });
+      expect(parse.json.error.code).to.equal(-32700);
+      expect((await rpc(m, { jsonrpc: "1.0", id: 1, method: "tasks/get" })).json.error.code).to.equal(-32600);
+      expect((await rpc(m, { jsonrpc: "2.0", id: 1 })).json.error.code).to.equal(-32600);
+      expect((await rpc(m, { jsonrpc: "2.0", id: {}, method: "tasks/get" })).json).to.deep.include({ id: null });
+      expect((await rpc(m, [])).json.error.code).to.equal(-32600);
+      expect((await rpc(m, 42)).json.error.code).to.equal(-32600);
+      const unknown = await rpc(m, call("tasks/explode", {}, "abc"));
+      expect(unknown.json).to.deep.include({ id: "abc" });
+      expect(unknown.json.error.code).to.equal(-32601);
+      expect((await rpc(m, call("tasks/get", { id: "not-a-hash" }))).json.error.code).to.equal(-32602);
+      expect((await rpc(m, call("GetTask", { id: "0x1234" }))).json.error.code).to.equal(-32602);
+      expect((await rpc(m, call("tasks/list", { pageSize: 1000 }))).json.error.code).to.equal(-32602);
+      const missing = ethers.hexlify(ethers.randomBytes(32));
+      expect((await rpc(m, call("tasks/get", { id: missing }))).json.error.code).to.equal(-32001);
+      expect((await rpc(m, call("GetTask", { id: missing }))).json.error.code).to.equal(-32001);
+      expect((await rpc(m, call("tasks/pushNotificationConfig/set", { taskId: missing, pushNotificationConfig: { url: "https://x.example" } }))).json.error.code).to.equal(-32003);
+      expect((await rpc(m, call("message/stream", { message: {} }))).json.error.code).to.equal(-32004);
+      expect((await rpc(m, call("SendStreamingMessage", { message: {} }))).json.error.code).to.equal(-32004);
+      const wrongMethod = await fetch(`${m.api.url}${A2A}`);
+      expect(wrongMethod.status).to.equal(405);
+    }));
+
+  it("answers batches in order, and nothing to notifications", () =>
+    withMarket(async (m) => {
+      const { taskHash } = await m.list();
+      const batch = await rpc(m, [
+        call("tasks/get", { id: taskHash }, 1),
+        { jsonrpc: "2.0", method: "tasks/list", params: {} },
+        call("nope", {}, 2),
+        "junk",
+      ]);
+      expect(batch.status).to.equal(200);
+      expect(batch.json.map((r: { id: unknown }) => r.id)).to.deep.equal([1, 2, null]);
+      expect(batch.json[0].result.id).to.equal(taskHash);
+      expect(batch.json[1].error.code).to.equal(-32601);
+      expect(batch.json[2].error.code).to.equal(-32600);
+      const onlyNotifications = await rpc(m, [{ jsonrpc: "2.0", method: "tasks/list" }]);
+      expect(onlyNotifications.status).to.equal(204);
+      const single = await rpc(m, { jsonrpc: "2.0", method: "message/send", params: {} });
+      expect(single.status).to.equal(204);
+      expect(single.text).to.equal("");
+    }));
+
+  it("never answers a private task's brief or result, and lists only open tasks", () =>
+    withMarket(async (m) => {
+      const pub = await m.list({ privacy: "public", publicBrief: "translate 3 lines" });
+      const got = await rpc(m, call("tasks/get", { id: pub.taskHash }));
+      expect(JSON.stringify(got.json)).not.to.contain("wrappedKeys");
+      expect(got.json.result.metadata.marketplace).not.to.have.property("resultData");
+    }));
+
+  it("applies the per-IP limit", () =>
+    withMarket(
+      async (m) => {
+        const statuses: number[] = [];
+        for (let i = 0; i < 5; i++) statuses.push((await rpc(m, call("tasks/list"))).status);
+        expect(statuses.slice(0, 3)).to.deep.equal([200, 200, 200]);
+        expect(statuses.slice(3)).to.deep.equal([429, 429]);
+      },
+      { RATE_IP_PER_WINDOW: "3" },
+    ));
+
+  it("fuzz: any body gets a JSON-RPC answer (or 204), never a 5xx", async function () {
+    this.timeout(120_000);
+    await withMarket(async (m) => {
+      const method = fc.constantFrom("tasks/get", "tasks/list", "message/send", "tasks/cancel", "GetTask", "ListTasks", "SendMessage", "CancelTask", "x", "");
+      const request = fc.record(
+        {
+          jsonrpc: fc.oneof(fc.constant("2.0"), fc.string()),
+          id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.object()),
+          method: fc.oneof(method, fc.anything()),
+          params: fc.oneof(fc.object(), fc.anything(), fc.record({ id: fc.oneof(fc.string(), fc.hexaString()), pageSize: fc.anything(), pageToken: fc.anything(), message: fc.anything() })),
+        },
+        { requiredKeys: [] },
+      );
+      const body = fc.oneof(request, fc.array(request, { maxLength: 4 }), fc.jsonValue(), fc.string().map((s) => `raw:${s}`));
+      await fc.assert(
+        fc.asyncProperty(body, async (b) => {
+          const raw = typeof b === "string" && b.startsWith("raw:") ? b.slice(4) : JSON.stringify(b);
+          const res = await rpc(m, raw === undefined ? "null" : raw);
+          expect(res.status, res.text).to.be.oneOf([200, 204]);
+          if (res.status === 204) return;
+          const answers = Array.isArray(res.json) ? res.json : [res.json];
+          for (const a of answers) {
+            expect(a.jsonrpc, res.text).to.equal("2.0");
+            expect("result" in a || "error" in a, res.text).to.equal(true);
+            if (a.error) expect(a.error.code, res.text).to.be.a("number").and.not.equal(-32603);
+          }
+        }),
+        { numRuns: 300 },
+      );
+    });
+  });
+});
