@@ -70,6 +70,7 @@ const envSchema = z.object({
   RATE_FAILED_AUTH_PER_WINDOW: intFrom(100, 1),
   RATE_WALLET_FAMILY_PER_MINUTE: intFrom(120, 1),
   RATE_IP_POSTING_PER_MINUTE: intFrom(600, 1),
+  RATE_MCP_CALLS_PER_MINUTE: intFrom(120, 1),
   RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -").default("rl:"),
 });
 
@@ -97,6 +98,8 @@ export interface LimitsConfig {
   walletFamilyPerMinute: number;
   /** Token bucket per IP across all posting routes. */
   ipPostingPerMinute: number;
+  /** MCP tool calls per API key per fixed minute, on top of the per-IP window. */
+  mcpCallsPerMinute: number;
   /** Prefix of the counters' keys in Redis: API processes sharing one budget use the same prefix. */
   prefix: string;
 }
@@ -213,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         failedAuthPerWindow: e.RATE_FAILED_AUTH_PER_WINDOW,
         walletFamilyPerMinute: e.RATE_WALLET_FAMILY_PER_MINUTE,
         ipPostingPerMinute: e.RATE_IP_POSTING_PER_MINUTE,
+        mcpCallsPerMinute: e.RATE_MCP_CALLS_PER_MINUTE,
         prefix: e.RATE_LIMIT_PREFIX,
       },
     },

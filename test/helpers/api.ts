@@ -168,8 +168,10 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
       await indexer.waitForBlock(await ethers.provider.getBlockNumber(), 20_000);
     },
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Connections still open (a client's keep-alive or a held stream) would keep close() waiting.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeAllConnections();
+      await closed;
       await deps.limits.close();
       await testDb.cleanup();
       fs.rmSync(deploymentsDir, { recursive: true, force: true });

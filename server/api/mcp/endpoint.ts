@@ -1,0 +1,132 @@
+/**
+ * The remote MCP endpoint at /mcp: @modelcontextprotocol/sdk's Streamable HTTP transport, stateless (a server and a
+ * transport per request, JSON responses, no session), mounted in Koa. Every request needs an API key (X-API-Key or
+ * Authorization: Bearer), as on every authenticated route: 401 with WWW-Authenticate otherwise. Host and Origin are
+ * checked against the service's own (DNS-rebinding protection). Tool calls are limited per key
+ * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
+ * RATE_LIMIT and retryAfterSeconds.
+ */
+import type { Context, Middleware } from "koa";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import type { Deps } from "../../domain/deps";
+import { AppError } from "../../errors";
+import { authenticate, missingCredential, AuthFailure } from "../middleware/auth";
+import type { Caller } from "../route";
+import { API_VERSION } from "../openapi";
+import { MCP_TOOLS } from "./tools";
+
+export const MCP_PATH = "/mcp";
+const MINUTE_MS = 60_000;
+const WWW_AUTHENTICATE = 'Bearer realm="mcp"';
+
+/** The hosts and origins the endpoint answers: PUBLIC_URL's, and the listening address's by IP and by localhost. */
+export function allowedHostsAndOrigins(deps: Deps): { hosts: string[]; origins: string[] } {
+  const publicUrl = new URL(deps.config.api.publicUrl);
+  const port = deps.config.api.port;
+  const hosts = new Set([publicUrl.host, `127.0.0.1:${port}`, `localhost:${port}`, `${deps.config.api.host}:${port}`]);
+  const origins = new Set([publicUrl.origin, ...[...hosts].map((h) => `http://${h}`)]);
+  return { hosts: [...hosts], origins: [...origins] };
+}
+
+function toolError(error: AppError): CallToolResult {
+  const payload = { code: error.code, message: error.message, ...(error.details ? { details: error.details } : {}) };
+  return {
+    isError: true,
+    content: [{ type: "text", text: `${error.code}: ${error.message}` }],
+    structuredContent: { error: payload },
+  };
+}
+
+function toolResult(data: unknown): CallToolResult {
+  const structured = data !== null && typeof data === "object" && !Array.isArray(data) ? data : { result: data };
+  return {
+    content: [{ type: "text", text: JSON.stringify(data) }],
+    structuredContent: structured as Record<string, unknown>,
+  };
+}
+
+function mcpServer(deps: Deps, caller: Caller, ctx: Context): Server {
+  const server = new Server(
+    { name: "escrow-task-marketplace", version: API_VERSION },
+    {
+      capabilities: { tools: {} },
+      instructions:
+        "Escrow task marketplace. Tools that move money answer unsigned transactions: check, sign and send them " +
+        "with your own wallet, then call the next tool. Errors carry the REST API's stable error.code.",
+    },
+  );
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({
+    tools: MCP_TOOLS.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema as { type: "object" },
+      annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+    })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
+    if (!tool) {
+      return toolError(new AppError({ code: "NOT_FOUND", message: `no tool named ${request.params.name}` }));
+    }
+    const limit = deps.config.api.limits.mcpCallsPerMinute;
+    const hit = await deps.limits.hitWindow(`mcp:${caller.keyId ?? caller.wallet}`, MINUTE_MS);
+    if (hit.count > limit) {
+      const retryAfterSeconds = Math.max(1, Math.ceil(hit.resetInMs / 1000));
+      return toolError(
+        new AppError({
+          code: "RATE_LIMIT",
+          message: `more than ${limit} tool calls this minute with this key: retry in ${retryAfterSeconds} s`,
+          details: { retryAfterSeconds },
+        }),
+      );
+    }
+    try {
+      return toolResult(await tool.run({ args: request.params.arguments ?? {}, caller, deps, ctx }));
+    } catch (error) {
+      if (error instanceof AppError) return toolError(error);
+      deps.logger.error("mcp tool failed", { tool: tool.name, error });
+      return toolError(new AppError({ code: "INTERNAL_ERROR", message: "internal error" }));
+    }
+  });
+  return server;
+}
+
+export function mcpEndpoint(deps: Deps): Middleware {
+  const { hosts, origins } = allowedHostsAndOrigins(deps);
+  return async (ctx, next) => {
+    if (ctx.path !== MCP_PATH) return next();
+    let caller: Caller | undefined;
+    try {
+      caller = await authenticate(ctx, deps, false);
+    } catch (error) {
+      if (error instanceof AuthFailure) throw withMcpChallenge(error);
+      throw error;
+    }
+    if (!caller) throw withMcpChallenge(missingCredential(false));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+      enableDnsRebindingProtection: true,
+      allowedHosts: hosts,
+      allowedOrigins: origins,
+    });
+    const server = mcpServer(deps, caller, ctx);
+    ctx.respond = false; // the transport writes the response itself
+    ctx.res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(ctx.req, ctx.res);
+  };
+}
+
+function withMcpChallenge(error: AppError): AppError {
+  return new AppError({
+    code: "UNAUTHORIZED",
+    message: error.message,
+    headers: { "WWW-Authenticate": WWW_AUTHENTICATE },
+  });
+}

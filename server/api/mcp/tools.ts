@@ -1,0 +1,173 @@
+/**
+ * The MCP tool catalog: everything the REST API lets an agent do, in both roles. Most tools ARE a REST route: their
+ * input is the route's own zod schemas (path, query and body fields side by side), validated by the same parser with
+ * the same error codes, and their answer is the route's `data`; money-moving tools answer the same unsigned
+ * transactions and never sign. A few tools compose domain reads (platform_status, fetch_brief).
+ */
+import { z, type ZodTypeAny } from "zod";
+import { zodToJsonSchema } from "zod-to-json-schema";
+import type { Context } from "koa";
+import type { AnyRoute, Caller } from "../route";
+import type { Deps } from "../../domain/deps";
+import { SerializedData } from "../../domain/readCache";
+import { AppError } from "../../errors";
+import { parseOrThrow, checkJsonStrings } from "../validation";
+import { takePostingTokens } from "../middleware/rateLimit";
+import { allRoutes } from "../routes";
+import { settlementRoute, statsRoute } from "../routes/system";
+import { openTasksRoute, postedTasksRoute, taskRoute, indexRoute } from "../routes/listings";
+import { listExecutorsRoute, ownExecutorRoute, registerExecutorRoute, heartbeatRoute } from "../routes/executors";
+import { leaderboardRoute, reputationRoute } from "../routes/reputation";
+import { uploadRoute } from "../routes/storage";
+import { buildTaskBatchRoute, buildTaskRoute } from "../routes/tasks";
+import { acceptRoute, applicantsRoute, assignRoute, bidRoute, cancelRoute } from "../routes/marketplace";
+import {
+  declineRoute,
+  disputeRoute,
+  finalizeRoute,
+  reclaimRoute,
+  releaseRoute,
+  submitRoute,
+  verifyRoute,
+} from "../routes/delivery";
+import { taskHashParams } from "../../domain/schemas/marketplace";
+import { fetchBrief } from "../../domain/marketplace/brief";
+
+export interface ToolCall {
+  args: Record<string, unknown>;
+  caller: Caller;
+  deps: Deps;
+  /** The /mcp request (its IP counts against the posting buckets, as on REST). */
+  ctx: Context;
+}
+
+export interface McpTool {
+  name: string;
+  description: string;
+  readOnly: boolean;
+  /** JSON Schema of the arguments (from the zod schemas). */
+  inputSchema: Record<string, unknown>;
+  run(call: ToolCall): Promise<unknown>;
+}
+
+type JsonObjectSchema = { type: "object"; properties: Record<string, unknown>; required?: string[] };
+
+function jsonSchemaOf(schema: ZodTypeAny | undefined): JsonObjectSchema {
+  if (!schema) return { type: "object", properties: {} };
+  // The converter's generic types recurse through our schemas' depth: call it untyped.
+  const convert = zodToJsonSchema as unknown as (schema: unknown, options: object) => unknown;
+  const json = convert(schema, { target: "jsonSchema7", $refStrategy: "none", effectStrategy: "input" }) as {
+    properties?: Record<string, unknown>;
+    required?: string[];
+  };
+  return { type: "object", properties: json.properties ?? {}, required: json.required ?? [] };
+}
+
+/** One object schema with the fields of the route's path, query and body schemas side by side. */
+function mergedSchema(route: AnyRoute): Record<string, unknown> {
+  const parts = [route.request?.params, route.request?.query, route.request?.body].map(jsonSchemaOf);
+  const properties = Object.assign({}, ...parts.map((p) => p.properties));
+  const required = [...new Set(parts.flatMap((p) => p.required ?? []))];
+  return { type: "object", properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false };
+}
+
+function fieldsOf(schema: ZodTypeAny | undefined): string[] {
+  return Object.keys(jsonSchemaOf(schema).properties);
+}
+
+/** The route's data as plain JSON (a cached page arrives pre-serialized). */
+function plain(data: unknown): unknown {
+  return data instanceof SerializedData ? JSON.parse(data.json) : data;
+}
+
+/** A tool that calls `route`: the arguments split into path, query and body and parsed by the route's schemas. */
+function routeTool(name: string, route: AnyRoute, description?: string): McpTool {
+  const paramKeys = new Set(fieldsOf(route.request?.params));
+  const queryKeys = new Set(fieldsOf(route.request?.query));
+  return {
+    name,
+    description: description ?? `${route.summary} (${route.method.toUpperCase()} ${route.path})`,
+    readOnly: route.method === "get",
+    inputSchema: mergedSchema(route),
+    async run({ args, caller, deps, ctx }) {
+      checkJsonStrings(args, "arguments");
+      const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
+      const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
+      const params = parseOrThrow(route.request?.params ?? z.object({}), pick(paramKeys), "path");
+      const query = parseOrThrow(route.request?.query ?? z.object({}).strict(), pick(queryKeys), "query");
+      const body = route.request?.body ? parseOrThrow(route.request.body, rest, "body") : undefined;
+      if (!route.request?.body && Object.keys(rest).length > 0) {
+        throw new AppError({
+          code: "VALIDATION_ERROR",
+          message: `arguments: unknown field(s) ${Object.keys(rest).join(", ")}`,
+          details: { field: "arguments" },
+        });
+      }
+      if (route.posting) {
+        await takePostingTokens(ctx, deps.limits, deps.config.api.limits, caller.wallet, route.posting.family, route.posting.items(body));
+      }
+      return plain(await route.handler({ body, query, params, caller, ctx, deps, routes: allRoutes }));
+    },
+  };
+}
+
+const platformStatus: McpTool = {
+  name: "platform_status",
+  description: "Marketplace figures, the settlement record and the indexer's progress in one call",
+  readOnly: true,
+  inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  async run({ deps, caller, ctx }) {
+    const input = { body: undefined, query: {}, params: {}, caller, ctx, deps, routes: allRoutes };
+    const status = deps.indexer?.status();
+    return {
+      stats: plain(await statsRoute.handler(input)),
+      settlement: plain(await settlementRoute.handler(input)),
+      indexer: status ? { checkpoint: status.checkpoint, lastError: status.lastError ?? null } : null,
+    };
+  },
+};
+
+const fetchBriefTool: McpTool = {
+  name: "fetch_brief",
+  description:
+    "A task's brief: the uploaded blob (base64) and, for a private task, the caller's own wrapped brief key " +
+    "(only its worker receives one)",
+  readOnly: true,
+  inputSchema: jsonSchemaOf(taskHashParams),
+  async run({ args, caller, deps }) {
+    const { hash } = parseOrThrow(taskHashParams, args, "arguments");
+    return fetchBrief(deps, caller.wallet, hash);
+  },
+};
+
+/** The catalog, in the order a worker and a poster meet the tools. */
+export const MCP_TOOLS: readonly McpTool[] = [
+  platformStatus,
+  routeTool("get_settlement", settlementRoute),
+  routeTool("browse_tasks", openTasksRoute),
+  routeTool("get_task", taskRoute),
+  routeTool("search_agents", listExecutorsRoute),
+  routeTool("get_reputation", reputationRoute),
+  routeTool("get_leaderboard", leaderboardRoute),
+  routeTool("get_my_posted_tasks", postedTasksRoute),
+  routeTool("get_my_executor", ownExecutorRoute),
+  routeTool("list_applicants", applicantsRoute),
+  fetchBriefTool,
+  routeTool("upload_brief", uploadRoute),
+  routeTool("build_task", buildTaskRoute),
+  routeTool("build_task_batch", buildTaskBatchRoute),
+  routeTool("index_task", indexRoute),
+  routeTool("register_executor", registerExecutorRoute),
+  routeTool("heartbeat", heartbeatRoute),
+  routeTool("bid_on_task", bidRoute),
+  routeTool("accept_task", acceptRoute),
+  routeTool("assign_worker", assignRoute),
+  routeTool("submit_result", submitRoute),
+  routeTool("verify_task", verifyRoute),
+  routeTool("finalize_task", finalizeRoute),
+  routeTool("decline_task", declineRoute),
+  routeTool("cancel_task", cancelRoute),
+  routeTool("reclaim_task", reclaimRoute),
+  routeTool("raise_dispute", disputeRoute),
+  routeTool("release_work", releaseRoute),
+];

@@ -1,0 +1,272 @@
+/**
+ * The remote MCP endpoint over real HTTP with the official MCP TypeScript client (Client +
+ * StreamableHTTPClientTransport): authentication, the catalog, every tool called at least once, a whole task from
+ * post to paid driven only through tools with the wallets signing what they return, the per-key limit, and a fuzz of
+ * raw bodies.
+ */
+import crypto from "node:crypto";
+import { expect } from "chai";
+import fc from "fast-check";
+import { ethers } from "hardhat";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { secp256k1 } from "@noble/curves/secp256k1";
+import { DAY, USDC } from "../../helpers/fixtures";
+import { startMarket, type Market } from "../../helpers/market";
+import { agentPublicKey } from "../../../server/domain/briefs";
+import { MCP_TOOLS } from "../../../server/api/mcp/tools";
+
+const REQUIRED_TOOLS = [
+  "platform_status",
+  "get_settlement",
+  "browse_tasks",
+  "get_task",
+  "search_agents",
+  "get_reputation",
+  "get_leaderboard",
+  "get_my_posted_tasks",
+  "upload_brief",
+  "build_task",
+  "index_task",
+  "register_executor",
+  "bid_on_task",
+  "accept_task",
+  "fetch_brief",
+  "submit_result",
+  "finalize_task",
+  "decline_task",
+  "verify_task",
+  "cancel_task",
+  "reclaim_task",
+  "raise_dispute",
+  "release_work",
+];
+
+async function connect(m: Market, key: string): Promise<Client> {
+  const client = new Client({ name: "marketplace-test", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), { requestInit: { headers: { "X-API-Key": key } } }),
+  );
+  return client;
+}
+
+interface ToolAnswer {
+  isError?: boolean;
+  structuredContent?: Record<string, unknown>;
+  content: { type: string; text?: string }[];
+}
+
+async function tool(client: Client, name: string, args: Record<string, unknown> = {}): Promise<ToolAnswer> {
+  return (await client.callTool({ name, arguments: args })) as ToolAnswer;
+}
+
+function ok(answer: ToolAnswer) {
+  expect(answer.isError, JSON.stringify(answer.structuredContent)).to.not.equal(true);
+  expect(JSON.parse(answer.content[0].text!)).to.deep.equal(
+    "result" in (answer.structuredContent ?? {}) && Object.keys(answer.structuredContent!).length === 1
+      ? answer.structuredContent!.result
+      : answer.structuredContent,
+  );
+  return answer.structuredContent as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+function failed(answer: ToolAnswer, code: string) {
+  expect(answer.isError, JSON.stringify(answer)).to.equal(true);
+  expect((answer.structuredContent?.error as { code: string }).code).to.equal(code);
+  expect(answer.content[0].text).to.match(new RegExp(`^${code}: `));
+}
+
+async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
+  const market = await startMarket(env);
+  try {
+    await fn(market);
+  } finally {
+    await market.api.close();
+  }
+}
+
+describe("Remote MCP at /mcp", () => {
+  it("needs an API key: 401 with WWW-Authenticate, also for a bad key", () =>
+    withMarket(async (m) => {
+      const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+      const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
+      const none = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: JSON.stringify(init) });
+      expect(none.status).to.equal(401);
+      expect(none.headers.get("www-authenticate")).to.match(/^Bearer realm="mcp"/);
+      const bad = await fetch(`${m.api.url}/mcp`, { method: "POST", headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` }, body: JSON.stringify(init) });
+      expect(bad.status).to.equal(401);
+      expect(bad.headers.get("www-authenticate")).to.match(/^Bearer realm="mcp"/);
+      const rebinding = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": m.posterKey, origin: "http://evil.example" },
+        body: JSON.stringify(init),
+      });
+      expect(rebinding.status).to.equal(403);
+    }));
+
+  it("lists the catalog with input schemas and read-only hints", () =>
+    withMarket(async (m) => {
+      const client = await connect(m, m.posterKey);
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name);
+      expect(names).to.include.members(REQUIRED_TOOLS);
+      const byName = new Map(tools.map((t) => [t.name, t]));
+      for (const name of ["browse_tasks", "get_task", "get_reputation", "platform_status", "fetch_brief"]) {
+        expect(byName.get(name)!.annotations?.readOnlyHint, name).to.equal(true);
+      }
+      for (const name of ["build_task", "accept_task", "submit_result", "reclaim_task"]) {
+        expect(byName.get(name)!.annotations?.readOnlyHint, name).to.equal(false);
+      }
+      const build = byName.get("build_task")!.inputSchema as { properties: Record<string, unknown>; required: string[] };
+      expect(build.properties).to.include.keys(["taskHash", "token", "amount", "duration", "verificationMode"]);
+      expect(build.required).to.include.members(["taskHash", "amount"]);
+      expect((byName.get("accept_task")!.inputSchema as { required: string[] }).required).to.deep.equal(["hash"]);
+      await client.close();
+    }));
+
+  it("carries REST's error codes as tool errors, and validates arguments with the same schemas", () =>
+    withMarket(async (m) => {
+      const client = await connect(m, m.posterKey);
+      failed(await tool(client, "get_reputation", { address: "0x12" }), "BAD_ADDRESS");
+      failed(await tool(client, "accept_task", { hash: "7" }), "TASK_ID_DEPRECATED");
+      failed(await tool(client, "accept_task", { hash: ethers.hexlify(ethers.randomBytes(32)) }), "NOT_REGISTERED");
+      failed(await tool(client, "get_task", { id: "zero" }), "INVALID_TASK_ID");
+      failed(await tool(client, "build_task", { taskHash: "0x00" }), "VALIDATION_ERROR");
+      failed(await tool(client, "get_leaderboard", { surprise: 1 }), "VALIDATION_ERROR");
+      failed(await tool(client, "no_such_tool"), "NOT_FOUND");
+      await client.close();
+    }));
+
+  it("drives a task from post to paid through the tools alone, wallets signing what they return", () =>
+    withMarket(async (m) => {
+      const poster = await connect(m, m.posterKey);
+      const workerWallet = m.worker;
+      const workerKey = await m.api.createKey(workerWallet.address);
+      const worker = await connect(m, workerKey);
+      const amount = USDC(40);
+
+      // Poster: upload, build, approve exactly the reward, send, index.
+      const brief = Buffer.from(`translate: hello ${crypto.randomUUID()}`);
+      const uploaded = ok(await tool(poster, "upload_brief", { data: brief.toString("base64") }));
+      const taskHash = uploaded.rootHash as string;
+      const built = ok(
+        await tool(poster, "build_task", {
+          taskHash,
+          token: m.token,
+          amount: amount.toString(),
+          locationZone: "global",
+          duration: String(DAY),
+          verificationMode: "manual",
+        }),
+      );
+      await (await m.usdc.connect(m.poster).approve(built.unsignedTx.to, amount)).wait();
+      const funding = await m.poster.sendTransaction({ to: built.unsignedTx.to, data: built.unsignedTx.data });
+      await funding.wait();
+      const indexed = ok(await tool(poster, "index_task", { txHash: funding.hash, taskHash, privacy: "public", publicBrief: "translate hello" }));
+      expect(indexed.taskHash ?? indexed.tasks?.[0]?.taskHash ?? taskHash).to.equal(taskHash);
+      await m.api.synced();
+
+      // Worker: register, find it, bid, accept, read the brief, submit; sign submitEvidence.
+      ok(await tool(worker, "register_executor", { publicKey: agentPublicKey(secp256k1.utils.randomPrivateKey()), capabilities: ["translation"] }));
+      const browsed = ok(await tool(worker, "browse_tasks", { limit: 10 }));
+      expect(browsed.tasks.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.include(taskHash);
+      ok(await tool(worker, "bid_on_task", { hash: taskHash, message: "on it" }));
+      expect(ok(await tool(poster, "list_applicants", { hash: taskHash })).applicants).to.have.length(1);
+      const accepted = ok(await tool(worker, "accept_task", { hash: taskHash }));
+      expect(accepted.state).to.be.oneOf(["assigning", "assigned"]);
+      await m.api.synced();
+      const fetched = ok(await tool(worker, "fetch_brief", { hash: taskHash }));
+      expect(Buffer.from(fetched.blobBase64, "base64").equals(brief)).to.equal(true);
+      const submitted = ok(await tool(worker, "submit_result", { hash: taskHash, result: { text: "bonjour" } }));
+      await (await workerWallet.sendTransaction({ to: submitted.unsignedTx.to, data: submitted.unsignedTx.data })).wait();
+      await m.api.synced();
+
+      // Poster: finalize (the marketplace verifier settles); the worker is paid.
+      const before = await m.usdc.balanceOf(workerWallet.address);
+      ok(await tool(poster, "finalize_task", { hash: taskHash }));
+      for (let i = 0; i < 100 && (await m.usdc.balanceOf(workerWallet.address)) === before; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const paid = (await m.usdc.balanceOf(workerWallet.address)) - before;
+      expect(paid).to.equal(amount - (amount * 1000n) / 10_000n);
+      await m.api.synced();
+      const task = ok(await tool(worker, "get_task", { id: taskHash }));
+      expect(task.a2aState.status).to.equal("completed");
+
+      // The remaining reads and the refusals of the remaining money tools, each called once.
+      ok(await tool(poster, "platform_status"));
+      ok(await tool(poster, "get_settlement"));
+      ok(await tool(poster, "search_agents", {}));
+      expect(ok(await tool(poster, "get_reputation", { address: workerWallet.address })).completed).to.equal(1);
+      ok(await tool(poster, "get_leaderboard"));
+      expect(ok(await tool(poster, "get_my_posted_tasks", {})).tasks[0].meta.taskHash).to.equal(taskHash);
+      ok(await tool(worker, "get_my_executor"));
+      ok(await tool(worker, "heartbeat", {}));
+      // A completed task refuses every other move, each with the code REST answers.
+      const refusals: [Client, string, Record<string, unknown>, string][] = [
+        [poster, "decline_task", { hash: taskHash }, "INVALID_STATE"],
+        [worker, "verify_task", { hash: taskHash, passed: true }, "NO_ONCHAIN_VERIFIER"],
+        [poster, "cancel_task", { hash: taskHash }, "INVALID_STATUS"],
+        [poster, "reclaim_task", { hash: taskHash }, "INVALID_STATUS"],
+        [poster, "raise_dispute", { hash: taskHash }, "INVALID_STATE"],
+        [worker, "release_work", { hash: taskHash }, "INVALID_STATE"],
+        [poster, "assign_worker", { hash: taskHash, worker: workerWallet.address }, "NOT_OPEN"],
+        [poster, "build_task_batch", { token: m.token, tasks: [] }, "VALIDATION_ERROR"],
+      ];
+      for (const [client, name, args, code] of refusals) {
+        failed(await tool(client, name, args), code);
+      }
+      const called = new Set([
+        "upload_brief", "build_task", "index_task", "register_executor", "browse_tasks", "bid_on_task", "list_applicants",
+        "accept_task", "fetch_brief", "submit_result", "finalize_task", "get_task", "platform_status", "get_settlement",
+        "search_agents", "get_reputation", "get_leaderboard", "get_my_posted_tasks", "get_my_executor", "heartbeat",
+        "decline_task", "verify_task", "cancel_task", "reclaim_task", "raise_dispute", "release_work", "assign_worker",
+        "build_task_batch",
+      ]);
+      expect(MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n))).to.deep.equal([]);
+      await poster.close();
+      await worker.close();
+    }));
+
+  it("limits tool calls per key (RATE_MCP_CALLS_PER_MINUTE) with RATE_LIMIT and retryAfterSeconds", () =>
+    withMarket(
+      async (m) => {
+        const client = await connect(m, m.posterKey);
+        for (let i = 0; i < 3; i++) ok(await tool(client, "get_settlement"));
+        const refused = await tool(client, "get_settlement");
+        failed(refused, "RATE_LIMIT");
+        expect((refused.structuredContent!.error as { details: { retryAfterSeconds: number } }).details.retryAfterSeconds).to.be.within(1, 60);
+        // Another key has its own budget.
+        const other = await connect(m, await m.api.createKey(m.stranger.address));
+        ok(await tool(other, "get_settlement"));
+        await client.close();
+        await other.close();
+      },
+      { RATE_MCP_CALLS_PER_MINUTE: "3" },
+    ));
+
+  it("fuzz: raw bodies never get a 5xx, and JSON bodies get a JSON-RPC answer", async function () {
+    this.timeout(120_000);
+    await withMarket(async (m) => {
+      const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": m.posterKey };
+      const body = fc.oneof(
+        fc.jsonValue().map((v) => JSON.stringify(v)),
+        fc.string(),
+        fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: fc.constantFrom("tools/call", "tools/list", "initialize", "x"), params: fc.anything() }).map((v) => JSON.stringify(v)),
+        fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: fc.constant("tools/call"), params: fc.record({ name: fc.constantFrom(...MCP_TOOLS.map((t) => t.name)), arguments: fc.dictionary(fc.string(), fc.jsonValue()) }) }).map((v) => JSON.stringify(v)),
+      );
+      await fc.assert(
+        fc.asyncProperty(body, async (raw) => {
+          const res = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: raw });
+          expect(res.status, raw).to.be.below(500);
+          const text = await res.text();
+          if (res.status === 200 && text) {
+            const parsed = JSON.parse(text);
+            for (const a of Array.isArray(parsed) ? parsed : [parsed]) expect(a.jsonrpc).to.equal("2.0");
+          }
+        }),
+        { numRuns: 200 },
+      );
+    }, { RATE_MCP_CALLS_PER_MINUTE: "100000" });
+  });
+});
