@@ -36,9 +36,21 @@ export interface DemoAccount {
   apiKey: string;
 }
 
+/** An MCP client configuration for one demo key (the shape MCP clients read from their config file). */
+export interface McpClientConfig {
+  mcpServers: Record<string, { type: "http"; url: string; headers: Record<string, string> }>;
+}
+
+/** The MCP client configuration of `apiKey` against the API at `apiUrl`. */
+export function mcpClientConfig(apiUrl: string, apiKey: string): McpClientConfig {
+  return { mcpServers: { "escrow-market": { type: "http", url: `${apiUrl}/mcp`, headers: { "X-API-Key": apiKey } } } };
+}
+
 export interface Devnet {
   rpcUrl: string;
   apiUrl?: string;
+  /** .devnet/mcp.json: an MCP client configuration for the agent-2 demo key. */
+  mcpConfig?: McpClientConfig;
   deployment: Deployment;
   accounts: DemoAccount[];
   server?: RunningServer;
@@ -74,6 +86,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const dataDir = options.dataDir ?? path.join(__dirname, "..", "data");
   let server: RunningServer | undefined;
   let agent: ExampleAgent | undefined;
+  let mcpConfig: McpClientConfig | undefined;
   const accounts: DemoAccount[] = [];
   if (api) {
     const config = loadConfig({
@@ -111,6 +124,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     }
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, "accounts.json"), JSON.stringify(accounts, null, 2) + "\n", { mode: 0o600 });
+    mcpConfig = mcpClientConfig(server.url, accounts.find((a) => a.role === "agent-2")!.apiKey);
+    fs.writeFileSync(path.join(outDir, "mcp.json"), JSON.stringify(mcpConfig, null, 2) + "\n", { mode: 0o600 });
 
     // The example agent (agent-1) takes public tasks it can do and delivers them.
     const agentAccount = accounts.find((a) => a.role === "agent-1")!;
@@ -126,6 +141,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   return {
     rpcUrl,
     apiUrl: server?.url,
+    mcpConfig,
     deployment,
     accounts,
     server,
@@ -151,6 +167,9 @@ async function main() {
   console.log(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
   console.log(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
   console.log(`Address book  ${addressBookPath("localhost")}`);
+  console.log(`MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`);
+  console.log(`              ${JSON.stringify(devnet.mcpConfig)}`);
+  console.log(`A2A           ${devnet.apiUrl}/a2a/v1  (card: ${devnet.apiUrl}/.well-known/agent-card.json)`);
   console.log(`Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`);
   console.log(`Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`);
   console.log(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);

@@ -1,24 +1,48 @@
 /**
- * Marketplace figures. openTasks counts listed tasks a worker could take now; totalAgents counts wallets that were
- * ever assigned work; activeAgents those holding unsettled work; registeredUsers the wallets that signed in.
+ * Marketplace figures (GET /api/v1/stats), each a count of real records (docs/api.md "Stats"):
+ * - openTasks: listed tasks a worker could take now (the open-task list's total);
+ * - totalAgents: wallets that are agents: registered executors, and wallets ever assigned work on-chain;
+ * - activeAgents: agents active now: registered executors seen in the last RUNNING_WINDOW_SECONDS (10 minutes, the
+ *   executor directory's "running"), and wallets holding unsettled work (Assigned, Submitted, Verified, Disputed);
+ * - registeredUsers: wallets with an account: signed in, holding an API key, or registered as an executor;
+ * - completedTasks: tasks paid out.
  */
 import type { Stats } from "./schemas/stats";
 import type { Deps } from "./deps";
 import { listOpenTasks } from "../db/repositories/tasks";
 import { TASK_STATUS, ZERO_ADDRESS } from "../escrow/records";
+import { RUNNING_WINDOW_SECONDS } from "./executors";
 
-const count = async (query: Promise<unknown>) => Number(((await query) as { n?: number | string } | undefined)?.n ?? 0);
+/** The number of distinct values of the union of `queries` (each selecting one column named address). */
+async function distinctCount(deps: Deps, queries: readonly ReturnType<Deps["db"]>[]): Promise<number> {
+  const [first, ...rest] = queries;
+  const union = rest.length > 0 ? first.clone().union(rest.map((q) => q.clone())) : first;
+  const row = (await deps.db.from(union.as("u")).count({ n: "*" }).first()) as { n?: number | string } | undefined;
+  return Number(row?.n ?? 0);
+}
 
 export async function readStats(deps: Deps): Promise<Stats> {
   const { db } = deps;
   const now = await deps.clock.chainNow();
   const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true });
   const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
+  const seenSince = now - RUNNING_WINDOW_SECONDS; // executors are seen in chain time, like the directory
+  const workers = db("tasks").whereNot({ worker: ZERO_ADDRESS }).select({ address: "worker" });
+  const completed = (await db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first()) as
+    | { n?: number | string }
+    | undefined;
   return {
     openTasks: open.total,
-    totalAgents: await count(db("tasks").whereNot({ worker: ZERO_ADDRESS }).countDistinct({ n: "worker" }).first()),
-    activeAgents: await count(db("tasks").whereIn("status", working).countDistinct({ n: "worker" }).first()),
-    registeredUsers: await count(db("users").count({ n: "*" }).first()),
-    completedTasks: await count(db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first()),
+    totalAgents: await distinctCount(deps, [db("executors").select("address"), workers]),
+    activeAgents: await distinctCount(deps, [
+      db("executors").where("last_seen_at", ">=", seenSince).select("address"),
+      db("tasks").whereIn("status", working).whereNot({ worker: ZERO_ADDRESS }).select({ address: "worker" }),
+    ]),
+    registeredUsers: await distinctCount(deps, [
+      db("users").select("address"),
+      db("api_keys").select("address"),
+      db("executors").select("address"),
+    ]),
+    completedTasks: Number(completed?.n ?? 0),
   };
 }
