@@ -60,7 +60,7 @@ const CONNECTIONS = 50;
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
 const PROFILE_ROUNDS = 50;
-const TARGETS = { listingShareOfKoa: 0.25, listingP99Ms: 50 } as const;
+const TARGETS = { listingShareOfKoa: 0.25, listingP99Ms: 50, protocolShareOfRest: 0.5 } as const;
 
 const CAPABILITIES = ["python", "translation", "vision", "web", "sql", "audio"];
 
@@ -170,6 +170,7 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
     RATE_IP_PER_WINDOW: "1000000000",
     RATE_FAILED_AUTH_PER_WINDOW: "1000000000",
     RATE_WALLET_FAMILY_PER_MINUTE: "1000000000",
+    RATE_MCP_CALLS_PER_MINUTE: "1000000000",
     RATE_IP_POSTING_PER_MINUTE: "1000000000",
   });
   const logger = createLogger(config.logLevel, { service: "bench-api" });
@@ -275,6 +276,8 @@ interface LoadSpec {
   path: string;
   method?: "GET" | "POST";
   headers?: Record<string, string>;
+  /** A fixed request body (JSON-RPC calls). */
+  body?: string;
   /** "task": GET /api/v1/tasks/<random id up to maxId>; "build": a fresh task hash per POST body. */
   mode?: "task" | "build";
   maxId?: number;
@@ -303,6 +306,7 @@ const options = {
   duration: spec.seconds,
   method: spec.method || "GET",
   headers: spec.headers || {},
+  ...(spec.body ? { body: spec.body } : {}),
 };
 if (spec.mode === "task") {
   options.requests = [{
@@ -464,6 +468,27 @@ async function main() {
       headers: { "content-type": "application/json", "x-api-key": key },
     });
 
+    // The same open-task page through the protocols (issue 10's target: at least half of REST's rate).
+    const a2aList = await run("e. A2A tasks/list (pageSize 50)", {
+      url: api.url,
+      path: "/a2a/v1",
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tasks/list", params: { pageSize: 50 } }),
+    });
+    const mcpBrowse = await run("f. MCP tools/call browse_tasks (limit 50)", {
+      url: api.url,
+      path: "/mcp",
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": key },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
+        params: { name: "browse_tasks", arguments: { limit: 50 } },
+      }),
+    });
+
     console.log(`\nResults (${CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`);
     printTable(
       ["endpoint", "req/s", "p50", "p99", "requests", "non-2xx", "errors", "statuses"],
@@ -493,6 +518,15 @@ async function main() {
     console.log(
       `  p99 latency: ${fmt(listing.p99)} ms (target <= ${TARGETS.listingP99Ms} ms): ${p99Pass ? "PASS" : "UNDER"}`,
     );
+
+    console.log("\nProtocols (the same page; target >= 50% of the REST listing's rate):");
+    for (const [name, r] of [["A2A tasks/list", a2aList], ["MCP browse_tasks", mcpBrowse]] as const) {
+      const ratio = r.rps / listing.rps;
+      console.log(
+        `  ${name}: ${fmt(ratio * 100, 1)}% of REST, p99 ${fmt(r.p99)} ms, non-2xx ${fmt(r.non2xx)}: ` +
+          `${ratio >= TARGETS.protocolShareOfRest && r.non2xx === 0 ? "PASS" : "UNDER"}`,
+      );
+    }
 
     const cachedShare = cachedListing.rps / bare.rps;
     console.log(

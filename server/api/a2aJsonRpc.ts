@@ -46,7 +46,7 @@ interface JsonRpcError {
   message: string;
   data?: unknown;
 }
-type Reply = { jsonrpc: "2.0"; id: Id; result?: unknown; error?: JsonRpcError };
+type Reply = { jsonrpc: "2.0"; id: Id; result?: unknown; error?: JsonRpcError; /** `result`, serialized */ resultJson?: string };
 
 const errorReply = (id: Id, code: number, message: string): Reply => ({ jsonrpc: "2.0", id, error: { code, message } });
 
@@ -70,6 +70,8 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
   const handler = new MarketplaceA2AHandler(deps);
   const v1 = new JsonRpcTransportHandler(handler);
   const v03 = new LegacyJsonRpcTransportHandler(handler);
+  /** v0.3 JSON of each page of A2A tasks (the handler hands out the same array while the page is unchanged). */
+  const v03Pages = new WeakMap<readonly Task[], string>();
 
   const context = (ctx: Context, requestedVersion: string): ServerCallContext =>
     defaultServerCallContextBuilder({
@@ -117,7 +119,13 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
           pageToken: params.pageToken === undefined ? "" : String(params.pageToken),
           statusTimestampAfter: undefined,
         });
-        return { jsonrpc: "2.0", id, result: { ...list, tasks: list.tasks.map(v03Task) } };
+        let tasksJson = v03Pages.get(list.tasks);
+        if (tasksJson === undefined) {
+          tasksJson = JSON.stringify(list.tasks.map(v03Task));
+          v03Pages.set(list.tasks, tasksJson);
+        }
+        const { tasks: _tasks, ...rest } = list;
+        return { jsonrpc: "2.0", id, resultJson: `${JSON.stringify(rest).slice(0, -1)},"tasks":${tasksJson}}` };
       }
       let out;
       if (isV1JsonRpcMethod(method)) out = await v1.handle({ ...r, id }, context(ctx, "1.0"));
@@ -170,5 +178,9 @@ function send(ctx: Context, body: Reply | Reply[] | undefined): void {
   }
   ctx.status = 200;
   ctx.type = "application/json";
-  ctx.body = body;
+  const serialize = (reply: Reply) =>
+    reply.resultJson === undefined
+      ? JSON.stringify(reply)
+      : `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":${reply.resultJson}}`;
+  ctx.body = Array.isArray(body) ? `[${body.map(serialize).join(",")}]` : serialize(body);
 }

@@ -1,8 +1,8 @@
 /**
  * The remote MCP endpoint at /mcp: @modelcontextprotocol/sdk's Streamable HTTP transport, stateless (a server and a
  * transport per request, JSON responses, no session), mounted in Koa. Every request needs an API key (X-API-Key or
- * Authorization: Bearer), as on every authenticated route: 401 with WWW-Authenticate otherwise. Host and Origin are
- * checked against the service's own (DNS-rebinding protection). Tool calls are limited per key
+ * Authorization: Bearer), as on every authenticated route: 401 with WWW-Authenticate otherwise. Host and Origin must
+ * name this service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise. Tool calls are limited per key
  * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
  * RATE_LIMIT and retryAfterSeconds.
  */
@@ -21,13 +21,31 @@ export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
 const WWW_AUTHENTICATE = 'Bearer realm="mcp"';
 
-/** The hosts and origins the endpoint answers: PUBLIC_URL's, and the listening address's by IP and by localhost. */
-export function allowedHostsAndOrigins(deps: Deps): { hosts: string[]; origins: string[] } {
+/** Host names always answered: the loopback names (a DNS-rebinding attack presents the attacker's own name). */
+const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+/**
+ * DNS-rebinding protection: the Host must name this service (PUBLIC_URL's host, or a loopback name on any port),
+ * and an Origin, when a browser sends one, the same.
+ */
+export function hostAllowed(deps: Deps, host: string | undefined, origin: string | undefined): boolean {
   const publicUrl = new URL(deps.config.api.publicUrl);
-  const port = deps.config.api.port;
-  const hosts = new Set([publicUrl.host, `127.0.0.1:${port}`, `localhost:${port}`, `${deps.config.api.host}:${port}`]);
-  const origins = new Set([publicUrl.origin, ...[...hosts].map((h) => `http://${h}`)]);
-  return { hosts: [...hosts], origins: [...origins] };
+  const ok = (hostPort: string) => {
+    try {
+      const url = new URL(`http://${hostPort}`);
+      return hostPort === publicUrl.host || LOOPBACK.has(url.hostname);
+    } catch {
+      return false;
+    }
+  };
+  if (!host || !ok(host)) return false;
+  if (origin === undefined) return true;
+  try {
+    const url = new URL(origin);
+    return url.origin === publicUrl.origin || (LOOPBACK.has(url.hostname) && /^https?:$/.test(url.protocol));
+  } catch {
+    return false;
+  }
 }
 
 function toolError(error: AppError): CallToolResult {
@@ -94,9 +112,13 @@ function mcpServer(deps: Deps, caller: Caller, ctx: Context): Server {
 }
 
 export function mcpEndpoint(deps: Deps): Middleware {
-  const { hosts, origins } = allowedHostsAndOrigins(deps);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
+    if (!hostAllowed(deps, ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
+      ctx.status = 403;
+      ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Host or Origin is not this service's" } };
+      return;
+    }
     let caller: Caller | undefined;
     try {
       caller = await authenticate(ctx, deps, false);
@@ -108,9 +130,8 @@ export function mcpEndpoint(deps: Deps): Middleware {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      enableDnsRebindingProtection: true,
-      allowedHosts: hosts,
-      allowedOrigins: origins,
+      // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port".
+      enableDnsRebindingProtection: false,
     });
     const server = mcpServer(deps, caller, ctx);
     ctx.respond = false; // the transport writes the response itself

@@ -28,7 +28,7 @@ import {
 } from "@a2a-js/sdk/errors";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { Deps } from "../../domain/deps";
-import { listOpenListedTasks, readTask } from "../../domain/listing";
+import { cachedOpenListedTasks, readTask } from "../../domain/listing";
 import type { TaskMeta, TaskState as MarketTaskState } from "../../domain/schemas/marketplace";
 import { AppError } from "../../errors";
 import { a2aAgentCard, platformUrls } from "../cards";
@@ -62,6 +62,9 @@ async function* refusedStream(): AsyncGenerator<never, void, undefined> {
 }
 
 export class MarketplaceA2AHandler implements A2ARequestHandler {
+  /** A2A tasks of each cached REST page, computed once per page. */
+  private readonly pages = new WeakMap<object, { tasks: Task[]; total: number }>();
+
   constructor(private readonly deps: Deps) {}
 
   async getAgentCard(): Promise<AgentCard> {
@@ -127,8 +130,16 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
     const wantsOther =
       (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED && params.status !== TaskState.TASK_STATE_SUBMITTED);
     if (wantsOther) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
-    const page = await listOpenListedTasks(this.deps, { minReputation: 0, limit: pageSize, offset });
-    let tasks = page.tasks.map(({ meta, state }) => toA2ATask(meta, state));
+    // The REST listing's cached page (same query, same second): A2A and REST readers share it.
+    const cached = await cachedOpenListedTasks(this.deps, { minReputation: 0, limit: pageSize, offset });
+    let page = this.pages.get(cached);
+    if (!page) {
+      const rest = JSON.parse(cached.json) as { tasks: { meta: TaskMeta; state: MarketTaskState }[]; total: number };
+      page = { tasks: rest.tasks.map(({ meta, state }) => toA2ATask(meta, state)), total: rest.total };
+      this.pages.set(cached, page);
+    }
+    // While the REST page is unchanged, the same (frozen) array: callers may cache what they derive from it.
+    let tasks = page.tasks;
     if (params.contextId) tasks = tasks.filter((t) => t.contextId === params.contextId.toLowerCase());
     const next = offset + pageSize < page.total ? String(offset + pageSize) : "";
     return { tasks, nextPageToken: next, pageSize, totalSize: page.total };

@@ -5,6 +5,7 @@
  * raw bodies.
  */
 import crypto from "node:crypto";
+import http from "node:http";
 import { expect } from "chai";
 import fc from "fast-check";
 import { ethers } from "hardhat";
@@ -102,6 +103,20 @@ describe("Remote MCP at /mcp", () => {
         body: JSON.stringify(init),
       });
       expect(rebinding.status).to.equal(403);
+      // A rebinding attack presents its own host name: refused before authentication.
+      const port = new URL(m.api.url).port;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = http.request(
+          { host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { ...headers, host: `evil.example:${port}`, "x-api-key": m.posterKey } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on("error", reject);
+        req.end(JSON.stringify(init));
+      });
+      expect(status).to.equal(403);
     }));
 
   it("lists the catalog with input schemas and read-only hints", () =>
