@@ -125,15 +125,6 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         }
     }
 
-    /// @dev Emitted like OpenZeppelin's Pausable so tools recognise them.
-    event Paused(address account);
-    event Unpaused(address account);
-
-    /// @notice Thrown while paused, like OpenZeppelin's Pausable.
-    error EnforcedPause();
-    /// @notice Thrown by pause-only calls while running, like OpenZeppelin's Pausable.
-    error ExpectedPause();
-
     /*//////////////////////////////////////////////////////////////
                                MODIFIERS
     //////////////////////////////////////////////////////////////*/
@@ -384,7 +375,8 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     /// @inheritdoc ITaskEscrow
     function raiseDispute(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
-        // Check: the caller is a party to the task.
+        // Check: the caller is a party to the task. The specification mandates this exact string revert (its only one):
+        // clients match the text, so it stays a string rather than a custom error.
         require(msg.sender == t.poster || msg.sender == t.worker, "TaskEscrow: not party to task");
         // Check: there is work to dispute.
         Status status = t.status;
@@ -768,7 +760,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         return _pausedSecondsSince(timestamp);
     }
 
-    /// @notice Whether the escrow is paused.
+    /// @inheritdoc ITaskEscrow
     function paused() external view returns (bool) {
         return _getEscrowStorage().paused;
     }
