@@ -51,11 +51,22 @@ export default tseslint.config(
       "no-control-regex": "off",
     },
   },
-  { files: ["server/domain/**/*.ts"], rules: forbid(["api", "protocols"], "the domain does not import the API, the protocols or the indexer", ["indexer"]) },
-  { files: ["server/protocols/**/*.ts"], rules: forbid(["api", "db", "indexer"], "protocols adapt the domain: they call it, not the API or the database") },
+  {
+    files: ["server/domain/**/*.ts"],
+    rules: forbid(["api", "protocols"], "the domain does not import the API, the protocols or the indexer", [
+      "indexer",
+    ]),
+  },
+  {
+    files: ["server/protocols/**/*.ts"],
+    rules: forbid(["api", "db", "indexer"], "protocols adapt the domain: they call it, not the API or the database"),
+  },
   {
     files: ["server/db/**/*.ts", "server/chain/**/*.ts"],
-    rules: forbid(["api", "domain", "indexer", "verifier", "protocols"], "db and chain are the lowest layers: they import only escrow/"),
+    rules: forbid(
+      ["api", "domain", "indexer", "verifier", "protocols"],
+      "db and chain are the lowest layers: they import only escrow/",
+    ),
   },
   { files: ["server/indexer/**/*.ts"], rules: forbid(["api", "domain"], "the indexer writes to db from chain only") },
   {

@@ -70,7 +70,6 @@ const fmt = (n: number, digits = 0) =>
 const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 const briefHash = (label: string) => ethers.sha256(ethers.toUtf8Bytes(`bench brief: ${label}`));
 
-
 // ---------------------------------------------------------------------------------------------------------------
 // Chain: the escrow and its tasks
 // ---------------------------------------------------------------------------------------------------------------
@@ -114,8 +113,9 @@ async function fundTasks() {
 /** A listing for every indexed task, as POST /a2a/tasks/index would store it (terms varied, a fifth public). */
 async function listEverything(deps: Deps): Promise<number> {
   const { db } = deps;
-  const tasks = await db("tasks").orderBy("task_id").select("task_id", "task_hash", "poster", "token", "amount",
-    "deadline", "created_at", "created_tx", "verifier");
+  const tasks = await db("tasks")
+    .orderBy("task_id")
+    .select("task_id", "task_hash", "poster", "token", "amount", "deadline", "created_at", "created_tx", "verifier");
   await db.transaction(async (trx) => {
     for (const task of tasks) {
       const id = Number(task.task_id);
@@ -349,7 +349,9 @@ function load(spec: LoadSpec): Promise<LoadResult> {
     child.on("close", (code) => {
       if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err.trim()}`));
       try {
-        const parsed = JSON.parse(out) as Omit<LoadResult, "statuses"> & { statuses: Record<string, { count: number }> };
+        const parsed = JSON.parse(out) as Omit<LoadResult, "statuses"> & {
+          statuses: Record<string, { count: number }>;
+        };
         const statuses = Object.fromEntries(Object.entries(parsed.statuses).map(([s, v]) => [s, v.count]));
         resolve({ ...parsed, statuses });
       } catch (error) {
@@ -426,7 +428,13 @@ async function main() {
   try {
     const { key, keyHash, prefix } = newApiKey();
     const poster = chain.posters[0].address.toLowerCase();
-    await insertApiKey(api.db, { address: poster, keyHash, prefix, label: "bench", createdAt: Math.floor(Date.now() / 1000) });
+    await insertApiKey(api.db, {
+      address: poster,
+      keyHash,
+      prefix,
+      label: "bench",
+      createdAt: Math.floor(Date.now() / 1000),
+    });
 
     const sample = await (await fetch(`${api.url}/api/v1/a2a/tasks?limit=50`)).json();
     console.log(
@@ -454,12 +462,20 @@ async function main() {
       return r;
     };
     const bare = await run("a. bare Koa hello-world", { url: koa.url, path: "/" });
-    const listing = await run("b. GET /api/v1/a2a/tasks?limit=50", { url: api.url, path: "/api/v1/a2a/tasks?limit=50" });
+    const listing = await run("b. GET /api/v1/a2a/tasks?limit=50", {
+      url: api.url,
+      path: "/api/v1/a2a/tasks?limit=50",
+    });
     const cachedListing = await run("b2. listing, proposed 1 s cache (bench only)", {
       url: api.cachedListing.url,
       path: "/api/v1/a2a/tasks?limit=50",
     });
-    await run("c. GET /api/v1/tasks/<random id>", { url: api.url, path: "/api/v1/tasks/1", mode: "task", maxId: chain.funded });
+    await run("c. GET /api/v1/tasks/<random id>", {
+      url: api.url,
+      path: "/api/v1/tasks/1",
+      mode: "task",
+      maxId: chain.funded,
+    });
     await run("d. POST /api/v1/tasks (build)", {
       url: api.url,
       path: "/api/v1/tasks",
@@ -489,7 +505,9 @@ async function main() {
       }),
     });
 
-    console.log(`\nResults (${CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`);
+    console.log(
+      `\nResults (${CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`,
+    );
     printTable(
       ["endpoint", "req/s", "p50", "p99", "requests", "non-2xx", "errors", "statuses"],
       results.map(({ name, r }) => [
@@ -520,7 +538,10 @@ async function main() {
     );
 
     console.log("\nProtocols (the same page; target >= 50% of the REST listing's rate):");
-    for (const [name, r] of [["A2A tasks/list", a2aList], ["MCP browse_tasks", mcpBrowse]] as const) {
+    for (const [name, r] of [
+      ["A2A tasks/list", a2aList],
+      ["MCP browse_tasks", mcpBrowse],
+    ] as const) {
       const ratio = r.rps / listing.rps;
       console.log(
         `  ${name}: ${fmt(ratio * 100, 1)}% of REST, p99 ${fmt(r.p99)} ms, non-2xx ${fmt(r.non2xx)}: ` +
@@ -533,7 +554,9 @@ async function main() {
       `  with the proposed cache (1 s, single flight, stale while revalidating; bench only): ${fmt(cachedShare * 100, 1)}% of bare Koa, ` +
         `p99 ${fmt(cachedListing.p99)} ms: ${cachedShare >= TARGETS.listingShareOfKoa && cachedListing.p99 <= TARGETS.listingP99Ms ? "PASS" : "UNDER"}`,
     );
-    console.log("\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):");
+    console.log(
+      "\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):",
+    );
     for (const line of clockReads) console.log(line);
 
     await profileListing(api.deps, api.url);

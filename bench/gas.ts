@@ -48,7 +48,7 @@ function printTable(rows: Row[]): void {
     row.operation,
     format(row.gas),
     row.target === undefined ? "" : `<= ${format(row.target)}`,
-    row.target === undefined ? row.note ?? "" : row.gas <= row.target ? "PASS" : "OVER",
+    row.target === undefined ? (row.note ?? "") : row.gas <= row.target ? "PASS" : "OVER",
   ]);
   const widths = header.map((title, column) => Math.max(title.length, ...lines.map((line) => line[column].length)));
   const render = (cells: string[]) =>

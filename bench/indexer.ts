@@ -58,7 +58,6 @@ const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_
 
 const TARGETS = { backfillEventsPerSecond: 3_000, followMedianMs: 500 } as const;
 
-
 /** Deterministic randomness, so every run builds the same history. */
 const rng = mulberry32;
 const random = rng(20240611);
@@ -78,7 +77,6 @@ function quantile(sorted: number[], q: number): number {
   const hi = Math.ceil(pos);
   return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo);
 }
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Profiling: the indexer is not modified; its ChainReader is wrapped and its knex instance observed. A step starts
@@ -159,7 +157,8 @@ class Profiler {
         if (step) step.commit = t;
         return;
       }
-      if (q.__knexQueryUid) this.pending.set(q.__knexQueryUid, { t, label: statementLabel(q.sql), inTx: !!q.__knexTxId });
+      if (q.__knexQueryUid)
+        this.pending.set(q.__knexQueryUid, { t, label: statementLabel(q.sql), inTx: !!q.__knexTxId });
     });
     db.on("query-response", (_r: unknown, q: { __knexQueryUid?: string }) => {
       const p = q.__knexQueryUid ? this.pending.get(q.__knexQueryUid) : undefined;
@@ -316,7 +315,8 @@ async function buildHistory() {
     minDays: 1,
     briefHash,
   });
-  const encode = (tasks: ITaskEscrow.NewTaskStruct[]) => escrow.interface.encodeFunctionData("createTasks", [token, tasks]);
+  const encode = (tasks: ITaskEscrow.NewTaskStruct[]) =>
+    escrow.interface.encodeFunctionData("createTasks", [token, tasks]);
 
   // One batch with automine on, to size the gas limit of the others (sent without estimation, several per block).
   const first = await (await escrow.connect(posters[0]).createTasks(token, batch())).wait();
@@ -363,7 +363,9 @@ async function buildHistory() {
       const gap = randomInt(0, MAX_EMPTY_GAP);
       for (let i = 0; i < gap; i++) await network.provider.send("evm_mine", []);
       if (made() >= nextProgress || made() >= TASKS) {
-        console.log(`  ${fmt(made()).padStart(6)} tasks, block ${await ethers.provider.getBlockNumber()}, ${fmt((now() - started) / 1000, 1)} s`);
+        console.log(
+          `  ${fmt(made()).padStart(6)} tasks, block ${await ethers.provider.getBlockNumber()}, ${fmt((now() - started) / 1000, 1)} s`,
+        );
         while (nextProgress <= made()) nextProgress += PROGRESS_EVERY;
       }
     }
@@ -383,10 +385,7 @@ async function buildHistory() {
 // One database: backfill, then follow the head
 // ---------------------------------------------------------------------------------------------------------------
 
-async function benchDatabase(
-  target: Target,
-  chainInfo: Awaited<ReturnType<typeof buildHistory>>,
-): Promise<Result> {
+async function benchDatabase(target: Target, chainInfo: Awaited<ReturnType<typeof buildHistory>>): Promise<Result> {
   const { escrow, token, posters, book } = chainInfo;
   const db = createDb(target.options);
   let reader: Db | undefined;
@@ -530,7 +529,11 @@ function printBackfill(r: Result): void {
   );
   const total = b.phases.reduce((acc, p) => acc + p.ms, 0);
   const rows = b.phases.map((p) => [p.name, ms(p.ms), `${fmt((100 * p.ms) / r.backfillMs, 1)}%`]);
-  rows.push(["(start, lock, waits between steps)", ms(r.backfillMs - total), `${fmt((100 * (r.backfillMs - total)) / r.backfillMs, 1)}%`]);
+  rows.push([
+    "(start, lock, waits between steps)",
+    ms(r.backfillMs - total),
+    `${fmt((100 * (r.backfillMs - total)) / r.backfillMs, 1)}%`,
+  ]);
   console.log("");
   printTable(["where the time went (summed over ranges)", "time", "of wall"], rows, [1, 2]);
   console.log("");
@@ -544,12 +547,16 @@ function printBackfill(r: Result): void {
 function printFollow(r: Result): void {
   const l = r.latencies;
   if (l.length === 0) {
-    console.log(`\n== ${r.name}: following the head: no block measured${r.followError ? ` (${r.followError})` : ""} ==`);
+    console.log(
+      `\n== ${r.name}: following the head: no block measured${r.followError ? ` (${r.followError})` : ""} ==`,
+    );
     return;
   }
   const median = quantile(l, 0.5);
   const pass = median <= TARGETS.followMedianMs ? "PASS" : "OVER";
-  console.log(`\n== ${r.name}: following the head (pollIntervalMs ${POLL_INTERVAL_MS}, confirmations ${CONFIRMATIONS}) ==`);
+  console.log(
+    `\n== ${r.name}: following the head (pollIntervalMs ${POLL_INTERVAL_MS}, confirmations ${CONFIRMATIONS}) ==`,
+  );
   console.log(
     `${l.length}/${FOLLOW_BLOCKS} blocks, one createTask each, ${FOLLOW_GAP_MS[0]}-${FOLLOW_GAP_MS[1]} ms apart; ` +
       `receipt -> checkpoint and task readable: median ${ms(median)} (target <= ${TARGETS.followMedianMs} ms): ${pass}, ` +
@@ -571,7 +578,18 @@ function printCatchUp(r: Result): void {
 function printComparison(results: Result[]): void {
   console.log("\n== Comparison ==\n");
   printTable(
-    ["database", "events", "blocks", "backfill", "events/s", "backfill", "follow p50", "follow p95", "follow", "catch-up"],
+    [
+      "database",
+      "events",
+      "blocks",
+      "backfill",
+      "events/s",
+      "backfill",
+      "follow p50",
+      "follow p95",
+      "follow",
+      "catch-up",
+    ],
     results.map((r) =>
       r.error && r.events === 0
         ? [r.name, "-", "-", "-", "-", "FAILED", "-", "-", "FAILED", "-"]
@@ -600,7 +618,10 @@ function printComparison(results: Result[]): void {
 
 async function main(): Promise<void> {
   const wall = now();
-  const startLoad = os.loadavg().map((l) => fmt(l, 1)).join(" ");
+  const startLoad = os
+    .loadavg()
+    .map((l) => fmt(l, 1))
+    .join(" ");
   console.log(
     `Indexer benchmark on the in-process Hardhat network, Node ${process.version}, ${os.cpus().length} CPUs ` +
       `(load average ${startLoad})` +
@@ -627,8 +648,10 @@ async function main(): Promise<void> {
   }
   printComparison(results);
   console.log(
-    `\nwhole run ${fmt((now() - wall) / 1000, 1)} s; load average ${os.loadavg().map((l) => fmt(l, 1)).join(" ")} ` +
-      `(at the start ${startLoad}): the machine is shared, figures move with it`,
+    `\nwhole run ${fmt((now() - wall) / 1000, 1)} s; load average ${os
+      .loadavg()
+      .map((l) => fmt(l, 1))
+      .join(" ")} ` + `(at the start ${startLoad}): the machine is shared, figures move with it`,
   );
 }
 

@@ -61,7 +61,10 @@ export class ExampleAgent {
   private async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
     const response = await fetch(`${this.options.apiUrl}${path}`, {
       method,
-      headers: { "x-api-key": this.options.apiKey, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      headers: {
+        "x-api-key": this.options.apiKey,
+        ...(body !== undefined ? { "content-type": "application/json" } : {}),
+      },
       body: body === undefined ? undefined : JSON.stringify(body),
     });
     return { status: response.status, body: await response.json().catch(() => undefined) };
@@ -69,7 +72,9 @@ export class ExampleAgent {
 
   async start(): Promise<void> {
     const settlement = await this.call("GET", "/api/v1/health/settlement");
-    const chain = settlement.body.data.chains.find((c: { chain: string }) => c.chain === settlement.body.data.postingChain);
+    const chain = settlement.body.data.chains.find(
+      (c: { chain: string }) => c.chain === settlement.body.data.postingChain,
+    );
     this.escrow = String(chain.escrowAddress).toLowerCase();
     const registered = await this.call("POST", "/api/v1/a2a/executors", {
       publicKey: agentPublicKey(this.options.privateKey),
@@ -128,7 +133,8 @@ export class ExampleAgent {
     const tx = submitted.body.data.unsignedTx;
     // The checks a careful client makes before signing.
     if (String(tx.to).toLowerCase() !== this.escrow) throw new Error(`refusing to sign: ${tx.to} is not the escrow`);
-    if (String(tx.from).toLowerCase() !== this.wallet.address.toLowerCase()) throw new Error("refusing to sign: not my wallet");
+    if (String(tx.from).toLowerCase() !== this.wallet.address.toLowerCase())
+      throw new Error("refusing to sign: not my wallet");
     const call = ESCROW.parseTransaction({ data: tx.data });
     if (call?.name !== "submitEvidence" || call.args[1] !== submitted.body.data.evidenceHash) {
       throw new Error("refusing to sign: not the submitEvidence of my result");
@@ -144,6 +150,8 @@ export class ExampleAgent {
 export function summarise(brief: string): { summary: string; wordCount: number; keywords: string[] } {
   const words = brief.split(/\s+/).filter(Boolean);
   const firstSentence = brief.split(/(?<=[.!?])\s/)[0] ?? brief;
-  const keywords = [...new Set(words.map((w) => w.toLowerCase().replace(/[^a-z0-9-]/g, "")).filter((w) => w.length > 3))];
+  const keywords = [
+    ...new Set(words.map((w) => w.toLowerCase().replace(/[^a-z0-9-]/g, "")).filter((w) => w.length > 3)),
+  ];
   return { summary: firstSentence.slice(0, 280), wordCount: words.length, keywords: keywords.slice(0, 20) };
 }

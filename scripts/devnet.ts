@@ -167,11 +167,17 @@ async function main() {
   console.log(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
   console.log(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
   console.log(`Address book  ${addressBookPath("localhost")}`);
-  console.log(`MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`);
+  console.log(
+    `MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`,
+  );
   console.log(`              ${JSON.stringify(devnet.mcpConfig)}`);
   console.log(`A2A           ${devnet.apiUrl}/a2a/v1  (card: ${devnet.apiUrl}/.well-known/agent-card.json)`);
-  console.log(`Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`);
-  console.log(`Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`);
+  console.log(
+    `Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`,
+  );
+  console.log(
+    `Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
+  );
   console.log(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
   console.log("Running. Stop with Ctrl-C.");
   const stop = async (signal: string) => {

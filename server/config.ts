@@ -22,11 +22,17 @@ const intFrom = (fallback: number, min = 0) =>
     });
 
 const envSchema = z.object({
-  NETWORK: z.string().regex(/^[a-z0-9_-]+$/i, "must be a network name").default("localhost"),
+  NETWORK: z
+    .string()
+    .regex(/^[a-z0-9_-]+$/i, "must be a network name")
+    .default("localhost"),
   RPC_URL: z.string().url().optional(),
   DEVNET_RPC_URL: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
-  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/, "must be a lower-case SQL identifier").optional(),
+  DATABASE_SCHEMA: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]*$/, "must be a lower-case SQL identifier")
+    .optional(),
   DATA_DIR: z.string().default(path.join(ROOT, "data")),
   DEPLOYMENTS_DIR: z.string().default(path.join(ROOT, "deployments")),
   SQLITE_DRIVER: z.enum(["better-sqlite3", "sqlite3"]).default("better-sqlite3"),
@@ -71,7 +77,10 @@ const envSchema = z.object({
   RATE_WALLET_FAMILY_PER_MINUTE: intFrom(120, 1),
   RATE_IP_POSTING_PER_MINUTE: intFrom(600, 1),
   RATE_MCP_CALLS_PER_MINUTE: intFrom(120, 1),
-  RATE_LIMIT_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -").default("rl:"),
+  RATE_LIMIT_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -")
+    .default("rl:"),
 });
 
 export type Env = z.input<typeof envSchema>;

@@ -182,5 +182,8 @@ export interface ItemError {
 
 /** A field's name in messages: `body.tasks[2].amount`. */
 export function fieldName(location: string, path: (string | number)[]): string {
-  return [location, ...path].map((p) => (typeof p === "number" ? `[${p}]` : p)).join(".").replace(/\.\[/g, "[");
+  return [location, ...path]
+    .map((p) => (typeof p === "number" ? `[${p}]` : p))
+    .join(".")
+    .replace(/\.\[/g, "[");
 }

@@ -49,7 +49,10 @@ export async function buildDeps(
   let chain;
   try {
     const book = readAddressBook(config.network, config.deploymentsDir);
-    chain = createChainGateway(book, provider ?? new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }));
+    chain = createChainGateway(
+      book,
+      provider ?? new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }),
+    );
   } catch (error) {
     logger.warn("no deployment for this network: posting answers CHAIN_NOT_CONFIGURED", { error });
   }

@@ -46,7 +46,13 @@ interface JsonRpcError {
   message: string;
   data?: unknown;
 }
-type Reply = { jsonrpc: "2.0"; id: Id; result?: unknown; error?: JsonRpcError; /** `result`, serialized */ resultJson?: string };
+type Reply = {
+  jsonrpc: "2.0";
+  id: Id;
+  result?: unknown;
+  error?: JsonRpcError;
+  /** `result`, serialized */ resultJson?: string;
+};
 
 const errorReply = (id: Id, code: number, message: string): Reply => ({ jsonrpc: "2.0", id, error: { code, message } });
 
@@ -87,7 +93,8 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
       return errorReply(null, JSON_RPC.INVALID_REQUEST, "a JSON-RPC request must be an object");
     }
     const r = request as Record<string, unknown>;
-    const idValid = !("id" in r) || r.id === null || typeof r.id === "string" || (typeof r.id === "number" && Number.isFinite(r.id));
+    const idValid =
+      !("id" in r) || r.id === null || typeof r.id === "string" || (typeof r.id === "number" && Number.isFinite(r.id));
     const id: Id = idValid && "id" in r ? (r.id as Id) : null;
     if (r.jsonrpc !== "2.0") return errorReply(id, JSON_RPC.INVALID_REQUEST, 'jsonrpc must be "2.0"');
     if (!idValid) return errorReply(null, JSON_RPC.INVALID_REQUEST, "id must be a string, a number or null");
@@ -133,7 +140,8 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
       else return errorReply(id, JSON_RPC.METHOD_NOT_FOUND, `method ${method} not found`);
       return out as Reply;
     } catch (error) {
-      if (error instanceof A2AError) return { jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
+      if (error instanceof A2AError)
+        return { jsonrpc: "2.0", id, error: JsonRpcTransportHandler.mapToJSONRPCError(error) };
       logger.error("a2a request failed", { method, error });
       return errorReply(id, JSON_RPC.INTERNAL_ERROR, "internal error");
     }
@@ -153,7 +161,8 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
       const code = error.code === "INVALID_JSON" ? JSON_RPC.PARSE_ERROR : JSON_RPC.INVALID_REQUEST;
       return send(ctx, errorReply(null, code, error.message));
     }
-    if (body === undefined) return send(ctx, errorReply(null, JSON_RPC.INVALID_REQUEST, "the body must be a JSON-RPC request"));
+    if (body === undefined)
+      return send(ctx, errorReply(null, JSON_RPC.INVALID_REQUEST, "the body must be a JSON-RPC request"));
     if (Array.isArray(body)) {
       if (body.length === 0) return send(ctx, errorReply(null, JSON_RPC.INVALID_REQUEST, "an empty batch"));
       if (body.length > A2A_MAX_BATCH) {

@@ -25,8 +25,7 @@ export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): 
   app.use(
     router.allowedMethods({
       throw: true,
-      methodNotAllowed: () =>
-        new AppError({ code: "METHOD_NOT_ALLOWED", message: "method not allowed on this path" }),
+      methodNotAllowed: () => new AppError({ code: "METHOD_NOT_ALLOWED", message: "method not allowed on this path" }),
       notImplemented: () => new AppError({ code: "METHOD_NOT_ALLOWED", message: "method not implemented" }),
     }),
   );

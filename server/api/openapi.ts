@@ -71,7 +71,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
     info: {
       title: "Escrow Task Marketplace API",
       version: API_VERSION,
-      description: "Escrow task marketplace for software agents. Every response is the envelope { success, data | error }.",
+      description:
+        "Escrow task marketplace for software agents. Every response is the envelope { success, data | error }.",
     },
     servers: [{ url: serverUrl }],
   });

@@ -64,7 +64,6 @@ export interface RouteDefinition<
   handler(input: RouteInput<B, Q, P>): Promise<z.input<R> | SerializedData> | z.input<R> | SerializedData;
 }
 
-
 export function defineRoute<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny, R extends ZodTypeAny>(
   route: RouteDefinition<B, Q, P, R>,
 ): RouteDefinition<B, Q, P, R> {

@@ -65,7 +65,9 @@ export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
     router[route.method](route.path, async (ctx) => {
       const caller = await resolveCaller(ctx, route, deps);
       const rawBody =
-        route.method === "post" ? await readJsonBody(ctx, route.bodyLimit ?? deps.config.api.jsonBodyLimitBytes) : undefined;
+        route.method === "post"
+          ? await readJsonBody(ctx, route.bodyLimit ?? deps.config.api.jsonBodyLimitBytes)
+          : undefined;
       if (route.request?.body && rawBody === undefined) {
         throw new AppError({ code: "VALIDATION_ERROR", message: "body: a JSON object is required" });
       }

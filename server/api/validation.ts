@@ -61,7 +61,10 @@ export function checkJsonStrings(root: unknown, location: string): void {
       for (const [key, item] of Object.entries(value)) {
         const child = { value: item, parent: node, key };
         if (FORBIDDEN_KEYS.has(key) || LONE_SURROGATE.test(key)) {
-          throw new AppError({ code: "VALIDATION_ERROR", message: `${fieldName(location, pathOf(child))}: key not allowed; remove it` });
+          throw new AppError({
+            code: "VALIDATION_ERROR",
+            message: `${fieldName(location, pathOf(child))}: key not allowed; remove it`,
+          });
         }
         stack.push(child);
       }

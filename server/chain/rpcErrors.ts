@@ -119,7 +119,8 @@ export function unwrap(error: unknown): { codes: string[]; rpcCodes: number[]; m
     if (typeof e.message === "string") messages.push(e.message);
     if (typeof e.shortMessage === "string") messages.push(e.shortMessage);
     if (typeof e.data === "string" && isHexString(e.data) && e.data.length >= 10) data.push(e.data);
-    for (const k of ["error", "info", "cause", "parent", "data"]) if (e[k] && typeof e[k] === "object") queue.push(e[k]);
+    for (const k of ["error", "info", "cause", "parent", "data"])
+      if (e[k] && typeof e[k] === "object") queue.push(e[k]);
   }
   return { codes, rpcCodes, messages, data };
 }
@@ -172,7 +173,10 @@ export function classifyBroadcastError(error: unknown): BroadcastFailure {
   if (codes.includes("NONCE_EXPIRED") || /nonce (is )?too low|nonce has already been used|oldnonce/i.test(text)) {
     return "nonce-used";
   }
-  if (codes.includes("REPLACEMENT_UNDERPRICED") || /replacement (transaction )?(is )?underpriced|replacement fee/i.test(text)) {
+  if (
+    codes.includes("REPLACEMENT_UNDERPRICED") ||
+    /replacement (transaction )?(is )?underpriced|replacement fee/i.test(text)
+  ) {
     return "underpriced";
   }
   if (codes.includes("INSUFFICIENT_FUNDS") || /insufficient funds|enough funds/i.test(text)) return "underfunded";

@@ -131,7 +131,7 @@ function refusal(source: string, lines: readonly string[], error: unknown): neve
       ? source.slice(0, Number(matched[1]) + 1).split("\n").length
       : 0;
   const line = lines[lineNumber - 1] ?? "";
-  if (lineNumber === 1) malformed("message.domain", "the first line must be \"<domain>" + HEADER_SUFFIX + "\"");
+  if (lineNumber === 1) malformed("message.domain", 'the first line must be "<domain>' + HEADER_SUFFIX + '"');
   if (lineNumber === 2) malformed("message.address", "the second line must be an EIP-55 address");
   const field = FIELD_OF_LINE.find(([prefix]) => line.startsWith(prefix))?.[1];
   if (field) malformed(field, `line ${lineNumber} is not in the EIP-4361 syntax`);
@@ -161,8 +161,16 @@ export function parseSiweMessage(text: string): SiweMessage {
   }
   if (text.endsWith("\n")) malformed("message", "must not end with a line break");
   // The parser reports a bad statement at the line after it, so it is named here: EIP-4361's statement grammar.
-  if (lines[2] === "" && lines[3] !== "" && lines[4] === "" && !/^[A-Za-z0-9._~:/?#[\]@!$&'()*+,;= -]+$/.test(lines[3])) {
-    malformed("message.statement", "the statement may hold letters, digits, spaces and URI characters only (no '<', '>')");
+  if (
+    lines[2] === "" &&
+    lines[3] !== "" &&
+    lines[4] === "" &&
+    !/^[A-Za-z0-9._~:/?#[\]@!$&'()*+,;= -]+$/.test(lines[3])
+  ) {
+    malformed(
+      "message.statement",
+      "the statement may hold letters, digits, spaces and URI characters only (no '<', '>')",
+    );
   }
   let parsed: SiweLibraryMessage;
   try {
@@ -321,9 +329,7 @@ export async function signIn(
     await recordSignIn(trx, address, now);
     await insertSession(trx, { tokenHash, address, createdAt: now, expiresAt });
   });
-  await pruneSessions(deps.db, now).catch((error) =>
-    deps.logger.warn("could not prune expired sessions", { error }),
-  );
+  await pruneSessions(deps.db, now).catch((error) => deps.logger.warn("could not prune expired sessions", { error }));
   return { sessionToken: token, address, expiresAt: iso(expiresAt) };
 }
 

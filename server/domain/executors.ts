@@ -73,7 +73,7 @@ function ownView(executor: ExecutorRecord, reputation: number, now: number): Own
 export async function registerExecutor(
   deps: Deps,
   wallet: string,
-  body: ExecutorBody
+  body: ExecutorBody,
 ): Promise<OwnExecutorView & { created: boolean }> {
   if (body.publicKey === undefined)
     return fail("NO_PUBKEY", "publicKey is required: agents receive brief keys wrapped to it");
@@ -110,7 +110,7 @@ async function registered(db: Queryable, wallet: string): Promise<ExecutorRecord
       `wallet ${wallet.toLowerCase()} is not a registered executor: POST /api/v1/a2a/executors`,
       {
         status: 404,
-      }
+      },
     );
   }
   return executor;
@@ -126,7 +126,7 @@ export async function readOwnExecutor(deps: Deps, wallet: string): Promise<OwnEx
 /** POST /a2a/executors/heartbeat: marks the caller's executor as seen now. */
 export async function executorHeartbeat(
   deps: Deps,
-  wallet: string
+  wallet: string,
 ): Promise<{ address: string; lastSeenAt: number; running: true }> {
   const now = await deps.clock.chainNow();
   await touchExecutor(deps.db, wallet, now);
@@ -145,7 +145,7 @@ export async function markExecutorSeen(db: Queryable, wallet: string, now: numbe
 /** GET /a2a/executors: public listing with the spec's filters. */
 export async function listPublicExecutors(
   deps: Deps,
-  query: ExecutorsQuery
+  query: ExecutorsQuery,
 ): Promise<{ executors: PublicExecutorView[]; total: number }> {
   const now = await deps.clock.chainNow();
   const verifiers = query.role === "verifier";
@@ -158,7 +158,7 @@ export async function listPublicExecutors(
       limit: query.limit,
       offset: query.offset,
     },
-    workerScoreSubquery(deps.db, now)
+    workerScoreSubquery(deps.db, now),
   );
   return {
     executors: executors.map((e) => ({

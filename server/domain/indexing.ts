@@ -48,14 +48,14 @@ export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: st
   if (event.poster !== wallet) {
     fail(
       "NOT_TASK_AGENT",
-      `task ${event.taskId} was funded by ${event.poster}, not by this key's wallet ${wallet}; the funding wallet must list it (or cancel it to get a refund)`
+      `task ${event.taskId} was funded by ${event.poster}, not by this key's wallet ${wallet}; the funding wallet must list it (or cancel it to get a refund)`,
     );
   }
   if (event.token !== settlementToken.toLowerCase()) {
     fail(
       "TOKEN_NOT_SETTLEMENT",
       `task ${event.taskId} is funded in ${event.token}, not in the settlement token ${settlementToken.toLowerCase()}`,
-      { status: 409 }
+      { status: 409 },
     );
   }
   const onChainVerifier = event.verifier === ZERO_ADDRESS ? undefined : event.verifier;
@@ -64,7 +64,7 @@ export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: st
       "VERIFIER_MISMATCH",
       `verifierAddress ${item.verifierAddress} differs from the escrow's verifier of task ${event.taskId} (${
         onChainVerifier ?? "none: the marketplace verifier judges"
-      })`
+      })`,
     );
   }
   const privacy = item.privacy ?? "private";
@@ -76,7 +76,7 @@ export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: st
         `verificationMode agent needs a verifier agent on-chain, and task ${event.taskId} has none (fund it with createTaskWithVerifier)`,
         {
           status: 409,
-        }
+        },
       );
     }
     fail(problem.code, problem.message, problem.status ? { status: problem.status } : {});
@@ -85,7 +85,7 @@ export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: st
   if (onChainVerifier && mode !== "agent") {
     fail(
       "VERIFIER_MODE_MISMATCH",
-      `verificationMode: the escrow names verifier ${onChainVerifier} for task ${event.taskId}, so the mode must be agent, not ${mode}`
+      `verificationMode: the escrow names verifier ${onChainVerifier} for task ${event.taskId}, so the mode must be agent, not ${mode}`,
     );
   }
 }
@@ -96,7 +96,7 @@ export function listingFor(
   event: FundedTask,
   txHash: string,
   chain: string,
-  listedAt: number
+  listedAt: number,
 ): ListingRecord {
   return {
     taskId: event.taskId,
@@ -130,9 +130,9 @@ function canonical(value: unknown): string {
       ? Object.fromEntries(
           Object.keys(v)
             .sort()
-            .map((k) => [k, (v as Record<string, unknown>)[k]])
+            .map((k) => [k, (v as Record<string, unknown>)[k]]),
         )
-      : v
+      : v,
   );
 }
 
@@ -171,7 +171,7 @@ async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
         if (sameHash) {
           fail(
             "HASH_NOT_THIS_TASK",
-            `taskHash ${listing.taskHash} is listed for on-chain task ${sameHash.taskId}, not task ${listing.taskId}`
+            `taskHash ${listing.taskHash} is listed for on-chain task ${sameHash.taskId}, not task ${listing.taskId}`,
           );
         }
         await insertListing(trx, listing);
@@ -188,7 +188,7 @@ function assertSameTerms(existing: ListingRecord, again: ListingRecord): void {
   if (existing.privacy !== again.privacy) {
     fail(
       "PRIVACY_IMMUTABLE",
-      `privacy: task ${existing.taskId} was listed ${existing.privacy}; privacy cannot change after first indexing`
+      `privacy: task ${existing.taskId} was listed ${existing.privacy}; privacy cannot change after first indexing`,
     );
   }
   const changed = changedTerms(existing, again);
@@ -196,9 +196,9 @@ function assertSameTerms(existing: ListingRecord, again: ListingRecord): void {
     fail(
       "TERMS_IMMUTABLE",
       `task ${existing.taskId} is listed already with other terms (${changed.join(
-        ", "
+        ", ",
       )}); first-indexed terms cannot change`,
-      { details: { fields: changed } }
+      { details: { fields: changed } },
     );
   }
 }
@@ -230,7 +230,7 @@ async function listOne(
   item: IndexItem,
   event: FundedTask,
   funding: FundingReceipt,
-  token: string
+  token: string,
 ): Promise<IndexResult> {
   checkAgainstChain(item, event, wallet, token);
   const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.clock.chainNow());
@@ -245,14 +245,14 @@ export async function indexTask(deps: Deps, wallet: string, body: IndexBody): Pr
   if (funding.created.length > 1) {
     fail(
       "MULTIPLE_TASK_CREATED",
-      `txHash: transaction ${body.txHash} created ${funding.created.length} tasks; list them with index-batch`
+      `txHash: transaction ${body.txHash} created ${funding.created.length} tasks; list them with index-batch`,
     );
   }
   const [event] = funding.created;
   if (event.taskHash !== body.taskHash) {
     fail(
       "HASH_MISMATCH",
-      `taskHash ${body.taskHash} differs from the task the transaction funded (${event.taskHash}, task ${event.taskId})`
+      `taskHash ${body.taskHash} differs from the task the transaction funded (${event.taskHash}, task ${event.taskId})`,
     );
   }
   const result = await listOne(deps, wallet, body, event, funding, token);
@@ -290,22 +290,18 @@ async function findFundingTransaction(deps: Deps, taskHashes: readonly string[])
   if (!newest) {
     return fail(
       "RECEIPT_NOT_FOUND",
-      "txHash: no indexed transaction funded all the listed task hashes yet; retry once the user operation is mined and indexed"
+      "txHash: no indexed transaction funded all the listed task hashes yet; retry once the user operation is mined and indexed",
     );
   }
   return newest[0];
 }
 
 /** POST /a2a/tasks/index-batch: each listed task checked like single indexing; results in input order. */
-export async function indexTaskBatch(
-  deps: Deps,
-  wallet: string,
-  body: IndexBatchBody
-): Promise<IndexBatchResult> {
+export async function indexTaskBatch(deps: Deps, wallet: string, body: IndexBatchBody): Promise<IndexBatchResult> {
   const txHash = body.isUserOp
     ? await findFundingTransaction(
         deps,
-        body.tasks.map((t) => t.taskHash)
+        body.tasks.map((t) => t.taskHash),
       )
     : body.txHash;
   const { funding, token } = await loadFunding(deps, txHash);
@@ -320,7 +316,7 @@ export async function indexTaskBatch(
       if (events.length > 1) {
         fail(
           "MULTIPLE_TASK_CREATED",
-          `taskHash ${item.taskHash}: the transaction funded ${events.length} tasks with this hash`
+          `taskHash ${item.taskHash}: the transaction funded ${events.length} tasks with this hash`,
         );
       }
       results.push(await listOne(deps, wallet, item, events[0], funding, token));

@@ -13,7 +13,15 @@ import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/re
 import { latestSubmissions } from "../db/repositories/submissions";
 import { type TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
-import { canSeeResult, marketFacts, marketplaceMeta, marketplaceState, matchingTask, onChainTask, projectionContext } from "./projection";
+import {
+  canSeeResult,
+  marketFacts,
+  marketplaceMeta,
+  marketplaceState,
+  matchingTask,
+  onChainTask,
+  projectionContext,
+} from "./projection";
 
 export interface OpenTasksQuery {
   capabilities?: string[];
@@ -40,7 +48,10 @@ function openTasksCache(deps: Deps) {
 export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
   const key = JSON.stringify([query, deps.indexer?.status().checkpoint ?? null, await deps.clock.chainNow()]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
-  return openTasksCache(deps).get(key, async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))));
+  return openTasksCache(deps).get(
+    key,
+    async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))),
+  );
 }
 
 /** Forgets cached open-task pages (after this process lists a task). */
@@ -61,7 +72,7 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
   });
   const listings = await getListings(
     deps.db,
-    tasks.map((t) => t.taskId)
+    tasks.map((t) => t.taskId),
   );
   const facts = await marketFacts(deps, tasks);
   const out = [];
@@ -78,11 +89,7 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
 }
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
-export async function readTask(
-  deps: Deps,
-  id: { taskId: number } | { taskHash: string },
-  caller: string | undefined
-) {
+export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: string }, caller: string | undefined) {
   let task: TaskRecord | undefined;
   let listing: ListingRecord | undefined;
   if ("taskId" in id) {
@@ -91,9 +98,7 @@ export async function readTask(
   } else {
     // The listed task with this hash; else the newest funded one (the chain does not forbid reusing a hash).
     listing = await findListingByHash(deps.db, id.taskHash);
-    task = listing
-      ? await findTaskById(deps.db, listing.taskId)
-      : (await findTasksByHash(deps.db, id.taskHash)).at(-1);
+    task = listing ? await findTaskById(deps.db, listing.taskId) : (await findTasksByHash(deps.db, id.taskHash)).at(-1);
   }
   if (!task) {
     const which = "taskId" in id ? `task ${id.taskId}` : `task with hash ${id.taskHash}`;
@@ -106,9 +111,7 @@ export async function readTask(
   return {
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
-    a2aState: listing
-      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task]))
-      : null,
+    a2aState: listing ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task])) : null,
     ...(canSeeResult(task, listing, caller)
       ? { resultData: (await deliverables(deps, [task])).get(task.taskId) ?? null }
       : {}),
@@ -130,7 +133,7 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
   const { listings, total } = await listListingsByPoster(deps.db, wallet, page);
   const tasks = await getTasks(
     deps.db,
-    listings.map((l) => l.taskId)
+    listings.map((l) => l.taskId),
   );
   const ctx = await projectionContext(deps);
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
@@ -144,7 +147,7 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
         state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
         onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
         // The poster always sees the deliverable of their own task.
-        resultData: task ? results.get(task.taskId) ?? null : null,
+        resultData: task ? (results.get(task.taskId) ?? null) : null,
       };
     }),
     total,

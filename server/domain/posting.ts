@@ -25,7 +25,14 @@ import { claimHash } from "../db/repositories/hashReservations";
 import { findListingByHash } from "../db/repositories/listings";
 import { findTasksByHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
-import { TaskBatchBuild, TaskBatchBuildBody, TaskBuild, TaskBuildBody, TaskBuildTerms, taskBuildTermsSchema } from "./schemas/posting";
+import {
+  TaskBatchBuild,
+  TaskBatchBuildBody,
+  TaskBuild,
+  TaskBuildBody,
+  TaskBuildTerms,
+  taskBuildTermsSchema,
+} from "./schemas/posting";
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                    Rules                                                     */
@@ -110,7 +117,6 @@ async function claim(
   return { code: "TASK_HASH_TAKEN", message: `taskHash ${taskHash} is reserved by another poster${until}` };
 }
 
-
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                   Builds                                                     */
 /* ------------------------------------------------------------------------------------------------------------ */
@@ -147,11 +153,7 @@ class RollBack extends Error {}
  * The gas limit is the caller's estimate plus one fifth, or the size-based fallback plus one fifth when estimating
  * fails (the caller has usually not approved the escrow yet), at most the cap.
  */
-export async function buildTaskBatch(
-  deps: Deps,
-  poster: string,
-  body: TaskBatchBuildBody,
-): Promise<TaskBatchBuild> {
+export async function buildTaskBatch(deps: Deps, poster: string, body: TaskBatchBuildBody): Promise<TaskBatchBuild> {
   const chain = requireChain(deps);
   const token = settlementToken(chain, body.token);
   const maxBatch = await chain.maxBatch();

@@ -85,7 +85,7 @@ export interface ProjectionContext {
 export function marketplaceMeta(
   listing: ListingRecord,
   task: TaskRecord | undefined,
-  ctx: ProjectionContext
+  ctx: ProjectionContext,
 ): TaskMeta {
   return {
     taskHash: listing.taskHash,
@@ -155,7 +155,7 @@ export async function projectionContext(deps: Deps): Promise<ProjectionContext> 
 export function canSeeResult(
   task: TaskRecord,
   listing: ListingRecord | undefined,
-  caller: string | undefined
+  caller: string | undefined,
 ): boolean {
   if (listing?.privacy === "public") return true;
   if (!caller) return false;

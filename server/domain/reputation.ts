@@ -105,7 +105,6 @@ export function decayWeight(ageSeconds: number): number {
   return Math.pow(0.5, Math.max(0, ageSeconds) / HALF_LIFE_SECONDS);
 }
 
-
 /** The full reputation of one wallet (both roles, one statement). An unknown wallet has zeros. */
 export async function reputationOf(db: Queryable, address: string, now: number): Promise<Reputation> {
   const wallet = address.toLowerCase();
@@ -140,7 +139,7 @@ export async function reputationScore(db: Queryable, address: string, now: numbe
 export async function reputationScores(
   db: Queryable,
   addresses: readonly string[],
-  now: number
+  now: number,
 ): Promise<Map<string, number>> {
   const wallets = addresses.map((a) => a.toLowerCase());
   const out = new Map<string, number>(wallets.map((w) => [w, 0]));
@@ -196,7 +195,7 @@ export async function readReputation(deps: Deps, address: string): Promise<Reput
 
 /** GET /reputation/leaderboard. */
 export async function readLeaderboard(
-  deps: Deps
+  deps: Deps,
 ): Promise<{ leaderboard: LeaderboardEntry[]; halfLifeDays: number; computedAt: number }> {
   const now = await deps.clock.chainNow();
   return { leaderboard: await leaderboard(deps.db, now), halfLifeDays: HALF_LIFE_DAYS, computedAt: now };

@@ -29,8 +29,7 @@ export async function readStats(deps: Deps): Promise<Stats> {
   const seenSince = now - RUNNING_WINDOW_SECONDS; // executors are seen in chain time, like the directory
   const workers = db("tasks").whereNot({ worker: ZERO_ADDRESS }).select({ address: "worker" });
   const completed = (await db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first()) as
-    | { n?: number | string }
-    | undefined;
+    { n?: number | string } | undefined;
   return {
     openTasks: open.total,
     totalAgents: await distinctCount(deps, [db("executors").select("address"), workers]),

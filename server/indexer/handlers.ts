@@ -118,9 +118,11 @@ export const TASK_HANDLERS: Record<string, TaskHandler> = {
   HookFailed: update(() => ({})),
 };
 
-const setValue = (key: string, arg: string): ConfigHandler => (config, e) => {
-  config.values[key] = { value: str(e, arg), updatedBlock: e.blockNumber };
-};
+const setValue =
+  (key: string, arg: string): ConfigHandler =>
+  (config, e) => {
+    config.values[key] = { value: str(e, arg), updatedBlock: e.blockNumber };
+  };
 
 function token(config: EscrowConfigState, address: string, blockNumber: number) {
   const current = config.tokens[address] ?? { allowed: false, minRatedAmount: "0", updatedBlock: blockNumber };

@@ -31,16 +31,19 @@ function leaseLock(db: Knex, name: string, ttlMs: number): WriterLock {
         if (await tryAcquireLease(db, name, owner, ttlMs)) {
           isHeld = true;
           if (timer) clearInterval(timer);
-          timer = setInterval(() => {
-            // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
-            renewLease(db, name, owner, ttlMs)
-              .then((ok) => {
-                if (!ok) isHeld = false;
-              })
-              .catch(() => {
-                isHeld = false;
-              });
-          }, Math.max(200, Math.floor(ttlMs / 3)));
+          timer = setInterval(
+            () => {
+              // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
+              renewLease(db, name, owner, ttlMs)
+                .then((ok) => {
+                  if (!ok) isHeld = false;
+                })
+                .catch(() => {
+                  isHeld = false;
+                });
+            },
+            Math.max(200, Math.floor(ttlMs / 3)),
+          );
           timer.unref();
           return true;
         }

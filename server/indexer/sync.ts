@@ -11,9 +11,18 @@ import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/e
 import { backoffDelay, classifyRpcError, sleep, withRetry } from "../chain/rpcErrors";
 import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/repositories/blocks";
 import { getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
-import { deleteEventsAfter, insertNewEvents, listEventsNamed, listEventsOfTasks } from "../db/repositories/escrowEvents";
+import {
+  deleteEventsAfter,
+  insertNewEvents,
+  listEventsNamed,
+  listEventsOfTasks,
+} from "../db/repositories/escrowEvents";
 import { deleteTasks, getTasks, upsertTasks } from "../db/repositories/tasks";
-import { deleteOpenSubmissionsOf, insertOpenSubmissions, loadOpenSubmissions } from "../db/repositories/openSubmissions";
+import {
+  deleteOpenSubmissionsOf,
+  insertOpenSubmissions,
+  loadOpenSubmissions,
+} from "../db/repositories/openSubmissions";
 import { loadConfigValues, replaceConfigValues } from "../db/repositories/escrowConfig";
 import { loadTokens, replaceTokens } from "../db/repositories/allowedTokens";
 import { loadPausePeriods, replacePausePeriods } from "../db/repositories/pausePeriods";
@@ -69,7 +78,11 @@ export class Indexer {
   };
 
   constructor(private readonly options: IndexerOptions) {
-    this.lock = createWriterLock(options.db, `indexer:${options.escrowAddress.toLowerCase()}`, options.config.lockTtlMs);
+    this.lock = createWriterLock(
+      options.db,
+      `indexer:${options.escrowAddress.toLowerCase()}`,
+      options.config.lockTtlMs,
+    );
     this.range = options.config.maxBlockRange;
   }
 
@@ -106,7 +119,11 @@ export class Indexer {
       const waiter = { block: blockNumber, resolve: () => (clearTimeout(timer), resolve()) };
       const timer = setTimeout(() => {
         this.waiters.delete(waiter);
-        reject(new Error(`indexer did not reach block ${blockNumber} within ${timeoutMs} ms (at ${this.current.checkpoint})`));
+        reject(
+          new Error(
+            `indexer did not reach block ${blockNumber} within ${timeoutMs} ms (at ${this.current.checkpoint})`,
+          ),
+        );
       }, timeoutMs);
       this.waiters.add(waiter);
     });
@@ -248,7 +265,10 @@ export class Indexer {
     const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
     const config = hasConfig ? await loadConfig(trx) : emptyConfig();
     const { touchedTasks } = foldEvents(fresh, tasks, config, ctx);
-    await upsertTasks(trx, [...touchedTasks].map((id) => tasks.get(id)!));
+    await upsertTasks(
+      trx,
+      [...touchedTasks].map((id) => tasks.get(id)!),
+    );
     await insertOpenSubmissions(trx, ctx.newSubmissions);
     if (hasConfig) await saveConfig(trx, config);
   }

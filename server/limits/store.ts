@@ -82,7 +82,12 @@ export class MemoryLimitStore implements LimitStore {
     });
     const ok = levels.every((tokens) => tokens >= cost);
     buckets.forEach((b, i) =>
-      this.buckets.set(b.key, { tokens: ok ? levels[i] - cost : levels[i], at: now, capacity: b.capacity, refillMs: b.refillMs }),
+      this.buckets.set(b.key, {
+        tokens: ok ? levels[i] - cost : levels[i],
+        at: now,
+        capacity: b.capacity,
+        refillMs: b.refillMs,
+      }),
     );
     if (++this.sweeps % 1000 === 0) this.sweepBuckets(now);
     return buckets.map((b, i) => {
@@ -170,7 +175,10 @@ return out`;
 export class RedisLimitStore implements LimitStore {
   private readonly redis: Redis;
 
-  constructor(url: string, private readonly prefix = "rl:") {
+  constructor(
+    url: string,
+    private readonly prefix = "rl:",
+  ) {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
   }
 
@@ -193,7 +201,10 @@ export class RedisLimitStore implements LimitStore {
   async take(buckets: readonly Bucket[], cost: number): Promise<BucketTake[]> {
     const keys = buckets.map((b) => `${this.prefix}b:${b.key}`);
     const args = buckets.flatMap((b) => [b.capacity, b.refillMs]);
-    const reply = (await this.redis.eval(TAKE, keys.length, ...keys, cost, ...args)) as [number, ...(string | number)[]];
+    const reply = (await this.redis.eval(TAKE, keys.length, ...keys, cost, ...args)) as [
+      number,
+      ...(string | number)[],
+    ];
     return buckets.map((_, i) => {
       const retryAfterMs = Number(reply[2 + i * 2]);
       return { ok: retryAfterMs === 0, remaining: Number(reply[1 + i * 2]), retryAfterMs };

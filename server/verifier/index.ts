@@ -16,12 +16,7 @@ import { Verifier } from "./verifier";
 import type { MarketplaceVerifier } from "./types";
 
 export * from "./types";
-export {
-  classifyBroadcastError,
-  revertReason,
-  type BroadcastFailure,
-  type RevertReason,
-} from "../chain/rpcErrors";
+export { classifyBroadcastError, revertReason, type BroadcastFailure, type RevertReason } from "../chain/rpcErrors";
 
 export interface CreateVerifierOptions {
   db: Knex;

@@ -18,13 +18,7 @@
  * hash: the chain cannot execute it twice). On start it resumes every sent intent, and sends the pending intents a
  * crash left between their insert and their signature. See docs/marketplace.md ("Verifier operation").
  */
-import {
-  Transaction,
-  Wallet,
-  type Provider,
-  type TransactionReceipt,
-  type TransactionRequest,
-} from "ethers";
+import { Transaction, Wallet, type Provider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { Knex } from "knex";
 import { encodeCompleteVerification, encodeMarketplaceAssign, withMargin } from "../chain/escrowCalls";
@@ -253,7 +247,11 @@ export class Verifier implements MarketplaceVerifier {
       nonce = Math.max(pendingNonce, stored === null ? 0 : stored + 1);
       const tx: TransactionRequest = { to: this.escrow, data, value: 0n, chainId, nonce, gasLimit: withMargin(gas) };
       if (fees.maxFeePerGas !== null && fees.maxPriorityFeePerGas !== null) {
-        Object.assign(tx, { type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas });
+        Object.assign(tx, {
+          type: 2,
+          maxFeePerGas: fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        });
       } else if (fees.gasPrice !== null) {
         Object.assign(tx, { type: 0, gasPrice: fees.gasPrice });
       } else {
@@ -302,7 +300,8 @@ export class Verifier implements MarketplaceVerifier {
         return await this.provider.estimateGas(request);
       } catch (error) {
         const revert = revertReason(error);
-        if (revert) throw new Refusal(`would revert: ${revert.text}`, { reason: revert.name, cause: error, lasting: true });
+        if (revert)
+          throw new Refusal(`would revert: ${revert.text}`, { reason: revert.name, cause: error, lasting: true });
         if (attempt >= 2 || classifyRpcError(error) !== "retryable") {
           throw new Refusal(`the chain is unavailable: ${errorText(error)}`, { cause: error });
         }
@@ -333,10 +332,18 @@ export class Verifier implements MarketplaceVerifier {
     this.nonceTaken.delete(row.id);
     if (receipt.status === 1) {
       if (await markConfirmed(this.db, row.id, nowSeconds())) {
-        this.logger.info("verifier transaction confirmed", { key: row.key, txHash: row.txHash, block: receipt.blockNumber });
+        this.logger.info("verifier transaction confirmed", {
+          key: row.key,
+          txHash: row.txHash,
+          block: receipt.blockNumber,
+        });
       }
     } else if (await markFailed(this.db, row.id, "reverted", nowSeconds())) {
-      this.logger.warn("verifier transaction reverted", { key: row.key, txHash: row.txHash, block: receipt.blockNumber });
+      this.logger.warn("verifier transaction reverted", {
+        key: row.key,
+        txHash: row.txHash,
+        block: receipt.blockNumber,
+      });
     }
   }
 
@@ -424,7 +431,8 @@ export class Verifier implements MarketplaceVerifier {
       this.nonceTaken.set(row.id, seen);
       if (seen >= NONCE_TAKEN_CHECKS) {
         this.nonceTaken.delete(row.id);
-        const reason = failure.kind === "nonce-used" ? `nonce ${row.nonce} used by another transaction` : failure.message;
+        const reason =
+          failure.kind === "nonce-used" ? `nonce ${row.nonce} used by another transaction` : failure.message;
         await markFailed(this.db, row.id, reason, nowSeconds());
         this.logger.error("verifier transaction can never be mined", { key: row.key, txHash, error: failure.message });
         return;

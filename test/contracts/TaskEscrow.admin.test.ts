@@ -41,10 +41,12 @@ describe("TaskEscrow", () => {
       const { escrow, admin, treasury, verifier, usdc } = await loadFixture(deployEscrowFixture);
       const implementation = await ethers.getContractAt(
         "TaskEscrow",
-        await upgrades.erc1967.getImplementationAddress(await escrow.getAddress())
+        await upgrades.erc1967.getImplementationAddress(await escrow.getAddress()),
       );
       await expect(
-        implementation.initialize(admin.address, treasury.address, verifier.address, FEE_BPS, [await usdc.getAddress()])
+        implementation.initialize(admin.address, treasury.address, verifier.address, FEE_BPS, [
+          await usdc.getAddress(),
+        ]),
       ).to.be.revertedWithCustomError(implementation, "InvalidInitialization");
     });
 
@@ -53,28 +55,28 @@ describe("TaskEscrow", () => {
       await expect(
         escrow
           .connect(stranger)
-          .initialize(stranger.address, stranger.address, stranger.address, 0, [await usdc.getAddress()])
+          .initialize(stranger.address, stranger.address, stranger.address, 0, [await usdc.getAddress()]),
       ).to.be.revertedWithCustomError(escrow, "InvalidInitialization");
     });
 
     it("reverts when the admin is the zero address", async () => {
       const { escrow, treasury, verifier, usdc } = await loadFixture(deployEscrowFixture);
       await expect(
-        deployEscrowProxy([ethers.ZeroAddress, treasury.address, verifier.address, FEE_BPS, [await usdc.getAddress()]])
+        deployEscrowProxy([ethers.ZeroAddress, treasury.address, verifier.address, FEE_BPS, [await usdc.getAddress()]]),
       ).to.be.revertedWithCustomError(escrow, "ZeroAddress");
     });
 
     it("reverts when the treasury is the zero address", async () => {
       const { escrow, admin, verifier, usdc } = await loadFixture(deployEscrowFixture);
       await expect(
-        deployEscrowProxy([admin.address, ethers.ZeroAddress, verifier.address, FEE_BPS, [await usdc.getAddress()]])
+        deployEscrowProxy([admin.address, ethers.ZeroAddress, verifier.address, FEE_BPS, [await usdc.getAddress()]]),
       ).to.be.revertedWithCustomError(escrow, "ZeroAddress");
     });
 
     it("reverts when the verifier is the zero address", async () => {
       const { escrow, admin, treasury, usdc } = await loadFixture(deployEscrowFixture);
       await expect(
-        deployEscrowProxy([admin.address, treasury.address, ethers.ZeroAddress, FEE_BPS, [await usdc.getAddress()]])
+        deployEscrowProxy([admin.address, treasury.address, ethers.ZeroAddress, FEE_BPS, [await usdc.getAddress()]]),
       ).to.be.revertedWithCustomError(escrow, "ZeroAddress");
     });
 
@@ -88,7 +90,7 @@ describe("TaskEscrow", () => {
           verifier.address,
           maxFeeBps + 1n,
           [await usdc.getAddress()],
-        ])
+        ]),
       ).to.be.revertedWithCustomError(escrow, "FeeExceedsMax");
     });
 
@@ -146,7 +148,7 @@ describe("TaskEscrow", () => {
       it(`#${name} reverts when the caller is not the admin`, async () => {
         const { escrow, stranger, usdc } = await loadFixture(deployEscrowFixture);
         await expect(
-          call(escrow.connect(stranger), { stranger: stranger.address, token: await usdc.getAddress() })
+          call(escrow.connect(stranger), { stranger: stranger.address, token: await usdc.getAddress() }),
         ).to.be.revertedWithCustomError(escrow, "NotAdmin");
       });
     }
@@ -176,19 +178,18 @@ describe("TaskEscrow", () => {
       const maxFeeBps = await escrow.MAX_FEE_BPS();
       await expect(escrow.connect(admin).setFeeBps(maxFeeBps + 1n)).to.be.revertedWithCustomError(
         escrow,
-        "FeeExceedsMax"
+        "FeeExceedsMax",
       );
     });
 
     it("accepts a zero fee, paying the worker the whole reward", async () => {
-      const { escrow, admin, verifier, worker, treasury, usdc, taskId, amount } = await loadFixture(
-        submittedTaskFixture
-      );
+      const { escrow, admin, verifier, worker, treasury, usdc, taskId, amount } =
+        await loadFixture(submittedTaskFixture);
       await escrow.connect(admin).setFeeBps(0);
       await expect(escrow.connect(verifier).completeVerification(taskId, true)).to.changeTokenBalances(
         usdc,
         [worker, treasury],
-        [amount, 0]
+        [amount, 0],
       );
     });
   });
@@ -206,20 +207,19 @@ describe("TaskEscrow", () => {
       const { escrow, admin } = await loadFixture(deployEscrowFixture);
       await expect(escrow.connect(admin).setTreasury(ethers.ZeroAddress)).to.be.revertedWithCustomError(
         escrow,
-        "ZeroAddress"
+        "ZeroAddress",
       );
     });
 
     it("sends the fee of the next payout to the new treasury", async () => {
-      const { escrow, admin, verifier, treasury, stranger, usdc, taskId, amount } = await loadFixture(
-        submittedTaskFixture
-      );
+      const { escrow, admin, verifier, treasury, stranger, usdc, taskId, amount } =
+        await loadFixture(submittedTaskFixture);
       await escrow.connect(admin).setTreasury(stranger.address);
       const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
       await expect(escrow.connect(verifier).completeVerification(taskId, true)).to.changeTokenBalances(
         usdc,
         [stranger, treasury],
-        [fee, 0]
+        [fee, 0],
       );
     });
   });
@@ -237,7 +237,7 @@ describe("TaskEscrow", () => {
       const { escrow, admin } = await loadFixture(deployEscrowFixture);
       await expect(escrow.connect(admin).setVerifier(ethers.ZeroAddress)).to.be.revertedWithCustomError(
         escrow,
-        "ZeroAddress"
+        "ZeroAddress",
       );
     });
 
@@ -254,7 +254,7 @@ describe("TaskEscrow", () => {
       await escrow.connect(admin).setVerifier(stranger.address);
       await expect(escrow.connect(verifier).marketplaceAssign(taskId, worker.address)).to.be.revertedWithCustomError(
         escrow,
-        "NotVerifier"
+        "NotVerifier",
       );
     });
   });
@@ -271,7 +271,7 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(admin).allowToken(token)).to.emit(escrow, "TokenAllowed").withArgs(token);
       expect(await escrow.isTokenAllowed(token)).to.equal(true);
       await expect(
-        escrow.connect(poster).createTask(TASK_HASH, token, amount, CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTask(TASK_HASH, token, amount, CATEGORY, ZONE, DAY),
       ).to.changeTokenBalances(other, [poster, escrow], [-amount, amount]);
     });
 
@@ -282,7 +282,9 @@ describe("TaskEscrow", () => {
         .to.emit(escrow, "TokenAllowed")
         .withArgs(ethers.ZeroAddress);
       await expect(
-        escrow.connect(poster).createTask(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount })
+        escrow
+          .connect(poster)
+          .createTask(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount }),
       ).to.changeEtherBalances([poster, escrow], [-amount, amount]);
     });
   });
@@ -294,20 +296,19 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(admin).disallowToken(token)).to.emit(escrow, "TokenDisallowed").withArgs(token);
       expect(await escrow.isTokenAllowed(token)).to.equal(false);
       await expect(
-        escrow.connect(poster).createTask(TASK_HASH, token, USDC(100), CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTask(TASK_HASH, token, USDC(100), CATEGORY, ZONE, DAY),
       ).to.be.revertedWithCustomError(escrow, "TokenNotAllowed");
     });
 
     it("still pays out an existing task in the token", async () => {
-      const { escrow, admin, verifier, worker, treasury, usdc, taskId, amount } = await loadFixture(
-        submittedTaskFixture
-      );
+      const { escrow, admin, verifier, worker, treasury, usdc, taskId, amount } =
+        await loadFixture(submittedTaskFixture);
       await escrow.connect(admin).disallowToken(await usdc.getAddress());
       const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
       await expect(escrow.connect(verifier).completeVerification(taskId, true)).to.changeTokenBalances(
         usdc,
         [worker, treasury],
-        [amount - fee, fee]
+        [amount - fee, fee],
       );
     });
 
@@ -317,7 +318,7 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(poster).cancelTask(taskId)).to.changeTokenBalances(
         usdc,
         [poster, escrow],
-        [amount, -amount]
+        [amount, -amount],
       );
     });
   });
@@ -410,7 +411,7 @@ describe("TaskEscrow", () => {
       const { escrow, admin } = await loadFixture(deployEscrowFixture);
       await expect(escrow.connect(admin).proposeAdmin(ethers.ZeroAddress)).to.be.revertedWithCustomError(
         escrow,
-        "ZeroAddress"
+        "ZeroAddress",
       );
     });
 

@@ -28,7 +28,7 @@ describe("WorkerReputation", () => {
     it("reverts when the caller is not the escrow", async () => {
       const { reputation, stranger, worker, usdc } = await loadFixture(hookedEscrowFixture);
       await expect(
-        reputation.connect(stranger).recordCompleted(worker.address, 1n, await usdc.getAddress(), USDC(100))
+        reputation.connect(stranger).recordCompleted(worker.address, 1n, await usdc.getAddress(), USDC(100)),
       ).to.be.revertedWithCustomError(reputation, "NotEscrow");
     });
   });
@@ -37,7 +37,7 @@ describe("WorkerReputation", () => {
     it("reverts when the caller is not the escrow", async () => {
       const { reputation, stranger, worker, usdc } = await loadFixture(hookedEscrowFixture);
       await expect(
-        reputation.connect(stranger).recordFailed(worker.address, 1n, await usdc.getAddress(), USDC(100))
+        reputation.connect(stranger).recordFailed(worker.address, 1n, await usdc.getAddress(), USDC(100)),
       ).to.be.revertedWithCustomError(reputation, "NotEscrow");
     });
   });
@@ -72,7 +72,8 @@ describe("TaskEscrow", () => {
   describe("reputation reports", () => {
     describe("#completeVerification", () => {
       it("records completed work when the work passes", async () => {
-        const { usdc, escrow, reputation, verifier, worker, taskId, amount } = await loadFixture(hookedSubmittedFixture);
+        const { usdc, escrow, reputation, verifier, worker, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         await expect(escrow.connect(verifier).completeVerification(taskId, true))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, taskId, true, amount);
@@ -84,16 +85,15 @@ describe("TaskEscrow", () => {
         const { escrow, reputation, verifier, taskId } = await loadFixture(hookedSubmittedFixture);
         await expect(escrow.connect(verifier).completeVerification(taskId, false)).not.to.emit(
           reputation,
-          "OutcomeRecorded"
+          "OutcomeRecorded",
         );
       });
     });
 
     describe("#completeVerificationWithTEE", () => {
       it("records completed work when the signed verdict passes", async () => {
-        const { escrow, reputation, admin, verifier, worker, taskId, amount } = await loadFixture(
-          hookedSubmittedFixture
-        );
+        const { escrow, reputation, admin, verifier, worker, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         const teeWallet = new ethers.Wallet(ethers.id("test TEE signer"));
         await escrow.connect(admin).setTeeSigner(teeWallet.address);
         const payload = await escrow.teeVerdictPayload(taskId, true);
@@ -200,13 +200,12 @@ describe("TaskEscrow", () => {
 
     describe("#setMinRatedAmount", () => {
       it("keeps a task under the token's minimum from being rated", async () => {
-        const { escrow, reputation, admin, verifier, worker, usdc, taskId, amount } = await loadFixture(
-          hookedSubmittedFixture
-        );
+        const { escrow, reputation, admin, verifier, worker, usdc, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         await escrow.connect(admin).setMinRatedAmount(await usdc.getAddress(), amount + 1n);
         await expect(escrow.connect(verifier).completeVerification(taskId, true)).not.to.emit(
           reputation,
-          "OutcomeRecorded"
+          "OutcomeRecorded",
         );
         expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 0n]);
         expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(0n);
@@ -220,9 +219,8 @@ describe("TaskEscrow", () => {
       });
 
       it("rates a task whose reward equals the minimum", async () => {
-        const { escrow, reputation, admin, verifier, worker, usdc, taskId, amount } = await loadFixture(
-          hookedSubmittedFixture
-        );
+        const { escrow, reputation, admin, verifier, worker, usdc, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         await escrow.connect(admin).setMinRatedAmount(await usdc.getAddress(), amount);
         await expect(escrow.connect(verifier).completeVerification(taskId, true))
           .to.emit(reputation, "OutcomeRecorded")
@@ -230,9 +228,8 @@ describe("TaskEscrow", () => {
       });
 
       it("applies another token's minimum to that token only", async () => {
-        const { escrow, reputation, admin, verifier, worker, taskId, amount } = await loadFixture(
-          hookedSubmittedFixture
-        );
+        const { escrow, reputation, admin, verifier, worker, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         await escrow.connect(admin).setMinRatedAmount(ethers.ZeroAddress, amount + 1n);
         await expect(escrow.connect(verifier).completeVerification(taskId, true))
           .to.emit(reputation, "OutcomeRecorded")
@@ -240,9 +237,8 @@ describe("TaskEscrow", () => {
       });
 
       it("still settles and reports to the registry a task under the minimum", async () => {
-        const { escrow, registry, admin, verifier, worker, usdc, taskId, amount } = await loadFixture(
-          hookedSubmittedFixture
-        );
+        const { escrow, registry, admin, verifier, worker, usdc, taskId, amount } =
+          await loadFixture(hookedSubmittedFixture);
         await escrow.connect(admin).setMinRatedAmount(await usdc.getAddress(), amount + 1n);
         await expect(escrow.connect(verifier).completeVerification(taskId, true))
           .to.emit(registry, "TaskSettledReported")
@@ -251,9 +247,8 @@ describe("TaskEscrow", () => {
     });
 
     it("adds up the outcomes of several tasks of one worker", async () => {
-      const { escrow, reputation, poster, verifier, worker, usdc, taskId, amount } = await loadFixture(
-        hookedSubmittedFixture
-      );
+      const { escrow, reputation, poster, verifier, worker, usdc, taskId, amount } =
+        await loadFixture(hookedSubmittedFixture);
       await escrow.connect(verifier).completeVerification(taskId, true);
       const secondAmount = USDC(40);
       await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), secondAmount, CATEGORY, ZONE, DAY);
@@ -261,7 +256,7 @@ describe("TaskEscrow", () => {
       await escrow.connect(worker).submitEvidence(taskId + 1n, EVIDENCE_HASH);
       await escrow.connect(verifier).completeVerification(taskId + 1n, true);
       expect(await reputation.reputationOf(worker.address)).to.deep.equal([2n, 0n]);
-        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(amount + secondAmount);
+      expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(amount + secondAmount);
     });
   });
 
@@ -270,7 +265,7 @@ describe("TaskEscrow", () => {
       it("reports the creation with the poster and the task hash", async () => {
         const { escrow, registry, poster, usdc } = await loadFixture(hookedEscrowFixture);
         await expect(
-          escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY)
+          escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY),
         )
           .to.emit(registry, "TaskCreatedReported")
           .withArgs(await escrow.getAddress(), 1n, poster.address, TASK_HASH);
@@ -290,8 +285,8 @@ describe("TaskEscrow", () => {
               CATEGORY,
               ZONE,
               DAY,
-              verifierAgent.address
-            )
+              verifierAgent.address,
+            ),
         )
           .to.emit(registry, "TaskCreatedReported")
           .withArgs(await escrow.getAddress(), 1n, poster.address, TASK_HASH);
@@ -327,7 +322,7 @@ describe("TaskEscrow", () => {
       it("reports the creation with the poster and the task hash", async () => {
         const { escrow, registry, poster, usdc } = await loadFixture(hookedEscrowFixture);
         await expect(
-          escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY)
+          escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY),
         )
           .to.emit(registry, "TaskCreatedReported")
           .withArgs(await escrow.getAddress(), 1n, poster.address, TASK_HASH);
@@ -349,7 +344,7 @@ describe("TaskEscrow", () => {
         const { escrow, registry, verifier, taskId } = await loadFixture(hookedSubmittedFixture);
         await expect(escrow.connect(verifier).completeVerification(taskId, false)).not.to.emit(
           registry,
-          "TaskSettledReported"
+          "TaskSettledReported",
         );
       });
     });
@@ -444,9 +439,8 @@ describe("TaskEscrow", () => {
       });
 
       it("emits HookFailed and still pays out", async () => {
-        const { escrow, admin, verifier, worker, treasury, usdc, revertingHook, taskId, amount } = await loadFixture(
-          hostileHookFixture
-        );
+        const { escrow, admin, verifier, worker, treasury, usdc, revertingHook, taskId, amount } =
+          await loadFixture(hostileHookFixture);
         const hook = await revertingHook.getAddress();
         await escrow.connect(admin).setTaskRegistry(hook);
         const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
@@ -481,9 +475,8 @@ describe("TaskEscrow", () => {
 
     describe("a reverting reputation contract", () => {
       it("emits HookFailed and still pays out", async () => {
-        const { escrow, admin, verifier, worker, treasury, usdc, revertingHook, taskId, amount } = await loadFixture(
-          hostileHookFixture
-        );
+        const { escrow, admin, verifier, worker, treasury, usdc, revertingHook, taskId, amount } =
+          await loadFixture(hostileHookFixture);
         const hook = await revertingHook.getAddress();
         await escrow.connect(admin).setReputationContract(hook);
         const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
@@ -509,9 +502,8 @@ describe("TaskEscrow", () => {
 
     describe("a gas-burning reputation contract", () => {
       it("emits HookFailed and still pays out", async () => {
-        const { escrow, admin, verifier, worker, treasury, usdc, gasBurningHook, taskId, amount } = await loadFixture(
-          hostileHookFixture
-        );
+        const { escrow, admin, verifier, worker, treasury, usdc, gasBurningHook, taskId, amount } =
+          await loadFixture(hostileHookFixture);
         const hook = await gasBurningHook.getAddress();
         await escrow.connect(admin).setReputationContract(hook);
         const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());

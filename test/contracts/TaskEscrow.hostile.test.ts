@@ -188,9 +188,8 @@ describe("TaskEscrow", () => {
   describe("with a re-entrant token", () => {
     describe("#createTask", () => {
       it("reverts with ReentrancyGuardReentrantCall when transferFrom re-enters createTask", async () => {
-        const { escrow, token, escrowAddress, poster, tokenAddress, createTaskCall, amount } = await loadFixture(
-          reentrantTokenFixture,
-        );
+        const { escrow, token, escrowAddress, poster, tokenAddress, createTaskCall, amount } =
+          await loadFixture(reentrantTokenFixture);
         await token.arm(HOOK.TransferFrom, escrowAddress, createTaskCall);
         await expect(
           escrow.connect(poster).createTask(TASK_HASH, tokenAddress, amount, CATEGORY, ZONE, DAY),
@@ -242,9 +241,8 @@ describe("TaskEscrow", () => {
 
     describe("#claimTimeout", () => {
       it("reverts with ReentrancyGuardReentrantCall when the timeout refund re-enters claimTimeout", async () => {
-        const { escrow, token, escrowAddress, verifier, worker, taskId, amount } = await loadFixture(
-          tokenPostedTaskFixture,
-        );
+        const { escrow, token, escrowAddress, verifier, worker, taskId, amount } =
+          await loadFixture(tokenPostedTaskFixture);
         await escrow.connect(verifier).marketplaceAssign(taskId, worker.address);
         await time.increaseTo(await escrow.effectiveDeadline(taskId));
         const claim = escrow.interface.encodeFunctionData("claimTimeout", [taskId]);
@@ -260,9 +258,8 @@ describe("TaskEscrow", () => {
 
     describe("#completeVerification", () => {
       it("reverts with ReentrancyGuardReentrantCall when the payout transfer re-enters cancelTask of another task", async () => {
-        const { escrow, token, escrowAddress, verifier, taskId, createTaskCall, amount } = await loadFixture(
-          reentrantSubmittedFixture,
-        );
+        const { escrow, token, escrowAddress, verifier, taskId, createTaskCall, amount } =
+          await loadFixture(reentrantSubmittedFixture);
         await token.execute(escrowAddress, createTaskCall);
         const tokenTaskId = taskId + 1n;
         await token.arm(HOOK.Transfer, escrowAddress, escrow.interface.encodeFunctionData("cancelTask", [tokenTaskId]));
@@ -278,9 +275,8 @@ describe("TaskEscrow", () => {
 
     describe("#resolveDispute", () => {
       it("reverts with ReentrancyGuardReentrantCall when the ruling's refund re-enters cancelTask of another task", async () => {
-        const { escrow, token, escrowAddress, admin, poster, taskId, createTaskCall } = await loadFixture(
-          reentrantSubmittedFixture,
-        );
+        const { escrow, token, escrowAddress, admin, poster, taskId, createTaskCall } =
+          await loadFixture(reentrantSubmittedFixture);
         await escrow.connect(poster).raiseDispute(taskId);
         await token.execute(escrowAddress, createTaskCall);
         await token.arm(HOOK.Transfer, escrowAddress, escrow.interface.encodeFunctionData("cancelTask", [taskId + 1n]));
@@ -294,9 +290,8 @@ describe("TaskEscrow", () => {
 
     describe("#releaseUnjudgedWork", () => {
       it("reverts with ReentrancyGuardReentrantCall when the release payout re-enters cancelTask of another task", async () => {
-        const { escrow, token, escrowAddress, poster, worker, taskId, createTaskCall } = await loadFixture(
-          reentrantSubmittedFixture,
-        );
+        const { escrow, token, escrowAddress, poster, worker, taskId, createTaskCall } =
+          await loadFixture(reentrantSubmittedFixture);
         await time.increaseTo(await escrow.effectiveDeadline(taskId));
         await escrow.connect(poster).claimTimeout(taskId);
         await time.increase(await escrow.DISPUTE_WINDOW());
@@ -326,9 +321,8 @@ describe("TaskEscrow", () => {
 
     describe("#createTaskWithVerifier", () => {
       it("reverts with TransferAmountMismatch(received, expected) and records no task", async () => {
-        const { escrow, poster, verifierAgent, tokenAddress, amount, received } = await loadFixture(
-          feeOnTransferFixture,
-        );
+        const { escrow, poster, verifierAgent, tokenAddress, amount, received } =
+          await loadFixture(feeOnTransferFixture);
         await expect(
           escrow
             .connect(poster)
@@ -395,9 +389,8 @@ describe("TaskEscrow", () => {
 
     describe("#completeVerification", () => {
       it("reverts with SafeERC20FailedOperation(token) when the payout transfer returns false, leaving the task Submitted", async () => {
-        const { escrow, token, verifier, tokenAddress, submittedTaskId, amount } = await loadFixture(
-          returnsFalseFixture,
-        );
+        const { escrow, token, verifier, tokenAddress, submittedTaskId, amount } =
+          await loadFixture(returnsFalseFixture);
         await token.setFailures(true, false);
         await expect(escrow.connect(verifier).completeVerification(submittedTaskId, true))
           .to.be.revertedWithCustomError(escrow, "SafeERC20FailedOperation")
@@ -521,9 +514,8 @@ describe("TaskEscrow", () => {
   describe("with native currency", () => {
     describe("#completeVerification", () => {
       it("reverts with NativeTransferFailed(worker) when the worker contract rejects the payout, leaving the task Submitted", async () => {
-        const { escrow, escrowAddress, verifier, workerContract, workerTaskId, amount } = await loadFixture(
-          nativeFixture,
-        );
+        const { escrow, escrowAddress, verifier, workerContract, workerTaskId, amount } =
+          await loadFixture(nativeFixture);
         await workerContract.setMode(MODE.Reject, ethers.ZeroAddress, "0x");
         await expect(escrow.connect(verifier).completeVerification(workerTaskId, true))
           .to.be.revertedWithCustomError(escrow, "NativeTransferFailed")
@@ -594,9 +586,8 @@ describe("TaskEscrow", () => {
 
     describe("#claimTimeout", () => {
       it("refunds a poster contract that re-enters claimTimeout on the timeout refund once, its re-entry refused by the guard", async () => {
-        const { escrow, escrowAddress, verifier, worker, posterContract, posterTaskId, amount } = await loadFixture(
-          nativeFixture,
-        );
+        const { escrow, escrowAddress, verifier, worker, posterContract, posterTaskId, amount } =
+          await loadFixture(nativeFixture);
         await escrow.connect(verifier).marketplaceAssign(posterTaskId, worker.address);
         await time.increaseTo(await escrow.effectiveDeadline(posterTaskId));
         const claim = escrow.interface.encodeFunctionData("claimTimeout", [posterTaskId]);

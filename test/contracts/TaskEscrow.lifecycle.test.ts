@@ -111,9 +111,10 @@ describe("TaskEscrow", () => {
 
     it("reverts when the worker is the marketplace verifier judging the task", async () => {
       const { escrow, verifier, taskId } = await loadFixture(fundedTaskFixture);
-      await expect(
-        escrow.connect(verifier).marketplaceAssign(taskId, verifier.address),
-      ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
+      await expect(escrow.connect(verifier).marketplaceAssign(taskId, verifier.address)).to.be.revertedWithCustomError(
+        escrow,
+        "SelfAssignment",
+      );
     });
 
     it("assigns the marketplace verifier to a task judged by its own verifier agent", async () => {
@@ -215,9 +216,10 @@ describe("TaskEscrow", () => {
 
     it("reverts when the worker is the task's verifier agent", async () => {
       const { escrow, poster, verifierAgent, taskId } = await loadFixture(agentFundedTaskFixture);
-      await expect(
-        escrow.connect(poster).assignWorker(taskId, verifierAgent.address),
-      ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
+      await expect(escrow.connect(poster).assignWorker(taskId, verifierAgent.address)).to.be.revertedWithCustomError(
+        escrow,
+        "SelfAssignment",
+      );
     });
 
     it("reverts when the worker is the marketplace verifier judging the task", async () => {
@@ -315,9 +317,10 @@ describe("TaskEscrow", () => {
     it("reverts when a resubmission after a failed verdict comes at the effective deadline", async () => {
       const { escrow, worker, taskId } = await loadFixture(failedVerdictFixture);
       await time.setNextBlockTimestamp(await escrow.effectiveDeadline(taskId));
-      await expect(
-        escrow.connect(worker).submitEvidence(taskId, SECOND_EVIDENCE_HASH),
-      ).to.be.revertedWithCustomError(escrow, "DeadlineReached");
+      await expect(escrow.connect(worker).submitEvidence(taskId, SECOND_EVIDENCE_HASH)).to.be.revertedWithCustomError(
+        escrow,
+        "DeadlineReached",
+      );
     });
 
     it("reverts when the worker already used every submission", async () => {
@@ -626,7 +629,6 @@ describe("TaskEscrow", () => {
         await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
         expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Cancelled);
       });
-
     });
 
     describe("when the task is Submitted", () => {
@@ -946,7 +948,6 @@ describe("TaskEscrow", () => {
         await expect(escrow.connect(admin).resolveDispute(taskId, false)).to.changeTokenBalance(usdc, poster, amount);
       });
     });
-
   });
 
   describe("#releaseUnjudgedWork", () => {

@@ -19,7 +19,6 @@ import { escrowEventNames } from "../helpers/events";
 /** A second submitter's evidence, distinct from EVIDENCE_HASH. */
 const OTHER_EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"another delivery"}'));
 
-
 /** Open-submission task 1 (100 USDC, one day) in its Submission phase, nobody submitted. */
 async function openTaskFixture() {
   const base = await deployEscrowFixture();
@@ -78,7 +77,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       const amount = USDC(100);
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY),
       ).to.changeTokenBalances(usdc, [poster, escrow], [-amount, amount]);
     });
 
@@ -101,7 +100,7 @@ describe("TaskEscrow", () => {
       await expect(
         escrow
           .connect(poster)
-          .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount })
+          .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount }),
       ).to.changeEtherBalances([poster, escrow], [-amount, amount]);
     });
 
@@ -112,7 +111,7 @@ describe("TaskEscrow", () => {
       await expect(
         escrow
           .connect(poster)
-          .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount - 1n })
+          .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount - 1n }),
       )
         .to.be.revertedWithCustomError(escrow, "NativeValueMismatch")
         .withArgs(amount - 1n, amount);
@@ -124,14 +123,14 @@ describe("TaskEscrow", () => {
       await expect(
         escrow
           .connect(poster)
-          .createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY, { value: 1n })
+          .createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY, { value: 1n }),
       ).to.be.revertedWithCustomError(escrow, "ZeroAmount");
     });
 
     it("reverts when the amount is zero", async () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), 0, CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), 0, CATEGORY, ZONE, DAY),
       ).to.be.revertedWithCustomError(escrow, "ZeroAmount");
     });
 
@@ -139,21 +138,21 @@ describe("TaskEscrow", () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       const tooLarge = 2n ** 96n;
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), tooLarge, CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), tooLarge, CATEGORY, ZONE, DAY),
       ).to.be.revertedWithCustomError(escrow, "AmountTooLarge");
     });
 
     it("reverts when the task hash is zero", async () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       await expect(
-        escrow.connect(poster).createTaskOpen(ethers.ZeroHash, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTaskOpen(ethers.ZeroHash, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY),
       ).to.be.revertedWithCustomError(escrow, "EmptyHash");
     });
 
     it("reverts when the token is not allowed", async () => {
       const { escrow, poster } = await loadFixture(deployEscrowFixture);
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, ethers.ZeroAddress, USDC(100), CATEGORY, ZONE, DAY)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, ethers.ZeroAddress, USDC(100), CATEGORY, ZONE, DAY),
       ).to.be.revertedWithCustomError(escrow, "TokenNotAllowed");
     });
 
@@ -161,7 +160,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       const tooShort = (await escrow.MIN_DURATION()) - 1n;
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, tooShort)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, tooShort),
       ).to.be.revertedWithCustomError(escrow, "InvalidDeadline");
     });
 
@@ -169,7 +168,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, usdc } = await loadFixture(deployEscrowFixture);
       const tooLong = (await escrow.MAX_DURATION()) + 1n;
       await expect(
-        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, tooLong)
+        escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, tooLong),
       ).to.be.revertedWithCustomError(escrow, "InvalidDeadline");
     });
   });
@@ -210,7 +209,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(fundedTaskFixture);
       await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
-        "NotOpenTask"
+        "NotOpenTask",
       );
     });
 
@@ -218,7 +217,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(openTaskFixture);
       await expect(escrow.connect(worker).submitOpen(taskId + 1n, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
-        "NotOpenTask"
+        "NotOpenTask",
       );
     });
 
@@ -249,7 +248,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, taskId } = await loadFixture(openTaskFixture);
       await expect(escrow.connect(poster).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
-        "SelfAssignment"
+        "SelfAssignment",
       );
     });
 
@@ -257,7 +256,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(openTaskFixture);
       await expect(escrow.connect(worker).submitOpen(taskId, ethers.ZeroHash)).to.be.revertedWithCustomError(
         escrow,
-        "EmptyHash"
+        "EmptyHash",
       );
     });
 
@@ -265,7 +264,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(submittedOpenTaskFixture);
       await expect(escrow.connect(worker).submitOpen(taskId, OTHER_EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
-        "AlreadySubmitted"
+        "AlreadySubmitted",
       );
     });
   });
@@ -277,7 +276,7 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeTokenBalances(
         usdc,
         [worker, treasury, stranger, poster, escrow],
-        [amount - fee, fee, 0, 0, -amount]
+        [amount - fee, fee, 0, 0, -amount],
       );
     });
 
@@ -315,7 +314,7 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(poster).selectWinner(taskId, stranger.address)).to.changeTokenBalances(
         usdc,
         [stranger, worker],
-        [amount - fee, 0]
+        [amount - fee, 0],
       );
     });
 
@@ -323,7 +322,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(selectionFixture);
       await expect(escrow.connect(worker).selectWinner(taskId, worker.address)).to.be.revertedWithCustomError(
         escrow,
-        "NotAgent"
+        "NotAgent",
       );
     });
 
@@ -331,7 +330,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, worker, taskId } = await loadFixture(fundedTaskFixture);
       await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.be.revertedWithCustomError(
         escrow,
-        "NotOpenTask"
+        "NotOpenTask",
       );
     });
 
@@ -361,7 +360,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, others, taskId } = await loadFixture(selectionFixture);
       await expect(escrow.connect(poster).selectWinner(taskId, others[0].address)).to.be.revertedWithCustomError(
         escrow,
-        "NotSubmitter"
+        "NotSubmitter",
       );
     });
   });
@@ -495,7 +494,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, taskId } = await loadFixture(submittedOpenTaskFixture);
       await expect(escrow.connect(poster).cancelTask(taskId)).to.be.revertedWithCustomError(
         escrow,
-        "OpenTaskHasSubmissions"
+        "OpenTaskHasSubmissions",
       );
     });
   });
@@ -505,7 +504,7 @@ describe("TaskEscrow", () => {
       const { escrow, verifier, worker, taskId } = await loadFixture(openTaskFixture);
       await expect(escrow.connect(verifier).marketplaceAssign(taskId, worker.address)).to.be.revertedWithCustomError(
         escrow,
-        "OpenTaskNotAssignable"
+        "OpenTaskNotAssignable",
       );
     });
   });
@@ -515,7 +514,7 @@ describe("TaskEscrow", () => {
       const { escrow, poster, worker, taskId } = await loadFixture(openTaskFixture);
       await expect(escrow.connect(poster).assignWorker(taskId, worker.address)).to.be.revertedWithCustomError(
         escrow,
-        "OpenTaskNotAssignable"
+        "OpenTaskNotAssignable",
       );
     });
   });
@@ -525,7 +524,7 @@ describe("TaskEscrow", () => {
       const { escrow, worker, taskId } = await loadFixture(submittedOpenTaskFixture);
       await expect(escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
-        "NotWorker"
+        "NotWorker",
       );
     });
 

@@ -130,7 +130,7 @@ describe("TaskEscrow", () => {
         const { escrow, admin, poster, usdc } = await loadFixture(deployEscrowFixture);
         await escrow.connect(admin).pause();
         await expect(
-          escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY)
+          escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY),
         ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       });
     });
@@ -149,8 +149,8 @@ describe("TaskEscrow", () => {
               CATEGORY,
               ZONE,
               DAY,
-              verifierAgent.address
-            )
+              verifierAgent.address,
+            ),
         ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       });
     });
@@ -168,7 +168,7 @@ describe("TaskEscrow", () => {
           verifierAgent: ethers.ZeroAddress,
         };
         await expect(
-          escrow.connect(poster).createTasks(await usdc.getAddress(), [task, task])
+          escrow.connect(poster).createTasks(await usdc.getAddress(), [task, task]),
         ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       });
     });
@@ -178,7 +178,7 @@ describe("TaskEscrow", () => {
         const { escrow, admin, poster, usdc } = await loadFixture(deployEscrowFixture);
         await escrow.connect(admin).pause();
         await expect(
-          escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY)
+          escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY),
         ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       });
     });
@@ -189,7 +189,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(verifier).marketplaceAssign(taskId, worker.address)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -200,7 +200,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(poster).assignWorker(taskId, worker.address)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -211,7 +211,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -222,7 +222,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(verifier).completeVerification(taskId, true)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -236,7 +236,7 @@ describe("TaskEscrow", () => {
         const signature = await teeWallet.signMessage(ethers.getBytes(payload));
         await escrow.connect(admin).pause();
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature),
         ).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       });
     });
@@ -256,7 +256,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(poster).claimTimeout(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -267,7 +267,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(poster).raiseDispute(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -279,7 +279,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(worker).releaseUnjudgedWork(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -290,7 +290,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -301,7 +301,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).pause();
         await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.be.revertedWithCustomError(
           escrow,
-          "EnforcedPause"
+          "EnforcedPause",
         );
       });
     });
@@ -495,7 +495,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(deadline + PAUSE_LENGTH);
         await expect(escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
           escrow,
-          "DeadlineReached"
+          "DeadlineReached",
         );
       });
     });
@@ -508,7 +508,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(deadline + PAUSE_LENGTH - 1n);
         await expect(escrow.connect(poster).claimTimeout(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "DeadlineNotReached"
+          "DeadlineNotReached",
         );
       });
 
@@ -529,7 +529,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(failedAt + (await escrow.APPEAL_WINDOW()) + PAUSE_LENGTH - 1n);
         await expect(escrow.connect(poster).claimTimeout(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "AppealWindowActive"
+          "AppealWindowActive",
         );
       });
 
@@ -548,7 +548,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(disputedAt + (await escrow.DISPUTE_WINDOW()) + PAUSE_LENGTH - 1n);
         await expect(escrow.connect(poster).claimTimeout(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "DisputeWindowActive"
+          "DisputeWindowActive",
         );
       });
 
@@ -579,7 +579,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(failedAt + (await escrow.APPEAL_WINDOW()) + PAUSE_LENGTH);
         await expect(escrow.connect(worker).raiseDispute(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "DeadlineReached"
+          "DeadlineReached",
         );
       });
     });
@@ -592,7 +592,7 @@ describe("TaskEscrow", () => {
         await time.setNextBlockTimestamp(disputedAt + (await escrow.DISPUTE_WINDOW()) + PAUSE_LENGTH - 1n);
         await expect(escrow.connect(worker).releaseUnjudgedWork(taskId)).to.be.revertedWithCustomError(
           escrow,
-          "DisputeWindowActive"
+          "DisputeWindowActive",
         );
       });
 
@@ -711,7 +711,7 @@ describe("TaskEscrow", () => {
       const { escrow, pauses } = await loadFixture(twoPausesFixture);
       const [first, second] = pauses;
       expect(await escrow.pausedSecondsSince(first.start - 1n)).to.equal(
-        first.end - first.start + (second.end - second.start)
+        first.end - first.start + (second.end - second.start),
       );
     });
 
@@ -747,7 +747,7 @@ describe("TaskEscrow", () => {
       const { escrow, admin } = await loadFixture(deployEscrowFixture);
       await expect(escrow.connect(admin).recordPauseStart(BigInt(await time.latest()))).to.be.revertedWithCustomError(
         escrow,
-        "ExpectedPause"
+        "ExpectedPause",
       );
     });
 
@@ -755,7 +755,7 @@ describe("TaskEscrow", () => {
       const { escrow, admin, stranger } = await loadFixture(deployEscrowFixture);
       await escrow.connect(admin).pause();
       await expect(
-        escrow.connect(stranger).recordPauseStart(BigInt(await time.latest()))
+        escrow.connect(stranger).recordPauseStart(BigInt(await time.latest())),
       ).to.be.revertedWithCustomError(escrow, "NotAdmin");
     });
 
@@ -764,7 +764,7 @@ describe("TaskEscrow", () => {
       await escrow.connect(admin).pause();
       await expect(escrow.connect(admin).recordPauseStart(0)).to.be.revertedWithCustomError(
         escrow,
-        "InvalidPauseStart"
+        "InvalidPauseStart",
       );
     });
 
@@ -775,7 +775,7 @@ describe("TaskEscrow", () => {
       await time.setNextBlockTimestamp(now);
       await expect(escrow.connect(admin).recordPauseStart(now + 1n)).to.be.revertedWithCustomError(
         escrow,
-        "InvalidPauseStart"
+        "InvalidPauseStart",
       );
     });
 
@@ -815,7 +815,7 @@ describe("TaskEscrow", () => {
       await escrow.connect(admin).pause();
       await expect(escrow.connect(admin).recordPauseStart(pauses[1].end - 1n)).to.be.revertedWithCustomError(
         escrow,
-        "InvalidPauseStart"
+        "InvalidPauseStart",
       );
     });
 

@@ -44,7 +44,7 @@ function encodeVerdict(fields: VerdictFields): string {
       fields.submissionAttempts,
       fields.evidenceHash,
       fields.passed,
-    ]
+    ],
   );
 }
 
@@ -65,7 +65,6 @@ async function verdictFor(escrow: TaskEscrow, taskId: bigint, passed: boolean): 
 function sign(wallet: Wallet, payload: string): Promise<string> {
   return wallet.signMessage(ethers.getBytes(payload));
 }
-
 
 /** Task 1 Submitted once, with a TEE signer configured. */
 async function teeSubmittedFixture() {
@@ -140,7 +139,7 @@ describe("TaskEscrow", () => {
       const payload = await escrow.teeVerdictPayload(taskId, true);
       const signature = await sign(teeWallet, payload);
       await expect(
-        escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature)
+        escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature),
       ).to.be.revertedWithCustomError(escrow, "TEESignerNotSet");
     });
 
@@ -150,20 +149,19 @@ describe("TaskEscrow", () => {
       const payload = await escrow.teeVerdictPayload(taskId, true);
       const signature = await sign(teeWallet, payload);
       await expect(
-        escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature)
+        escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature),
       ).to.be.revertedWithCustomError(escrow, "TEESignerNotSet");
     });
 
     describe("when the verdict passes", () => {
       it("pays the worker the reward less the fee and the treasury the fee", async () => {
-        const { escrow, verifier, worker, treasury, usdc, teeWallet, taskId, amount } = await loadFixture(
-          teeSubmittedFixture
-        );
+        const { escrow, verifier, worker, treasury, usdc, teeWallet, taskId, amount } =
+          await loadFixture(teeSubmittedFixture);
         const payload = encodeVerdict(await verdictFor(escrow, taskId, true));
         const signature = await sign(teeWallet, payload);
         const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, signature),
         ).to.changeTokenBalances(usdc, [worker, treasury, escrow], [amount - fee, fee, -amount]);
       });
 
@@ -207,7 +205,7 @@ describe("TaskEscrow", () => {
         await expect(
           escrow
             .connect(verifierAgent)
-            .completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+            .completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         )
           .to.emit(escrow, "TEESettled")
           .withArgs(taskId, true, teeWallet.address);
@@ -245,7 +243,7 @@ describe("TaskEscrow", () => {
         const impostor = new ethers.Wallet(ethers.id("not the TEE signer"));
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(impostor, payload))
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(impostor, payload)),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -255,7 +253,7 @@ describe("TaskEscrow", () => {
         await expect(
           escrow
             .connect(verifier)
-            .completeVerificationWithTEE(taskId, true, failingPayload, await sign(teeWallet, failingPayload))
+            .completeVerificationWithTEE(taskId, true, failingPayload, await sign(teeWallet, failingPayload)),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -264,7 +262,7 @@ describe("TaskEscrow", () => {
         const passingPayload = await escrow.teeVerdictPayload(taskId, true);
         const failingSignature = await sign(teeWallet, await escrow.teeVerdictPayload(taskId, false));
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, passingPayload, failingSignature)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, passingPayload, failingSignature),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -278,7 +276,7 @@ describe("TaskEscrow", () => {
         await expect(
           escrow
             .connect(verifier)
-            .completeVerificationWithTEE(taskId, true, otherPayload, await sign(teeWallet, otherPayload))
+            .completeVerificationWithTEE(taskId, true, otherPayload, await sign(teeWallet, otherPayload)),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -287,7 +285,7 @@ describe("TaskEscrow", () => {
         const fields = await verdictFor(escrow, taskId, true);
         const payload = encodeVerdict({ ...fields, chainId: fields.chainId + 1n });
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -295,7 +293,7 @@ describe("TaskEscrow", () => {
         const { escrow, verifier, stranger, teeWallet, taskId } = await loadFixture(teeSubmittedFixture);
         const payload = encodeVerdict({ ...(await verdictFor(escrow, taskId, true)), escrow: stranger.address });
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -307,7 +305,7 @@ describe("TaskEscrow", () => {
         // The same evidence again: only the submission count tells the rounds apart.
         await escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, firstRoundPayload, firstRoundSignature)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, firstRoundPayload, firstRoundSignature),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -316,7 +314,7 @@ describe("TaskEscrow", () => {
         const payload = await escrow.teeVerdictPayload(taskId, true);
         const truncated = ethers.dataSlice(await sign(teeWallet, payload), 0, SIGNATURE_LENGTH - 1);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, truncated)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, truncated),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -324,7 +322,7 @@ describe("TaskEscrow", () => {
         const { escrow, verifier, taskId } = await loadFixture(teeSubmittedFixture);
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, "0x")
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, "0x"),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -333,7 +331,7 @@ describe("TaskEscrow", () => {
         const payload = await escrow.teeVerdictPayload(taskId, true);
         const garbage = ethers.hexlify(new Uint8Array(SIGNATURE_LENGTH));
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, garbage)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, garbage),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
 
@@ -342,7 +340,7 @@ describe("TaskEscrow", () => {
         const payload = await escrow.teeVerdictPayload(taskId, true);
         const rawSignature = teeWallet.signingKey.sign(ethers.keccak256(payload)).serialized;
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, rawSignature)
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, rawSignature),
         ).to.be.revertedWithCustomError(escrow, "InvalidTEESignature");
       });
     });
@@ -352,7 +350,7 @@ describe("TaskEscrow", () => {
         const { escrow, stranger, teeWallet, taskId } = await loadFixture(teeSubmittedFixture);
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(stranger).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(stranger).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         ).to.be.revertedWithCustomError(escrow, "NotVerifier");
       });
 
@@ -360,7 +358,7 @@ describe("TaskEscrow", () => {
         const { escrow, worker, teeWallet, taskId } = await loadFixture(teeSubmittedFixture);
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(worker).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(worker).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         ).to.be.revertedWithCustomError(escrow, "NotVerifier");
       });
 
@@ -368,7 +366,7 @@ describe("TaskEscrow", () => {
         const { escrow, verifier, teeWallet, taskId } = await loadFixture(teeAgentSubmittedFixture);
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         ).to.be.revertedWithCustomError(escrow, "NotVerifier");
       });
     });
@@ -380,7 +378,7 @@ describe("TaskEscrow", () => {
         await escrow.connect(admin).setTeeSigner(teeWallet.address);
         const payload = await escrow.teeVerdictPayload(taskId, true);
         await expect(
-          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload))
+          escrow.connect(verifier).completeVerificationWithTEE(taskId, true, payload, await sign(teeWallet, payload)),
         )
           .to.be.revertedWithCustomError(escrow, "InvalidStatus")
           .withArgs(STATUS.Assigned, STATUS.Submitted);

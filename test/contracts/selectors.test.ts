@@ -260,7 +260,7 @@ describe("Selectors", () => {
     it("createTasks takes the token and the NewTask tuples", async () => {
       const abi = (await compiledInterfaces()).TaskEscrow;
       expect(abi.getFunction("createTasks")!.format("sighash")).to.equal(
-        "createTasks(address,(bytes32,uint256,string,string,uint256,address)[])"
+        "createTasks(address,(bytes32,uint256,string,string,uint256,address)[])",
       );
     });
   });
@@ -288,7 +288,7 @@ describe("Selectors", () => {
       const abi = (await compiledInterfaces()).TaskEscrow;
       const artifact = await artifacts.readArtifact("TaskEscrow");
       const entry = artifact.abi.find(
-        (item: { type: string; name?: string }) => item.type === "error" && item.name === "InvalidStatus"
+        (item: { type: string; name?: string }) => item.type === "error" && item.name === "InvalidStatus",
       );
       expect(abi.getError("InvalidStatus")!.inputs.map((input) => input.name)).to.deep.equal(["current", "required"]);
       expect(entry.inputs.map((input: { internalType: string }) => input.internalType)).to.deep.equal([
@@ -324,7 +324,7 @@ describe("Selectors", () => {
   describe("status numbers", () => {
     it("match the STATUS constants the other suites use", () => {
       expect(Object.fromEntries(Object.entries(STATUS).map(([name, value]) => [name, BigInt(value)]))).to.deep.equal(
-        STATUS_NUMBERS
+        STATUS_NUMBERS,
       );
     });
 

@@ -32,7 +32,9 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       const server = config.mcpServers["escrow-market"];
       expect(server.url).to.equal(`${devnet.apiUrl}/mcp`);
       const client = new Client({ name: "newcomer", version: "1.0.0" });
-      await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }),
+      );
       const { tools } = await client.listTools();
       expect(tools.map((t) => t.name)).to.include.members(["browse_tasks", "accept_task", "build_task"]);
       const status = (await client.callTool({ name: "platform_status", arguments: {} })) as { isError?: boolean };

@@ -50,7 +50,10 @@ describe("e2e: the example agent takes a public task from posted to paid", () =>
       });
       expect(build.status, build.text).to.equal(200);
       await (await usdc.connect(poster).approve(book.escrow.proxy, amount)).wait();
-      const sent = await poster.sendTransaction({ to: build.json.data.unsignedTx.to, data: build.json.data.unsignedTx.data });
+      const sent = await poster.sendTransaction({
+        to: build.json.data.unsignedTx.to,
+        data: build.json.data.unsignedTx.data,
+      });
       await sent.wait();
       const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", {
         key,

@@ -51,7 +51,12 @@ async function settlement(api: TestApi) {
   const res = await api.request("GET", "/api/v1/health/settlement");
   const chain = res.json.data.chains.find((c: { chain: string }) => c.chain === res.json.data.postingChain);
   expect(chain.postable).to.equal(true);
-  return chain as { chainId: number; escrowAddress: string; token: { address: string }; batchCreate: { supported: boolean; maxBatch: number } };
+  return chain as {
+    chainId: number;
+    escrowAddress: string;
+    token: { address: string };
+    batchCreate: { supported: boolean; maxBatch: number };
+  };
 }
 
 async function pollPosted(api: TestApi, key: string, taskHash: string) {
@@ -78,7 +83,10 @@ describe("e2e: the posting flow over HTTP", () => {
       const { blob, key: briefKey } = encryptBrief(Buffer.from(JSON.stringify({ task: "Summarise the report" })));
       const wrapped = wrapBriefKey(briefKey, agentPublicKey(agentWallet.privateKey));
 
-      const upload = await api.request("POST", "/api/v1/storage/upload", { key, body: { data: blob.toString("base64") } });
+      const upload = await api.request("POST", "/api/v1/storage/upload", {
+        key,
+        body: { data: blob.toString("base64") },
+      });
       expect(upload.status, upload.text).to.equal(201);
       const taskHash = upload.json.data.rootHash;
       expect(taskHash).to.equal(ethers.sha256(blob));
@@ -112,12 +120,22 @@ describe("e2e: the posting flow over HTTP", () => {
       const usdc = MockUSDC__factory.connect(chain.token.address, poster);
       await (await usdc.approve(chain.escrowAddress, 0)).wait();
       await (await usdc.approve(chain.escrowAddress, amount)).wait(); // exactly the reward
-      const sent = await poster.sendTransaction({ to: build.json.data.unsignedTx.to, data: build.json.data.unsignedTx.data });
+      const sent = await poster.sendTransaction({
+        to: build.json.data.unsignedTx.to,
+        data: build.json.data.unsignedTx.data,
+      });
       await sent.wait();
 
       const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", {
         key,
-        body: { txHash: sent.hash, taskHash, verificationMode: "manual", rootHash: taskHash, wrappedKeys: { [agentWallet.address]: wrapped }, requiredCapabilities: ["summarise"] },
+        body: {
+          txHash: sent.hash,
+          taskHash,
+          verificationMode: "manual",
+          rootHash: taskHash,
+          wrappedKeys: { [agentWallet.address]: wrapped },
+          requiredCapabilities: ["summarise"],
+        },
       });
       expect(indexed.status, indexed.text).to.equal(200);
       expect(indexed.json.data).to.include({ taskHash, indexed: true });
@@ -128,7 +146,9 @@ describe("e2e: the posting flow over HTTP", () => {
       // The brief round-trips: download the blob, unwrap the key with the agent's private key, decrypt.
       const download = await fetch(`${api.url}/api/v1/storage/blobs/${taskHash}`);
       const stored = Buffer.from(await download.arrayBuffer());
-      expect(JSON.parse(decryptBrief(stored, unwrapBriefKey(wrapped, agentWallet.privateKey)).toString())).to.deep.equal({
+      expect(
+        JSON.parse(decryptBrief(stored, unwrapBriefKey(wrapped, agentWallet.privateKey)).toString()),
+      ).to.deep.equal({
         task: "Summarise the report",
       });
       // Private: no key material in the public listing.
@@ -155,11 +175,20 @@ describe("e2e: the posting flow over HTTP", () => {
       const amount = USDC(3);
       const build = await api.request("POST", "/api/v1/tasks", {
         key,
-        body: { taskHash, token: chain.token.address, amount: amount.toString(), locationZone: "global", duration: "7200" },
+        body: {
+          taskHash,
+          token: chain.token.address,
+          amount: amount.toString(),
+          locationZone: "global",
+          duration: "7200",
+        },
       });
       expect(build.status, build.text).to.equal(200);
       await (await MockUSDC__factory.connect(chain.token.address, poster).approve(chain.escrowAddress, amount)).wait();
-      const sent = await poster.sendTransaction({ to: build.json.data.unsignedTx.to, data: build.json.data.unsignedTx.data });
+      const sent = await poster.sendTransaction({
+        to: build.json.data.unsignedTx.to,
+        data: build.json.data.unsignedTx.data,
+      });
       await sent.wait();
       const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", {
         key,
@@ -219,7 +248,11 @@ describe("e2e: the posting flow over HTTP", () => {
       expect(decoded.args.tasks.map((t: { taskHash: string }) => t.taskHash)).to.deep.equal(hashes);
       const total = amounts.reduce((a, b) => a + b, 0n);
       await (await MockUSDC__factory.connect(chain.token.address, poster).approve(chain.escrowAddress, total)).wait();
-      const sent = await poster.sendTransaction({ to: unsignedTx.to, data: unsignedTx.data, gasLimit: BigInt(unsignedTx.gas) });
+      const sent = await poster.sendTransaction({
+        to: unsignedTx.to,
+        data: unsignedTx.data,
+        gasLimit: BigInt(unsignedTx.gas),
+      });
       await sent.wait();
       const indexed = await api.request("POST", "/api/v1/a2a/tasks/index-batch", {
         key,

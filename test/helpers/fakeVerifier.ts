@@ -37,7 +37,11 @@ export class FakeVerifier implements MarketplaceVerifier {
   private readonly receipts = new Map<string, Promise<void>>();
   private seq = 0;
 
-  constructor(private readonly escrow: TaskEscrow, private readonly signer: Signer, address: string) {
+  constructor(
+    private readonly escrow: TaskEscrow,
+    private readonly signer: Signer,
+    address: string,
+  ) {
     this.address = address.toLowerCase();
   }
 

@@ -21,16 +21,33 @@ export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3 } as c
 /** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */
 export async function deployEscrowFixture() {
   const [admin, treasury, verifier, poster, worker, verifierAgent, stranger, ...others] = await ethers.getSigners();
-  const { escrow, agentFactory, mockUsdc, book } = await deployAll(
-    { admin: admin.address, treasury: treasury.address, verifier: verifier.address, feeBps: FEE_BPS, write: false },
-  );
+  const { escrow, agentFactory, mockUsdc, book } = await deployAll({
+    admin: admin.address,
+    treasury: treasury.address,
+    verifier: verifier.address,
+    feeBps: FEE_BPS,
+    write: false,
+  });
   const usdc = mockUsdc!;
   const escrowAddress = await escrow.getAddress();
   for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
     await usdc.mint(account.address, USDC(1_000_000));
     await usdc.connect(account).approve(escrowAddress, ethers.MaxUint256);
   }
-  return { escrow, agentFactory, usdc, book, admin, treasury, verifier, poster, worker, verifierAgent, stranger, others };
+  return {
+    escrow,
+    agentFactory,
+    usdc,
+    book,
+    admin,
+    treasury,
+    verifier,
+    poster,
+    worker,
+    verifierAgent,
+    stranger,
+    others,
+  };
 }
 
 /** A Funded task (id 1) of 100 USDC, one day long, judged by the marketplace verifier. */

@@ -77,7 +77,9 @@ export async function nativeSubmittedTaskFixture() {
   const { escrow, admin, poster, verifier, worker } = base;
   const amount = ethers.parseEther("1");
   await escrow.connect(admin).allowToken(ethers.ZeroAddress);
-  await escrow.connect(poster).createTask(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount });
+  await escrow
+    .connect(poster)
+    .createTask(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount });
   const taskId = 1n;
   await escrow.connect(verifier).marketplaceAssign(taskId, worker.address);
   await escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH);

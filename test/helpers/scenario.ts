@@ -58,11 +58,15 @@ export async function runRandomScenario(actors: ScenarioActors, seed: number, st
     const roll = rand();
     if (roll < 0.16 || !task) {
       const p = pick(posters);
-      await attempt(() => escrow.connect(p).createTask(hash(), token, amount(), "general", pick(["global", "eu"]), duration()));
+      await attempt(() =>
+        escrow.connect(p).createTask(hash(), token, amount(), "general", pick(["global", "eu"]), duration()),
+      );
     } else if (roll < 0.2) {
       const p = pick(posters);
       await attempt(() =>
-        escrow.connect(p).createTaskWithVerifier(hash(), token, amount(), "general", "global", duration(), verifierAgent.address),
+        escrow
+          .connect(p)
+          .createTaskWithVerifier(hash(), token, amount(), "general", "global", duration(), verifierAgent.address),
       );
     } else if (roll < 0.24) {
       const p = pick(posters);
@@ -104,7 +108,7 @@ export async function runRandomScenario(actors: ScenarioActors, seed: number, st
     } else if (roll < 0.87) {
       await attempt(() => escrow.connect(posterOf()).reclaimOpen(id));
     } else if (roll < 0.89) {
-      await attempt(() => ((rand() < 0.5 ? escrow.connect(admin).pause() : escrow.connect(admin).unpause())));
+      await attempt(() => (rand() < 0.5 ? escrow.connect(admin).pause() : escrow.connect(admin).unpause()));
     } else if (roll < 0.9) {
       await attempt(() => escrow.connect(admin).setFeeBps(Math.floor(rand() * 3000)));
     } else {

@@ -104,7 +104,14 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
         });
       }
       if (route.posting) {
-        await takePostingTokens(ctx, deps.limits, deps.config.api.limits, caller.wallet, route.posting.family, route.posting.items(body));
+        await takePostingTokens(
+          ctx,
+          deps.limits,
+          deps.config.api.limits,
+          caller.wallet,
+          route.posting.family,
+          route.posting.items(body),
+        );
       }
       return plain(await route.handler({ body, query, params, caller, ctx, deps, routes: allRoutes }));
     },

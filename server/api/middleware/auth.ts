@@ -29,11 +29,7 @@ export class AuthFailure extends AppError {
 }
 
 /** The caller, or undefined when no credential was presented. Throws AuthFailure for a bad credential. */
-export async function authenticate(
-  ctx: Context,
-  deps: Deps,
-  acceptsSession: boolean,
-): Promise<Caller | undefined> {
+export async function authenticate(ctx: Context, deps: Deps, acceptsSession: boolean): Promise<Caller | undefined> {
   const credential = presentedCredential(ctx);
   if (!credential) return undefined;
   const now = deps.clock.wallNow();

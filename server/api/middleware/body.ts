@@ -76,13 +76,21 @@ export async function readJsonBody(ctx: Context, limit: number): Promise<unknown
   } catch (error) {
     const type = (error as { type?: string }).type;
     if (type === "entity.too.large") {
-      throw new AppError({ code: "PAYLOAD_TOO_LARGE", message: `request body larger than ${limit} bytes`, cause: error });
+      throw new AppError({
+        code: "PAYLOAD_TOO_LARGE",
+        message: `request body larger than ${limit} bytes`,
+        cause: error,
+      });
     }
     if (type === "request.aborted" || type === "stream.not.readable") {
       throw new AppError({ code: "REQUEST_ABORTED", message: "the client aborted the request", cause: error });
     }
     if (type === "request.size.invalid") {
-      throw new AppError({ code: "BAD_REQUEST", message: "request body shorter than its Content-Length", cause: error });
+      throw new AppError({
+        code: "BAD_REQUEST",
+        message: "request body shorter than its Content-Length",
+        cause: error,
+      });
     }
     if ((error as { code?: string }).code?.startsWith("Z_") || (error as { errno?: number }).errno !== undefined) {
       throw new AppError({ code: "BAD_REQUEST", message: `body is not valid ${encoding} data`, cause: error });

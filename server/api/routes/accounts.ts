@@ -6,7 +6,14 @@ import { defineRoute, type AnyRoute, type Caller } from "../route";
 import { address, z } from "../../domain/schemas/common";
 import { missingCredential } from "../middleware/auth";
 import { createApiKey, issueNonce, listApiKeys, revokeApiKey, signIn, whoami } from "../../domain/accounts";
-import { apiKeyCreatedSchema, apiKeyListSchema, apiKeyRevokedSchema, nonceResponseSchema, sessionResponseSchema, whoamiSchema } from "../../domain/schemas/accounts";
+import {
+  apiKeyCreatedSchema,
+  apiKeyListSchema,
+  apiKeyRevokedSchema,
+  nonceResponseSchema,
+  sessionResponseSchema,
+  whoamiSchema,
+} from "../../domain/schemas/accounts";
 
 /** Largest sign-in message accepted (an EIP-4361 message with a few resources is well under 2 KB). */
 const MAX_MESSAGE_CHARS = 8192;

@@ -113,8 +113,7 @@ export const declineRoute = defineRoute({
   request: { params: taskHashParams, body: declineBodySchema },
   response: verdictAnswerSchema,
   errors: VERDICT_ERRORS,
-  handler: ({ params, body, caller, deps }) =>
-    judgeManually(deps, caller!.wallet, params.hash, false, body.reason),
+  handler: ({ params, body, caller, deps }) => judgeManually(deps, caller!.wallet, params.hash, false, body.reason),
 });
 
 export const releaseRoute = defineRoute({

@@ -19,7 +19,13 @@ import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/pos
 import type { ErrorCode } from "../../errors";
 
 /** What resolving the {hash} path parameter can answer (taskContext.parseTaskHash, loadTaskContext). */
-export const HASH_ERRORS: ErrorCode[] = ["VALIDATION_ERROR", "TASK_ID_DEPRECATED", "EMPTY_HASH", "UNAUTHORIZED", "NOT_FOUND"];
+export const HASH_ERRORS: ErrorCode[] = [
+  "VALIDATION_ERROR",
+  "TASK_ID_DEPRECATED",
+  "EMPTY_HASH",
+  "UNAUTHORIZED",
+  "NOT_FOUND",
+];
 
 export const bidRoute = defineRoute({
   method: "post",
@@ -107,8 +113,7 @@ export const assignRoute = defineRoute({
     "ESCROW_PAUSED",
     "CHAIN_NOT_CONFIGURED",
   ],
-  handler: ({ params, body, caller, deps }) =>
-    buildAssignWorker(deps, caller!.wallet, params.hash, body.worker),
+  handler: ({ params, body, caller, deps }) => buildAssignWorker(deps, caller!.wallet, params.hash, body.worker),
 });
 
 export const cancelRoute = defineRoute({

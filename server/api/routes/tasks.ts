@@ -1,7 +1,12 @@
 /** Task building: unsigned createTask / createTaskWithVerifier / createTasks transactions for the caller to sign. */
 import { defineRoute, type AnyRoute } from "../route";
 import { buildTask, buildTaskBatch } from "../../domain/posting";
-import { taskBatchBuildBodySchema, taskBatchBuildSchema, taskBuildBodySchema, taskBuildSchema } from "../../domain/schemas/posting";
+import {
+  taskBatchBuildBodySchema,
+  taskBatchBuildSchema,
+  taskBuildBodySchema,
+  taskBuildSchema,
+} from "../../domain/schemas/posting";
 import type { ErrorCode } from "../../errors";
 
 const TASK_RULE_ERRORS: ErrorCode[] = [

@@ -42,7 +42,9 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
     await connection.query("select pg_advisory_lock(hashtext($1))", [`${searchPath}/migrations`]);
     return await runLatest(db);
   } finally {
-    await connection.query("select pg_advisory_unlock(hashtext($1))", [`${searchPath}/migrations`]).catch(() => undefined);
+    await connection
+      .query("select pg_advisory_unlock(hashtext($1))", [`${searchPath}/migrations`])
+      .catch(() => undefined);
     await db.client.releaseConnection(connection);
   }
 }

@@ -39,7 +39,9 @@ export async function insertApiKey(
 
 /** The active (not revoked) key with this hash. */
 export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await selectRows(db, `select * from "api_keys" where "key_hash" = ? and "revoked_at" is null`, [keyHash]);
+  const [row] = await selectRows(db, `select * from "api_keys" where "key_hash" = ? and "revoked_at" is null`, [
+    keyHash,
+  ]);
   return row ? fromRow(row) : undefined;
 }
 

@@ -68,7 +68,10 @@ export async function deleteAssignment(db: Queryable, a: Pick<AssignmentRecord, 
 }
 
 /** Assignments of the given tasks, by task id. */
-export async function getAssignments(db: Queryable, taskIds: readonly number[]): Promise<Map<number, AssignmentRecord>> {
+export async function getAssignments(
+  db: Queryable,
+  taskIds: readonly number[],
+): Promise<Map<number, AssignmentRecord>> {
   if (taskIds.length === 0) return new Map();
   const rows = await selectRows(
     db,

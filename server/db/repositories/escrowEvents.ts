@@ -49,9 +49,7 @@ export async function insertNewEvents(db: Queryable, events: readonly StoredEven
   if (events.length === 0) return [];
   const from = events[0].blockNumber;
   const to = events[events.length - 1].blockNumber;
-  const existing = await db("escrow_events")
-    .whereBetween("block_number", [from, to])
-    .select("tx_hash", "log_index");
+  const existing = await db("escrow_events").whereBetween("block_number", [from, to]).select("tx_hash", "log_index");
   const seen = new Set(existing.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}:${r.log_index}`));
   const fresh = events.filter((e) => !seen.has(`${e.txHash}:${e.logIndex}`));
   for (const chunk of chunks(fresh)) {

@@ -76,7 +76,7 @@ export async function upsertExecutor(db: Queryable, executor: ExecutorRecord): P
     await trx("executor_capabilities").where({ address: executor.address }).delete();
     if (executor.capabilities.length > 0) {
       await trx("executor_capabilities").insert(
-        executor.capabilities.map((capability) => ({ address: executor.address, capability }))
+        executor.capabilities.map((capability) => ({ address: executor.address, capability })),
       );
     }
     return !existing;
@@ -111,7 +111,7 @@ export interface ExecutorFilter {
 export async function listExecutors(
   db: Queryable,
   filter: ExecutorFilter,
-  scores: Knex.Raw
+  scores: Knex.Raw,
 ): Promise<{ executors: (ExecutorRecord & { score: number })[]; total: number }> {
   const base = () => {
     const q = db("executors");
@@ -120,7 +120,7 @@ export async function listExecutors(
         db("executor_capabilities")
           .select(db.raw("1"))
           .whereRaw("executor_capabilities.address = executors.address")
-          .where("executor_capabilities.capability", capability)
+          .where("executor_capabilities.capability", capability),
       );
     }
     // supported_chains is a JSON array of names from a fixed enum: a quoted-name match is exact.
@@ -140,7 +140,7 @@ export async function listExecutors(
   const count = await base().count({ n: "*" }).first();
   const caps = await capabilitiesOf(
     db,
-    rows.map((r: { address: string }) => r.address)
+    rows.map((r: { address: string }) => r.address),
   );
   return {
     executors: rows.map((r: { address: string; score: unknown }) => ({

@@ -15,8 +15,7 @@ export interface HashReservation {
 }
 
 export type ClaimResult =
-  | { claimed: true; expiresAt: number }
-  | { claimed: false; holder: HashReservation | undefined };
+  { claimed: true; expiresAt: number } | { claimed: false; holder: HashReservation | undefined };
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): HashReservation => ({

@@ -13,14 +13,18 @@ export async function tryAcquireLease(db: Knex, name: string, owner: string, ttl
       return true;
     }
     if (row.owner !== null && row.owner !== owner && Number(row.expires_at) > now) return false;
-    await trx("indexer_lock").where({ name }).update({ owner, expires_at: now + ttlMs });
+    await trx("indexer_lock")
+      .where({ name })
+      .update({ owner, expires_at: now + ttlMs });
     return true;
   });
 }
 
 /** Extends the lease; false when another process took it over (this one must stop writing). */
 export async function renewLease(db: Knex, name: string, owner: string, ttlMs: number): Promise<boolean> {
-  const updated = await db("indexer_lock").where({ name, owner }).update({ expires_at: Date.now() + ttlMs });
+  const updated = await db("indexer_lock")
+    .where({ name, owner })
+    .update({ expires_at: Date.now() + ttlMs });
   return updated === 1;
 }
 

@@ -132,7 +132,7 @@ export async function getListings(db: Queryable, taskIds: readonly number[]): Pr
 export async function listListingsByPoster(
   db: Queryable,
   poster: string,
-  { limit, offset }: { limit: number; offset: number }
+  { limit, offset }: { limit: number; offset: number },
 ): Promise<{ listings: ListingRecord[]; total: number }> {
   const where = { poster: poster.toLowerCase() };
   const rows = await db("listings").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);

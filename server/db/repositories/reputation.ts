@@ -122,7 +122,7 @@ export async function reputationAggregates(
   db: Queryable,
   rules: readonly OutcomeRule[],
   decay: DecayParams,
-  wallets: readonly string[]
+  wallets: readonly string[],
 ): Promise<ReputationAggregate[]> {
   const out: ReputationAggregate[] = [];
   // Each wallet is bound once per rule: chunks keep a statement under SQLite's bound-variable limit.
@@ -142,7 +142,7 @@ export async function topReputations(
   db: Queryable,
   rules: readonly OutcomeRule[],
   decay: DecayParams,
-  options: { limit: number; tieKind: string }
+  options: { limit: number; tieKind: string },
 ): Promise<ReputationAggregate[]> {
   const { q, kinds, decayed } = aggregateQuery(db, rules, decay);
   const rounded = round3(decayed.sql);
@@ -160,7 +160,7 @@ export async function walletsWithSumAtLeast(
   db: Queryable,
   rules: readonly OutcomeRule[],
   decay: DecayParams,
-  min: number
+  min: number,
 ): Promise<string[]> {
   const { q, decayed } = aggregateQuery(db, rules, decay);
   const rows = await q.havingRaw(`${decayed.sql} >= ?`, [...decayed.bindings, min]);

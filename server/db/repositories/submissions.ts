@@ -45,7 +45,7 @@ const fromRow = (r: any): SubmissionRecord => ({
  */
 export async function insertSubmission(
   db: Queryable,
-  s: Pick<SubmissionRecord, "taskId" | "attempt" | "agent" | "result" | "evidenceHash" | "submittedAt">
+  s: Pick<SubmissionRecord, "taskId" | "attempt" | "agent" | "result" | "evidenceHash" | "submittedAt">,
 ): Promise<boolean> {
   try {
     await db("task_submissions").insert({
@@ -70,7 +70,7 @@ export async function insertSubmission(
 export async function findSubmission(
   db: Queryable,
   taskId: number,
-  attempt: number
+  attempt: number,
 ): Promise<SubmissionRecord | undefined> {
   const row = await db("task_submissions").where({ task_id: taskId, attempt }).first();
   return row ? fromRow(row) : undefined;
@@ -88,7 +88,7 @@ export async function listSubmissions(db: Queryable, taskId: number): Promise<Su
  */
 export async function latestSubmissions(
   db: Queryable,
-  upTo: ReadonlyMap<number, number>
+  upTo: ReadonlyMap<number, number>,
 ): Promise<Map<number, SubmissionRecord>> {
   const out = new Map<number, SubmissionRecord>();
   const ids = [...upTo.entries()].filter(([, max]) => max > 0).map(([id]) => id);
@@ -108,7 +108,7 @@ export async function latestSubmissions(
  */
 export async function recordVerdict(
   db: Queryable,
-  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number }
+  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number },
 ): Promise<boolean> {
   await db("task_submissions")
     .where({ task_id: v.taskId, attempt: v.attempt })
@@ -121,7 +121,7 @@ export async function recordVerdict(
 /** Replaces the recorded verdict of one attempt (a verifier agent may change its mind before its transaction). */
 export async function overwriteVerdict(
   db: Queryable,
-  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number }
+  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number },
 ): Promise<boolean> {
   const n = await db("task_submissions")
     .where({ task_id: v.taskId, attempt: v.attempt })

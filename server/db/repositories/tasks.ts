@@ -75,7 +75,15 @@ const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
     ? "boolean"
     : ["status", "submission_attempts", "open_submission_count"].includes(c)
       ? "integer"
-      : ["task_id", "created_at", "deadline", "disputed_at", "failed_verdict_at", "created_block", "updated_block"].includes(c)
+      : [
+            "task_id",
+            "created_at",
+            "deadline",
+            "disputed_at",
+            "failed_verdict_at",
+            "created_block",
+            "updated_block",
+          ].includes(c)
         ? "bigint"
         : "text",
 );
@@ -175,8 +183,6 @@ export async function listTasksByPoster(
   const count = await db("tasks").where(where).count({ n: "*" }).first();
   return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
 }
-
-
 
 /** Figures of the stats endpoint that come from the chain. */
 export async function taskStats(db: Queryable, now: number): Promise<{ openTasks: number; completedTasks: number }> {

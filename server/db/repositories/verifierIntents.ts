@@ -94,10 +94,12 @@ export async function listIntentsByStatus(
   db: Queryable,
   statuses: readonly IntentStatusRow[],
 ): Promise<IntentRecord[]> {
-  const rows = await db(TABLE).whereIn("status", statuses).orderBy([
-    { column: "nonce", order: "asc" },
-    { column: "id", order: "asc" },
-  ]);
+  const rows = await db(TABLE)
+    .whereIn("status", statuses)
+    .orderBy([
+      { column: "nonce", order: "asc" },
+      { column: "id", order: "asc" },
+    ]);
   return rows.map(fromRow);
 }
 
@@ -197,15 +199,16 @@ export async function retryFailedIntent(
   args: Record<string, unknown>,
   now: number,
 ): Promise<boolean> {
-  const n = await db(TABLE).where({ id, status: "failed" }).update({
-    status: "pending",
-    args: JSON.stringify(args),
-    nonce: null,
-    tx_hash: null,
-    raw_tx: null,
-    attempts: 0,
-    updated_at: now,
-  });
+  const n = await db(TABLE)
+    .where({ id, status: "failed" })
+    .update({
+      status: "pending",
+      args: JSON.stringify(args),
+      nonce: null,
+      tx_hash: null,
+      raw_tx: null,
+      attempts: 0,
+      updated_at: now,
+    });
   return n === 1;
 }
-

@@ -28,13 +28,7 @@ import { deleteAgentKey, saveAgentKey } from "../../db/repositories/agentKeys";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
-import {
-  assignedElsewhere,
-  deadlineReached,
-  loadTaskContext,
-  requireOnChain,
-  type TaskContext,
-} from "./taskContext";
+import { assignedElsewhere, deadlineReached, loadTaskContext, requireOnChain, type TaskContext } from "./taskContext";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Results
@@ -80,7 +74,6 @@ export interface ApplicantsResult {
   total: number;
   offer: { agent: string; expiresAt: number } | null;
 }
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Shared checks
@@ -137,7 +130,6 @@ export function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppErro
   }
   return undefined;
 }
-
 
 // ---------------------------------------------------------------------------------------------------------------
 // Accept

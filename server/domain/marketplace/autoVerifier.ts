@@ -67,7 +67,10 @@ export class AutoVerifier {
   private readonly backoff = new Map<string, { at: number; delay: number }>();
   private readonly pollMs: number;
 
-  constructor(private readonly deps: Deps, private readonly options: AutoVerifierOptions = {}) {
+  constructor(
+    private readonly deps: Deps,
+    private readonly options: AutoVerifierOptions = {},
+  ) {
     this.pollMs = Math.max(10, options.pollMs ?? 1000);
   }
 

@@ -6,7 +6,15 @@ import { findBid, insertBid, listBids } from "../../db/repositories/bids";
 import { claimOffer, findOpenOffer } from "../../db/repositories/offers";
 import { reputationScore, reputationScores } from "../reputation";
 import { loadTaskContext } from "./taskContext";
-import { Applicant, ApplicantsResult, BidResult, eligibility, isTaskVerifier, requireRegisteredExecutor, requirePoster } from "./accept";
+import {
+  Applicant,
+  ApplicantsResult,
+  BidResult,
+  eligibility,
+  isTaskVerifier,
+  requireRegisteredExecutor,
+  requirePoster,
+} from "./accept";
 
 /**
  * POST /a2a/tasks/{hash}/bid: records an application with the agent's reputation score. The bid takes the
@@ -26,8 +34,7 @@ export async function bidOnTask(
   if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
   if (isTaskVerifier(ctx, agent))
     fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
-  if (await findBid(deps.db, ctx.taskId, agent))
-    fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
+  if (await findBid(deps.db, ctx.taskId, agent)) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
   if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
 
   const score = await reputationScore(deps.db, agent, ctx.now);

@@ -57,7 +57,6 @@ export const MAX_REASON_LENGTH = 2000;
 // Answers
 // ---------------------------------------------------------------------------------------------------------------
 
-
 export interface SubmitResult extends EscrowTxResult {
   attempt: number;
   evidenceHash: string;
@@ -87,7 +86,6 @@ export interface ReclaimResult extends EscrowTxResult {
 // Shared checks
 // ---------------------------------------------------------------------------------------------------------------
 
-
 /** Whether the escrow is paused, by the indexed pause periods and the configuration's flag. */
 async function pausedNow(deps: Deps, ctx: TaskContext): Promise<boolean> {
   return ctx.paused || escrowPaused(ctx.pauses, (await loadConfigValues(deps.db)).paused?.value);
@@ -115,7 +113,7 @@ export async function requireSubmitted(deps: Deps, ctx: TaskContext, task: TaskR
   if (pending) {
     fail(
       "NOT_SUBMITTED_ON_CHAIN",
-      `attempt ${pending.attempt} of task ${ctx.taskId} is stored but its submitEvidence is not indexed yet; retry once it is mined`
+      `attempt ${pending.attempt} of task ${ctx.taskId} is stored but its submitEvidence is not indexed yet; retry once it is mined`,
     );
   }
   fail("INVALID_STATE", `task ${ctx.taskId} is ${ctx.status}: ${what} needs a submission awaiting its verdict`);
@@ -125,12 +123,7 @@ export async function requireSubmitted(deps: Deps, ctx: TaskContext, task: TaskR
  * The verdict the marketplace verifier is settling (or settled) on this attempt, when one is in flight: its
  * persisted intent's arguments, else the verdict recorded on the submission while its intent is not failed.
  */
-async function verdictInFlight(
-  deps: Deps,
-  key: string,
-  taskId: number,
-  attempt: number
-): Promise<boolean | undefined> {
+async function verdictInFlight(deps: Deps, key: string, taskId: number, attempt: number): Promise<boolean | undefined> {
   const persisted = await findIntent(deps.db, key);
   if (persisted && persisted.status !== "failed" && typeof persisted.args.passed === "boolean") {
     return persisted.args.passed;
@@ -170,14 +163,14 @@ export function canonicalResult(body: SubmitBody): { canonical: string; evidence
   if (bytes > MAX_RESULT_BYTES) {
     fail(
       "VALIDATION_ERROR",
-      `body.result: its canonical JSON is ${bytes} bytes, at most ${MAX_RESULT_BYTES} are stored`
+      `body.result: its canonical JSON is ${bytes} bytes, at most ${MAX_RESULT_BYTES} are stored`,
     );
   }
   const evidenceHash = hashCanonical(canonical);
   if (body.evidenceHash !== undefined && body.evidenceHash.toLowerCase() !== evidenceHash) {
     fail(
       "VALIDATION_ERROR",
-      `body.evidenceHash: ${body.evidenceHash.toLowerCase()} differs from keccak256 of the result's canonical JSON (${evidenceHash})`
+      `body.evidenceHash: ${body.evidenceHash.toLowerCase()} differs from keccak256 of the result's canonical JSON (${evidenceHash})`,
     );
   }
   return { canonical, evidenceHash };
@@ -193,7 +186,7 @@ export async function submitResult(
   deps: Deps,
   wallet: string,
   rawHash: string,
-  body: SubmitBody
+  body: SubmitBody,
 ): Promise<SubmitResult> {
   const caller = wallet.toLowerCase();
   const { canonical, evidenceHash } = canonicalResult(body);
@@ -205,20 +198,20 @@ export async function submitResult(
       "FORBIDDEN",
       `only the worker of task ${ctx.taskId} may submit (${
         task.worker === ZERO_ADDRESS ? "nobody is assigned" : task.worker
-      })`
+      })`,
     );
   }
   if (task.status === TASK_STATUS.Submitted) {
     fail(
       "ALREADY_SUBMITTED",
       `attempt ${task.submissionAttempts} of task ${ctx.taskId} is on-chain and awaits its verdict; resubmit only after a failed verdict`,
-      { details: { attempt: task.submissionAttempts, evidenceHash: task.evidenceHash } }
+      { details: { attempt: task.submissionAttempts, evidenceHash: task.evidenceHash } },
     );
   }
   if (task.status !== TASK_STATUS.Assigned && task.status !== TASK_STATUS.Verified) {
     fail(
       "INVALID_STATE",
-      `task ${ctx.taskId} is ${ctx.status}: work is submitted while assigned or after a failed verdict`
+      `task ${ctx.taskId} is ${ctx.status}: work is submitted while assigned or after a failed verdict`,
     );
   }
   await refuseWhilePaused(deps, ctx, "submitEvidence");
@@ -228,7 +221,7 @@ export async function submitResult(
   if (ctx.effectiveDeadline !== null && ctx.now >= ctx.effectiveDeadline) {
     fail(
       "DEADLINE_REACHED",
-      `the deadline of task ${ctx.taskId} passed at ${ctx.effectiveDeadline} (paused time included)`
+      `the deadline of task ${ctx.taskId} passed at ${ctx.effectiveDeadline} (paused time included)`,
     );
   }
 
@@ -253,7 +246,7 @@ export async function submitResult(
       fail(
         "ALREADY_SUBMITTED",
         `attempt ${attempt} of task ${ctx.taskId} is stored with another result (${existing.evidenceHash}) and awaits its submitEvidence: send that transaction (details.unsignedTx)`,
-        { details: { attempt, evidenceHash: existing.evidenceHash, unsignedTx: pending.unsignedTx } }
+        { details: { attempt, evidenceHash: existing.evidenceHash, unsignedTx: pending.unsignedTx } },
       );
     }
   }
@@ -279,7 +272,7 @@ export async function verifyAsAgent(
   deps: Deps,
   wallet: string,
   rawHash: string,
-  body: VerifyBody
+  body: VerifyBody,
 ): Promise<VerifyResult> {
   const caller = wallet.toLowerCase();
   const ctx = await loadTaskContext(deps, rawHash);
@@ -287,13 +280,13 @@ export async function verifyAsAgent(
   if (!verifierAgent) {
     fail(
       "NO_ONCHAIN_VERIFIER",
-      `task ${ctx.taskId} was funded without an on-chain verifier agent: the marketplace verifier judges it`
+      `task ${ctx.taskId} was funded without an on-chain verifier agent: the marketplace verifier judges it`,
     );
   }
   if (ctx.listing.verificationMode !== "agent") {
     fail(
       "WRONG_MODE",
-      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode, not by its verifier agent`
+      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode, not by its verifier agent`,
     );
   }
   const task = requireOnChain(ctx);
@@ -336,7 +329,7 @@ export async function judgeManually(
   wallet: string,
   rawHash: string,
   passed: boolean,
-  reason?: string
+  reason?: string,
 ): Promise<VerdictResult> {
   const caller = wallet.toLowerCase();
   const operation = passed ? "finalize" : "decline";
@@ -346,7 +339,7 @@ export async function judgeManually(
   if (ctx.listing.verificationMode !== "manual") {
     fail(
       "WRONG_MODE",
-      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode: only manual tasks are finalized or declined by the poster`
+      `task ${ctx.taskId} is verified in ${ctx.listing.verificationMode} mode: only manual tasks are finalized or declined by the poster`,
     );
   }
   const task = requireOnChain(ctx);
@@ -363,7 +356,7 @@ export async function judgeManually(
       `attempt ${attempt} of task ${ctx.taskId} is already being settled as ${
         settling ? "passed (finalize)" : "failed (decline)"
       }`,
-      { details: { attempt, passed: settling } }
+      { details: { attempt, passed: settling } },
     );
   }
   // Recorded before the send (so a concurrent opposite verdict sees it), undone when the send is refused.
@@ -385,7 +378,7 @@ export async function judgeManually(
       fail(
         "SETTLEMENT_FAILED",
         `the marketplace verifier could not send completeVerification: ${error.message}; nothing changed, retry`,
-        { cause: error, ...(error.reason ? { reason: error.reason } : {}) }
+        { cause: error, ...(error.reason ? { reason: error.reason } : {}) },
       );
     }
     throw error;
@@ -393,7 +386,7 @@ export async function judgeManually(
   if (intent.status === "failed") {
     fail(
       "SETTLEMENT_FAILED",
-      `the marketplace verifier's completeVerification failed (${intent.error ?? "reverted"}); retry`
+      `the marketplace verifier's completeVerification failed (${intent.error ?? "reverted"}); retry`,
     );
   }
   return {

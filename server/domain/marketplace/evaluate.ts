@@ -78,7 +78,7 @@ export function testRegexBounded(
   pattern: string,
   flags: string,
   text: string,
-  { regexTimeoutMs = REGEX_TIMEOUT_MS, maxEvalChars = MAX_EVAL_CHARS }: EvaluateOptions = {}
+  { regexTimeoutMs = REGEX_TIMEOUT_MS, maxEvalChars = MAX_EVAL_CHARS }: EvaluateOptions = {},
 ): Promise<RegexOutcome> {
   if (text.length > maxEvalChars) return Promise.resolve({ kind: "too-long" });
   return new Promise((resolve) => {
@@ -99,8 +99,8 @@ export function testRegexBounded(
     const timer = setTimeout(() => finish({ kind: "timeout" }), regexTimeoutMs);
     worker.once("message", (reply: { ok: boolean; matched?: boolean; error?: string }) =>
       finish(
-        reply.ok ? { kind: reply.matched ? "matched" : "no-match" } : { kind: "error", message: reply.error ?? "" }
-      )
+        reply.ok ? { kind: reply.matched ? "matched" : "no-match" } : { kind: "error", message: reply.error ?? "" },
+      ),
     );
     worker.once("error", (error) => finish({ kind: "error", message: error.message }));
     worker.once("exit", (code) => finish({ kind: "error", message: `regex worker exited (${code})` }));
@@ -117,7 +117,7 @@ const codePoints = (s: string) => {
 export async function evaluateCriteria(
   criteria: VerificationCriteria,
   result: unknown,
-  options: EvaluateOptions = {}
+  options: EvaluateOptions = {},
 ): Promise<Evaluation> {
   const text = resultText(result);
   const checks: RuleCheck[] = [];
@@ -153,8 +153,8 @@ export async function evaluateCriteria(
       detail: !isObject
         ? "the result is not a JSON object"
         : missing.length === 0
-        ? "every field present"
-        : `missing ${missing.map((f) => JSON.stringify(f)).join(", ")}`,
+          ? "every field present"
+          : `missing ${missing.map((f) => JSON.stringify(f)).join(", ")}`,
     });
   }
 

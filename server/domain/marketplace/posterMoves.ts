@@ -3,13 +3,7 @@ import type { Deps } from "../deps";
 import { fail } from "../../errors";
 import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
-import {
-  deadlineReached,
-  loadTaskContext,
-  requireOnChain,
-  unsignedEscrowTx,
-  type EscrowTxResult,
-} from "./taskContext";
+import { deadlineReached, loadTaskContext, requireOnChain, unsignedEscrowTx, type EscrowTxResult } from "./taskContext";
 import { isTaskVerifier, requirePoster } from "./accept";
 
 /**

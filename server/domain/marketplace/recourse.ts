@@ -36,7 +36,7 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
       "INVALID_STATE",
       `task ${ctx.taskId} is ${ctx.status}${
         task.status === TASK_STATUS.Disputed ? " (raised, not escalated: it waits for a ruling)" : ""
-      }: only escalated unjudged work is released`
+      }: only escalated unjudged work is released`,
     );
   }
   await refuseWhilePaused(deps, ctx, "releaseUnjudgedWork");
@@ -47,7 +47,7 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
       `the dispute window of task ${ctx.taskId} runs until ${availableAt} (14 days plus paused time)`,
       {
         details: { availableAt },
-      }
+      },
     );
   }
   return unsignedEscrowTx(deps, ctx, caller, encodeReleaseUnjudgedWork(ctx.taskId));
@@ -68,11 +68,14 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
   if (task.status === TASK_STATUS.Funded) {
     // An accept the index does not show yet: the chain has (or is about to have) a worker.
     if (ctx.assignment) {
-      fail("ASSIGNMENT_PENDING", `an agent accepted task ${ctx.taskId} and its assignment is being confirmed; retry shortly`);
+      fail(
+        "ASSIGNMENT_PENDING",
+        `an agent accepted task ${ctx.taskId} and its assignment is being confirmed; retry shortly`,
+      );
     }
     fail(
       "USE_CANCEL",
-      `nobody took task ${ctx.taskId}: cancel it instead (POST /api/v1/a2a/tasks/${ctx.taskHash}/cancel)`
+      `nobody took task ${ctx.taskId}: cancel it instead (POST /api/v1/a2a/tasks/${ctx.taskHash}/cancel)`,
     );
   }
   if (task.status === TASK_STATUS.Completed || task.status === TASK_STATUS.Cancelled) {
@@ -86,7 +89,7 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
       `the deadline of task ${ctx.taskId} is ${deadline} (paused time included); reclaim from then`,
       {
         details: { availableAt: deadline },
-      }
+      },
     );
   }
   if (task.status === TASK_STATUS.Verified) {
@@ -97,14 +100,14 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
         `the worker may appeal the failed verdict of task ${ctx.taskId} until ${availableAt}`,
         {
           details: { availableAt },
-        }
+        },
       );
     }
   } else if (task.status === TASK_STATUS.Disputed) {
     if (task.escalated) {
       fail(
         "ESCALATED_FOR_ADJUDICATION",
-        `the work of task ${ctx.taskId} was escalated unjudged: it does not return by timeout (a ruling decides, or the worker is paid after the dispute window)`
+        `the work of task ${ctx.taskId} was escalated unjudged: it does not return by timeout (a ruling decides, or the worker is paid after the dispute window)`,
       );
     }
     const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
@@ -148,7 +151,7 @@ export async function buildDispute(deps: Deps, wallet: string, rawHash: string):
         "DEADLINE_REACHED",
         task.status === TASK_STATUS.Verified && isWorker
           ? `the deadline of task ${ctx.taskId} passed and so did the appeal window of its failed verdict (${appealEnds})`
-          : `the deadline of task ${ctx.taskId} passed at ${deadline}: only the worker may still appeal a failed verdict, within 3 days`
+          : `the deadline of task ${ctx.taskId} passed at ${deadline}: only the worker may still appeal a failed verdict, within 3 days`,
       );
     }
   }

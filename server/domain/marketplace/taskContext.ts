@@ -79,7 +79,6 @@ export function parseTaskHash(raw: string): string {
 // Loading
 // ---------------------------------------------------------------------------------------------------------------
 
-
 /** The marketplace state (docs/marketplace.md "States") of a loaded task. */
 export function deriveStatus(c: Omit<TaskContext, "status">): MarketplaceStatus {
   return marketStatus({

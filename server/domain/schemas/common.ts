@@ -49,7 +49,6 @@ export const amount = z
   })
   .openapi({ example: "5000000", description: "Smallest unit of the token (USDC: 6 decimals)" });
 
-
 /**
  * Whole seconds from 3600 to 7776000 (INVALID_DURATION). The spec writes it as a string of digits; a JSON integer is
  * accepted too and documented as such (docs/api.md), so the document and the validator agree.

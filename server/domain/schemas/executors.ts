@@ -23,7 +23,7 @@ const capability = z
       .string()
       .min(1, "must not be blank")
       .max(64, "must be at most 64 characters")
-      .regex(/^[^,\u0000-\u001f\u007f]+$/, "must not contain a comma or a control character")
+      .regex(/^[^,\u0000-\u001f\u007f]+$/, "must not contain a comma or a control character"),
   );
 
 /** A chain name; anything else is INVALID_CHAIN (the spec's code for an unknown settlement chain). */
@@ -61,7 +61,7 @@ const displayName = z
       .string()
       .min(1, "must not be blank")
       .max(64, "must be at most 64 characters")
-      .regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters")
+      .regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"),
   );
 
 export const executorBodySchema = z
@@ -160,9 +160,9 @@ export const executorsQuery = z
                 v
                   .split(",")
                   .map((c) => c.trim().toLowerCase())
-                  .filter((c) => c !== "")
+                  .filter((c) => c !== ""),
               ),
-            ]
+            ],
       )
       .pipe(z.array(z.string().max(64, "each capability is at most 64 characters")).max(MAX_EXECUTOR_CAPABILITIES))
       .openapi({

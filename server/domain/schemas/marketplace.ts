@@ -60,13 +60,9 @@ export type TaskMeta = z.infer<typeof taskMetaSchema>;
 export const taskStateSchema = z
   .object({
     status: z.enum(MARKETPLACE_STATUSES),
-    onChainStatus: z
-      .number()
-      .int()
-      .openapi({
-        description:
-          "Escrow status: 0 Funded, 1 Assigned, 2 Submitted, 3 Verified, 4 Completed, 5 Cancelled, 6 Disputed",
-      }),
+    onChainStatus: z.number().int().openapi({
+      description: "Escrow status: 0 Funded, 1 Assigned, 2 Submitted, 3 Verified, 4 Completed, 5 Cancelled, 6 Disputed",
+    }),
   })
   .openapi("TaskState");
 export type TaskState = z.infer<typeof taskStateSchema>;
@@ -125,7 +121,7 @@ export const postedTasksSchema = z.object({
       resultData: z.unknown().optional().openapi({
         description: "The latest deliverable whose submitEvidence is mined (null until one exists)",
       }),
-    })
+    }),
   ),
   total: z.number().int(),
 });
@@ -145,7 +141,7 @@ export const taskIdParam = z
     if (!numeric && !hash) issue(ctx, "INVALID_TASK_ID", "id must be a positive integer or a 0x 32-byte task hash");
   })
   .transform((v): { taskId: number } | { taskHash: string } =>
-    v.startsWith("0x") ? { taskHash: v.toLowerCase() } : { taskId: Number(v) }
+    v.startsWith("0x") ? { taskHash: v.toLowerCase() } : { taskId: Number(v) },
   )
   .openapi({ type: "string", example: "1" });
 
@@ -160,8 +156,8 @@ export const capabilitiesSchema = z
           .string()
           .min(1, "must not be blank")
           .max(64)
-          .regex(/^[^,\u0000-\u001f]+$/, "must not contain a comma or a control character")
-      )
+          .regex(/^[^,\u0000-\u001f]+$/, "must not contain a comma or a control character"),
+      ),
   )
   .max(20)
   .transform((caps) => [...new Set(caps)].sort());
@@ -181,22 +177,19 @@ export const openTasksQuery = z.object({
               v
                 .split(",")
                 .map((c) => c.trim().toLowerCase())
-                .filter((c) => c !== "")
+                .filter((c) => c !== ""),
             ),
-          ]
+          ],
     )
     .openapi({
       type: "string",
       description:
         "Comma-separated capabilities of the caller: a task is returned when all its required capabilities are in the list (present but empty: only tasks that require none)",
     }),
-  minReputation: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(Number.MAX_SAFE_INTEGER)
-    .default(0)
-    .openapi({ type: "integer", description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)" }),
+  minReputation: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({
+    type: "integer",
+    description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)",
+  }),
   limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
   offset,
 });

@@ -33,7 +33,13 @@ export const rootHashSchema = z
   .transform((v) => (v.startsWith("blob_") ? v : `0x${v.replace(/^0x/, "").toLowerCase()}`));
 
 export const wrappedKeysSchema = z
-  .record(z.string(), z.string().regex(/^(0x)?[0-9a-fA-F]+$/, "must be a hex ECIES blob").max(2000))
+  .record(
+    z.string(),
+    z
+      .string()
+      .regex(/^(0x)?[0-9a-fA-F]+$/, "must be a hex ECIES blob")
+      .max(2000),
+  )
   .superRefine((keys, ctx) => {
     for (const k of Object.keys(keys)) {
       if (!/^0x[0-9a-fA-F]{40}$/.test(k)) issue(ctx, "BAD_ADDRESS", `wrappedKeys key ${k} is not 0x plus 40 hex`);
@@ -80,7 +86,8 @@ export function checkPostingTerms(
   if (mode === "auto" && !hasRealRule(terms.verificationCriteria)) {
     return {
       code: "AUTO_CRITERIA_REQUIRED",
-      message: "verificationMode auto needs at least one rule in verificationCriteria (min_length, contains_keywords, required_fields or regex_pattern)",
+      message:
+        "verificationMode auto needs at least one rule in verificationCriteria (min_length, contains_keywords, required_fields or regex_pattern)",
     };
   }
   if (mode === "agent" && !terms.verifierAddress) {
@@ -89,7 +96,12 @@ export function checkPostingTerms(
   if (terms.verifierAddress && terms.verifierAddress === poster) {
     return { code: "INVALID_VERIFIER", message: "verifierAddress must not be the poster" };
   }
-  if (privacy === "private" && terms.verifierAddress && terms.wrappedKeys && !terms.wrappedKeys[terms.verifierAddress]) {
+  if (
+    privacy === "private" &&
+    terms.verifierAddress &&
+    terms.wrappedKeys &&
+    !terms.wrappedKeys[terms.verifierAddress]
+  ) {
     return {
       code: "VERIFIER_NOT_WRAPPED",
       message: `the brief key must be wrapped to the verifier ${terms.verifierAddress} (wrappedKeys)`,

@@ -33,7 +33,7 @@ export const reputationSchema = z
 export const leaderboardSchema = z
   .object({
     leaderboard: z.array(
-      z.object({ rank: z.number().int(), address: z.string(), score: z.number(), completed: z.number().int() })
+      z.object({ rank: z.number().int(), address: z.string(), score: z.number(), completed: z.number().int() }),
     ),
     halfLifeDays: z.number(),
     computedAt: z.number().int(),

@@ -112,7 +112,8 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
       }
       throw error;
     }
-    if (!read.a2aMeta || !read.a2aState) throw new TaskNotFoundError(`task ${params.id} is not listed on the marketplace`);
+    if (!read.a2aMeta || !read.a2aState)
+      throw new TaskNotFoundError(`task ${params.id} is not listed on the marketplace`);
     return toA2ATask(read.a2aMeta, read.a2aState);
   }
 
@@ -128,7 +129,9 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
     const offset = token === "" ? 0 : Number(token);
     // Every task here is open (SUBMITTED): another status, or another context, lists nothing.
     const wantsOther =
-      (params.status !== undefined && params.status !== TaskState.TASK_STATE_UNSPECIFIED && params.status !== TaskState.TASK_STATE_SUBMITTED);
+      params.status !== undefined &&
+      params.status !== TaskState.TASK_STATE_UNSPECIFIED &&
+      params.status !== TaskState.TASK_STATE_SUBMITTED;
     if (wantsOther) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     // The REST listing's cached page (same query, same second): A2A and REST readers share it.
     const cached = await cachedOpenListedTasks(this.deps, { minReputation: 0, limit: pageSize, offset });

@@ -45,7 +45,13 @@ describe("API frame: envelope, body reading, errors", () => {
       const res = await api.request("GET", "/api/v1/stats");
       expect(res.status).to.equal(200);
       expect(res.json.success).to.equal(true);
-      expect(res.json.data).to.have.keys(["openTasks", "totalAgents", "activeAgents", "registeredUsers", "completedTasks"]);
+      expect(res.json.data).to.have.keys([
+        "openTasks",
+        "totalAgents",
+        "activeAgents",
+        "registeredUsers",
+        "completedTasks",
+      ]);
     }));
 
   it("documents in its OpenAPI document exactly the routes the app was built with", () =>
@@ -323,7 +329,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
             fc.jsonValue().map((v) => JSON.stringify({ data: v })),
             fc.jsonValue().map((v) => JSON.stringify({ items: v })),
             fc.array(fc.jsonValue(), { maxLength: 5 }).map((items) => JSON.stringify({ items })),
-            fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a))
+            fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a)),
           );
           const type = fc.constantFrom(
             "application/json",
@@ -331,7 +337,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
             "text/plain",
             "",
             ";;",
-            'application/json; charset="'
+            'application/json; charset="',
           );
           const encoding = fc.constantFrom("", "gzip", "deflate", "br", "identity", "x-unknown");
           await fc.assert(
@@ -344,7 +350,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
               expect(res.status, JSON.stringify({ route, raw: String(raw), ct, ce })).to.be.below(500);
               expect(answer.success === true || typeof answer.error?.code === "string").to.equal(true);
             }),
-            { numRuns: 150 }
+            { numRuns: 150 },
           );
           expect(server.errors).to.deep.equal([]);
           expect(server.outcomes.filter((o) => o.status >= 500)).to.deep.equal([]);
@@ -352,6 +358,6 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
           await server.close();
         }
       },
-      { RATE_IP_PER_WINDOW: "100000", RATE_WALLET_FAMILY_PER_MINUTE: "100000", RATE_IP_POSTING_PER_MINUTE: "100000" }
+      { RATE_IP_PER_WINDOW: "100000", RATE_WALLET_FAMILY_PER_MINUTE: "100000", RATE_IP_POSTING_PER_MINUTE: "100000" },
     ));
 });

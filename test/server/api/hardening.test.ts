@@ -17,10 +17,17 @@ import { ERROR_STATUS } from "../../../server/errors";
 
 type Fixture = Awaited<ReturnType<typeof deployEscrowFixture>>;
 
-const ENV = { RATE_IP_PER_WINDOW: "100000", RATE_WALLET_FAMILY_PER_MINUTE: "100000", RATE_IP_POSTING_PER_MINUTE: "100000" };
+const ENV = {
+  RATE_IP_PER_WINDOW: "100000",
+  RATE_WALLET_FAMILY_PER_MINUTE: "100000",
+  RATE_IP_POSTING_PER_MINUTE: "100000",
+};
 const brief = (text: string) => ethers.sha256(ethers.toUtf8Bytes(text));
 
-async function withApi(fn: (ctx: Fixture & { api: TestApi; key: string }) => Promise<void>, env: Record<string, string> = {}) {
+async function withApi(
+  fn: (ctx: Fixture & { api: TestApi; key: string }) => Promise<void>,
+  env: Record<string, string> = {},
+) {
   const fixture = await loadFixture(deployEscrowFixture);
   const api = await startTestApi(fixture.book, { ...ENV, ...env });
   try {
@@ -91,7 +98,11 @@ describe("API hardening", () => {
     it("refuses a lone surrogate in a key", () =>
       withApi(async ({ api, key }) => {
         const rawBody = `{"taskHash":"${brief("k")}","amount":"5000000","locationZone":"g","duration":"${DAY}","\\ud800":1}`;
-        const res = await api.request("POST", "/api/v1/tasks", { key, headers: { "content-type": "application/json" }, rawBody });
+        const res = await api.request("POST", "/api/v1/tasks", {
+          key,
+          headers: { "content-type": "application/json" },
+          rawBody,
+        });
         expectError(res, 400, "VALIDATION_ERROR");
       }));
   });
@@ -102,14 +113,22 @@ describe("API hardening", () => {
         withApi(async ({ api, key }) => {
           const top = `{"${forbidden}":{"isAdmin":true},"taskHash":"${brief("p")}","amount":"5000000","locationZone":"g","duration":"${DAY}"}`;
           expectError(
-            await api.request("POST", "/api/v1/tasks", { key, headers: { "content-type": "application/json" }, rawBody: top }),
+            await api.request("POST", "/api/v1/tasks", {
+              key,
+              headers: { "content-type": "application/json" },
+              rawBody: top,
+            }),
             400,
             "VALIDATION_ERROR",
             `body.${forbidden}`,
           );
           const nested = `{"tasks":[{"taskHash":"${brief("q")}","amount":"5000000","locationZone":"g","duration":"${DAY}","${forbidden}":{}}]}`;
           expectError(
-            await api.request("POST", "/api/v1/tasks/batch", { key, headers: { "content-type": "application/json" }, rawBody: nested }),
+            await api.request("POST", "/api/v1/tasks/batch", {
+              key,
+              headers: { "content-type": "application/json" },
+              rawBody: nested,
+            }),
             400,
             "VALIDATION_ERROR",
             `body.tasks[0].${forbidden}`,
@@ -120,7 +139,11 @@ describe("API hardening", () => {
     it("answers a client error, never a 500, for a body nested 100,000 levels deep", () =>
       withApi(async ({ api, key }) => {
         const rawBody = `${"[".repeat(100_000)}${"]".repeat(100_000)}`;
-        const res = await api.request("POST", "/api/v1/tasks", { key, headers: { "content-type": "application/json" }, rawBody });
+        const res = await api.request("POST", "/api/v1/tasks", {
+          key,
+          headers: { "content-type": "application/json" },
+          rawBody,
+        });
         expect(res.status, res.text).to.equal(400);
       }));
   });
@@ -171,7 +194,10 @@ describe("API hardening", () => {
           .connect(poster)
           .createTask(taskHash, await usdc.getAddress(), 5_000_000n, "general", "global", DAY);
         await tx.wait();
-        const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", { key, body: { txHash: tx.hash, taskHash } });
+        const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", {
+          key,
+          body: { txHash: tx.hash, taskHash },
+        });
         expect(indexed.status, indexed.text).to.equal(200);
 
         const read = await api.request("GET", `/api/v1/tasks/${taskHash}`, { key });
@@ -179,7 +205,11 @@ describe("API hardening", () => {
         expect(JSON.stringify(read.json)).to.include('"verificationCriteria":null');
         validateResponse(doc, "/api/v1/tasks/{id}", read);
         validateResponse(doc, "/api/v1/a2a/tasks", await api.request("GET", "/api/v1/a2a/tasks"));
-        validateResponse(doc, "/api/v1/a2a/tasks/posted", await api.request("GET", "/api/v1/a2a/tasks/posted", { key }));
+        validateResponse(
+          doc,
+          "/api/v1/a2a/tasks/posted",
+          await api.request("GET", "/api/v1/a2a/tasks/posted", { key }),
+        );
         validateResponse(doc, "/api/v1/stats", await api.request("GET", "/api/v1/stats"));
         validateResponse(doc, "/api/v1/health/settlement", await api.request("GET", "/api/v1/health/settlement"));
         validateResponse(doc, "/api/v1/tasks/{id}", await api.request("GET", `/api/v1/tasks/0x${"ee".repeat(32)}`));
@@ -199,11 +229,19 @@ describe("API hardening", () => {
 
   describe("reads after writes", () => {
     /** Funds a task with `text`'s brief as the poster and lists it; returns its hash. */
-    async function fundAndIndex({ api, key, escrow, usdc, poster }: Fixture & { api: TestApi; key: string }, text: string) {
+    async function fundAndIndex(
+      { api, key, escrow, usdc, poster }: Fixture & { api: TestApi; key: string },
+      text: string,
+    ) {
       const taskHash = brief(text);
-      const tx = await escrow.connect(poster).createTask(taskHash, await usdc.getAddress(), 5_000_000n, "general", "global", DAY);
+      const tx = await escrow
+        .connect(poster)
+        .createTask(taskHash, await usdc.getAddress(), 5_000_000n, "general", "global", DAY);
       await tx.wait();
-      const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", { key, body: { txHash: tx.hash, taskHash } });
+      const indexed = await api.request("POST", "/api/v1/a2a/tasks/index", {
+        key,
+        body: { txHash: tx.hash, taskHash },
+      });
       expect(indexed.status, indexed.text).to.equal(200);
       expect(indexed.json.data.indexed).to.equal(true);
       return taskHash;
@@ -224,8 +262,16 @@ describe("API hardening", () => {
       withApi(async (ctx) => {
         await ctx.api.indexer.stop();
         const taskHash = await fundAndIndex(ctx, "indexer stopped");
-        expectError(await ctx.api.request("GET", `/api/v1/tasks/${taskHash}`, { key: ctx.key }), 404, "NOT_INDEXED_YET");
-        expectError(await ctx.api.request("GET", `/api/v1/tasks/0x${"ee".repeat(32)}`, { key: ctx.key }), 404, "NOT_FOUND");
+        expectError(
+          await ctx.api.request("GET", `/api/v1/tasks/${taskHash}`, { key: ctx.key }),
+          404,
+          "NOT_INDEXED_YET",
+        );
+        expectError(
+          await ctx.api.request("GET", `/api/v1/tasks/0x${"ee".repeat(32)}`, { key: ctx.key }),
+          404,
+          "NOT_FOUND",
+        );
       }));
   });
 
@@ -290,7 +336,12 @@ describe("API hardening", () => {
       const spec = fs.readFileSync(specFile, "utf8");
       const guide = fs.readFileSync(path.resolve(config.paths.root, "docs/api.md"), "utf8");
       const beyond = Object.keys(ERROR_STATUS).filter((code) => !new RegExp(`\\b${code}\\b`).test(spec));
-      expect(beyond).to.include.members(["UNAUTHORIZED", "METHOD_NOT_ALLOWED", "UNSUPPORTED_MEDIA_TYPE", "INTERNAL_ERROR"]);
+      expect(beyond).to.include.members([
+        "UNAUTHORIZED",
+        "METHOD_NOT_ALLOWED",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "INTERNAL_ERROR",
+      ]);
       for (const code of beyond) {
         const status = ERROR_STATUS[code as keyof typeof ERROR_STATUS];
         expect(guide, `${code} (${status}) in docs/api.md`).to.match(new RegExp(`\\| \`${code}\` \\| ${status} \\|`));

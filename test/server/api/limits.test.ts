@@ -39,7 +39,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const random32 = () => `0x${crypto.randomBytes(32).toString("hex")}`;
 const randomWallet = () => ethers.Wallet.createRandom().address;
 let counter = 0;
-const unique = (tag: string) => `${tag} ${process.pid} ${Date.now()} ${++counter} ${crypto.randomBytes(4).toString("hex")}`;
+const unique = (tag: string) =>
+  `${tag} ${process.pid} ${Date.now()} ${++counter} ${crypto.randomBytes(4).toString("hex")}`;
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 /** A key prefix no other test or run uses. */

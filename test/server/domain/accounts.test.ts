@@ -288,7 +288,12 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         const signature = await wallet.signMessage(message);
         const results = await Promise.all([verify(api, message, signature), verify(api, message, signature)]);
         expect(results.map((r) => r.status).sort()).to.deep.equal([200, 400]);
-        expectError(results.find((r) => r.status === 400)!, 400, "NONCE_INVALID", /already used/);
+        expectError(
+          results.find((r) => r.status === 400)!,
+          400,
+          "NONCE_INVALID",
+          /already used/,
+        );
         expect(await api.deps.db("sessions")).to.have.length(1);
       }));
 

@@ -30,7 +30,6 @@ async function withApi(fn: (ctx: Fixture & { api: TestApi }) => Promise<void>) {
 /** A fresh agent key pair's public key (130 hex). */
 const freshPublicKey = () => agentPublicKey(secp256k1.utils.randomPrivateKey());
 
-
 function expectError(res: ApiResponse, status: number, code: string, field?: string) {
   expect(res.status, res.text).to.equal(status);
   expect(res.json.success).to.equal(false);
@@ -251,7 +250,7 @@ describe("Executors API", () => {
         expectError(
           await api.request("POST", EXECUTORS, { body: { publicKey: freshPublicKey() } }),
           401,
-          "UNAUTHORIZED"
+          "UNAUTHORIZED",
         );
         expectError(await api.request("GET", ME), 401, "UNAUTHORIZED");
         expectError(await api.request("POST", HEARTBEAT), 401, "UNAUTHORIZED");
@@ -353,7 +352,7 @@ describe("Executors API", () => {
           [
             { ...pub(b), name: "Reviewer B" },
             { ...pub(c), name: "Reviewer C" },
-          ].sort((x, y) => (x.address < y.address ? -1 : 1))
+          ].sort((x, y) => (x.address < y.address ? -1 : 1)),
         );
         expect(addresses(await listed(api, "?role=verifier&chain=base"))).to.deep.equal([b.address]);
         expect(addresses(await listed(api, "?role=verifier&capabilities=translation"))).to.deep.equal([c.address]);

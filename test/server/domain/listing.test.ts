@@ -73,7 +73,7 @@ async function setup(env: Record<string, string> = {}) {
         locationZone: ZONE,
         duration: t.duration ?? DAY,
         verifierAgent: t.verifier ?? ethers.ZeroAddress,
-      }))
+      })),
     );
     const receipt = (await tx.wait())!;
     return { txHash: tx.hash, taskIds: createdIds(receipt.logs) };
@@ -85,7 +85,7 @@ async function setup(env: Record<string, string> = {}) {
     key: string,
     text: string,
     terms: Record<string, unknown> = {},
-    options: FundOptions = {}
+    options: FundOptions = {},
   ) {
     const taskHash = briefHash(text);
     const { txHash, taskId } = await fund(signer, taskHash, options);
@@ -115,7 +115,6 @@ function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.json.success).to.equal(false);
   expect(res.json.error.code, res.text).to.equal(code);
 }
-
 
 async function openIds(api: TestApi, query = ""): Promise<number[]> {
   const res = await api.request("GET", `${OPEN}${query}`);
@@ -218,7 +217,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           expect(res.text).to.not.include("cd".repeat(96)); // the custody key
           expect(res.text).to.not.match(/wrappedKeys|custody/i);
         }
-      })
+      }),
     );
 
     it(
@@ -227,7 +226,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const taskHash = briefHash("no key");
         const { txHash } = await fund(poster, taskHash);
         expectError(await api.request("POST", INDEX, { body: { txHash, taskHash } }), 401, "UNAUTHORIZED");
-      })
+      }),
     );
 
     it(
@@ -239,7 +238,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           body: { txHash: ethers.hexlify(ethers.randomBytes(32)), taskHash: briefHash("x") },
         });
         expectError(res, 404, "RECEIPT_NOT_FOUND");
-      })
+      }),
     );
 
     it(
@@ -261,9 +260,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX, { key, body: { txHash, taskHash: briefHash("x") } }),
           409,
-          "TX_REVERTED"
+          "TX_REVERTED",
         );
-      })
+      }),
     );
 
     it(
@@ -275,9 +274,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX, { key, body: { txHash: tx.hash, taskHash: briefHash("x") } }),
           409,
-          "NO_TASK_CREATED"
+          "NO_TASK_CREATED",
         );
-      })
+      }),
     );
 
     it(
@@ -289,7 +288,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const res = await api.request("POST", INDEX, { key, body: { txHash, taskHash: a } });
         expectError(res, 409, "MULTIPLE_TASK_CREATED");
         expect(res.json.error.message).to.include("index-batch");
-      })
+      }),
     );
 
     it(
@@ -300,9 +299,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX, { key, body: { txHash, taskHash: briefHash("other brief") } }),
           409,
-          "HASH_MISMATCH"
+          "HASH_MISMATCH",
         );
-      })
+      }),
     );
 
     it(
@@ -312,7 +311,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const taskHash = briefHash("poster's brief");
         const { txHash } = await fund(poster, taskHash);
         expectError(await api.request("POST", INDEX, { key, body: { txHash, taskHash } }), 403, "NOT_TASK_AGENT");
-      })
+      }),
     );
 
     it(
@@ -331,9 +330,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX, { key, body: { txHash: tx.hash, taskHash } }),
           409,
-          "TOKEN_NOT_SETTLEMENT"
+          "TOKEN_NOT_SETTLEMENT",
         );
-      })
+      }),
     );
 
     it(
@@ -348,7 +347,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await post({ privacy: "public", wrappedKeys: { [worker.address]: WRAPPED } }),
           400,
-          "PUBLIC_TASK_HAS_KEYS"
+          "PUBLIC_TASK_HAS_KEYS",
         );
         expectError(await post({ privacy: "public", custodyWrappedKey: CUSTODY }), 400, "PUBLIC_TASK_HAS_CUSTODY");
         expectError(await post({ publicBrief: "Translate this." }), 400, "BRIEF_ON_PRIVATE_TASK");
@@ -370,7 +369,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           targetExecutor: worker.address,
         });
         expect(ok.status, ok.text).to.equal(200);
-      })
+      }),
     );
 
     it(
@@ -389,18 +388,18 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await post(vtx, withVerifier, { verificationMode: "agent", verifierAddress: stranger.address }),
           409,
-          "VERIFIER_MISMATCH"
+          "VERIFIER_MISMATCH",
         );
         expectError(
           await post(ptx, plain, { verificationMode: "agent", verifierAddress: verifierAgent.address }),
           409,
-          "VERIFIER_MISMATCH"
+          "VERIFIER_MISMATCH",
         );
         expectError(await post(ptx, plain, { verificationMode: "agent" }), 409, "NO_VERIFIER");
         expectError(
           await post(vtx, withVerifier, { verificationMode: "agent", wrappedKeys: { [worker.address]: WRAPPED } }),
           400,
-          "VERIFIER_NOT_WRAPPED"
+          "VERIFIER_NOT_WRAPPED",
         );
 
         // Mode agent with the on-chain verifier, named or not.
@@ -417,7 +416,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           verificationMode: "agent",
           verifierAddress: verifierAgent.address.toLowerCase(),
         });
-      })
+      }),
     );
 
     it(
@@ -441,7 +440,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await post({ ...first, verificationMode: "auto", verificationCriteria: { min_length: 5 } }),
           409,
-          "TERMS_IMMUTABLE"
+          "TERMS_IMMUTABLE",
         );
 
         // Still one listing with the first terms.
@@ -452,7 +451,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           privacy: "private",
         });
         expect(posted.json.data.tasks[0].meta.requiredCapabilities).to.deep.equal(["rust"]);
-      })
+      }),
     );
 
     it(
@@ -463,7 +462,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const first = await fund(poster, taskHash);
         const second = await fund(poster, taskHash);
         expect((await api.request("POST", INDEX, { key, body: { txHash: first.txHash, taskHash } })).status).to.equal(
-          200
+          200,
         );
         const res = await api.request("POST", INDEX, { key, body: { txHash: second.txHash, taskHash } });
         expectError(res, 409, "HASH_NOT_THIS_TASK");
@@ -476,7 +475,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         await api.synced();
         expect((await api.request("GET", `/api/v1/tasks/${taskHash}`)).json.data.taskId).to.equal(first.taskId);
         expect((await api.request("GET", `/api/v1/tasks/${reused}`)).json.data.taskId).to.equal(newest.taskId);
-      })
+      }),
     );
 
     it(
@@ -503,7 +502,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         // Not indexed yet: the single read answers 404 and the open list (from the projection) does not show it.
         expectError(await api.request("GET", `/api/v1/tasks/${taskId}`), 404, "NOT_FOUND");
         expect(await openIds(api)).to.deep.equal([]);
-      })
+      }),
     );
 
     it(
@@ -521,19 +520,19 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           expectError(
             await api.request("POST", INDEX, { key, body: { txHash, taskHash } }),
             503,
-            "ON_CHAIN_CHECK_FAILED"
+            "ON_CHAIN_CHECK_FAILED",
           );
           api.deps.chain = undefined;
           expectError(
             await api.request("POST", INDEX, { key, body: { txHash, taskHash } }),
             503,
-            "CHAIN_NOT_CONFIGURED"
+            "CHAIN_NOT_CONFIGURED",
           );
         } finally {
           api.deps.chain = chain;
         }
         expect((await api.request("POST", INDEX, { key, body: { txHash, taskHash } })).status).to.equal(200);
-      })
+      }),
     );
 
     it(
@@ -544,7 +543,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           const hashes = [1, 2, 3, 4].map((i) => briefHash(`bucket ${i}`));
           const { txHash } = await fundBatch(
             poster,
-            hashes.map((taskHash) => ({ taskHash }))
+            hashes.map((taskHash) => ({ taskHash })),
           );
           const tasks = hashes.map((taskHash) => ({ taskHash }));
           const tooMany = await api.request("POST", INDEX_BATCH, { key, body: { txHash, tasks } });
@@ -555,11 +554,11 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           expectError(
             await api.request("POST", INDEX, { key, body: { txHash, taskHash: hashes[3] } }),
             429,
-            "RATE_LIMIT"
+            "RATE_LIMIT",
           );
         },
-        { RATE_WALLET_FAMILY_PER_MINUTE: "3" }
-      )
+        { RATE_WALLET_FAMILY_PER_MINUTE: "3" },
+      ),
     );
 
     it(
@@ -581,7 +580,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect((await api.request("GET", OPEN)).json.data.tasks).to.deep.equal([]);
         const posted = await api.request("GET", POSTED, { key });
         expect(posted.json.data.tasks[0].onChain).to.equal(null);
-      })
+      }),
     );
   });
 
@@ -605,7 +604,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const single = await fund(poster, briefHash("r3"));
         const other = (await ethers.provider.getTransactionReceipt(single.txHash))!;
         expect(readFundingReceipt(other, ethers.Wallet.createRandom().address).created).to.deep.equal([]);
-      })
+      }),
     );
   });
 
@@ -659,7 +658,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect((await openIds(api)).sort()).to.deep.equal([taskIds[0], taskIds[2]].sort());
         const publicOne = await api.request("GET", `/api/v1/tasks/${a}`);
         expect(publicOne.json.data.a2aMeta).to.deep.include({ privacy: "public", publicBrief: "Summarise." });
-      })
+      }),
     );
 
     it(
@@ -687,7 +686,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           body: { txHash, tasks: [{ taskHash: a, verificationMode: "agent" }, { taskHash: b }] },
         });
         expect(ok.json.data.results.every((r: { indexed?: boolean }) => r.indexed === true)).to.equal(true);
-      })
+      }),
     );
 
     it(
@@ -701,14 +700,14 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
             body: { txHash: ethers.hexlify(ethers.randomBytes(32)), tasks },
           }),
           404,
-          "RECEIPT_NOT_FOUND"
+          "RECEIPT_NOT_FOUND",
         );
         const approve = await usdc.connect(poster).approve(book.escrow.proxy, USDC(1));
         await approve.wait();
         expectError(
           await api.request("POST", INDEX_BATCH, { key, body: { txHash: approve.hash, tasks } }),
           409,
-          "NO_TASK_CREATED"
+          "NO_TASK_CREATED",
         );
         const before = await ethers.provider.getBlockNumber();
         let reverted: string;
@@ -722,9 +721,9 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX_BATCH, { key, body: { txHash: reverted, tasks } }),
           409,
-          "TX_REVERTED"
+          "TX_REVERTED",
         );
-      })
+      }),
     );
 
     it(
@@ -735,13 +734,13 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(
           await api.request("POST", INDEX_BATCH, { key, body: { txHash, tasks: [] } }),
           400,
-          "VALIDATION_ERROR"
+          "VALIDATION_ERROR",
         );
         const many = Array.from({ length: 51 }, (_, i) => ({ taskHash: briefHash(`t${i}`) }));
         expectError(
           await api.request("POST", INDEX_BATCH, { key, body: { txHash, tasks: many } }),
           400,
-          "BATCH_TOO_LARGE"
+          "BATCH_TOO_LARGE",
         );
         const dup = await api.request("POST", INDEX_BATCH, {
           key,
@@ -749,7 +748,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         });
         expectError(dup, 400, "VALIDATION_ERROR");
         expect(dup.json.error.message).to.include("tasks[1].taskHash");
-      })
+      }),
     );
 
     it(
@@ -770,7 +769,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
             body: { txHash: userOpHash, isUserOp: true, tasks: [{ taskHash: a }, { taskHash: elsewhere }] },
           }),
           404,
-          "RECEIPT_NOT_FOUND"
+          "RECEIPT_NOT_FOUND",
         );
         expectError(
           await api.request("POST", INDEX_BATCH, {
@@ -778,7 +777,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
             body: { txHash: userOpHash, isUserOp: true, tasks: [{ taskHash: briefHash("never") }] },
           }),
           404,
-          "RECEIPT_NOT_FOUND"
+          "RECEIPT_NOT_FOUND",
         );
 
         const res = await api.request("POST", INDEX_BATCH, {
@@ -790,7 +789,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           { taskHash: b, onChainTaskId: taskIds[1], indexed: true },
           { taskHash: a, onChainTaskId: taskIds[0], indexed: true },
         ]);
-      })
+      }),
     );
   });
 
@@ -812,7 +811,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(await openIds(api, "?capabilities=")).to.deep.equal([none]);
         const filtered = await api.request("GET", `${OPEN}?capabilities=python`);
         expect(filtered.json.data.total).to.equal(2);
-      })
+      }),
     );
 
     it(
@@ -836,7 +835,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(await api.request("GET", `${OPEN}?limit=0`), 400, "VALIDATION_ERROR");
         expectError(await api.request("GET", `${OPEN}?offset=-1`), 400, "VALIDATION_ERROR");
         expectError(await api.request("GET", `${OPEN}?minReputation=1.5`), 400, "VALIDATION_ERROR");
-      })
+      }),
     );
 
     it(
@@ -861,7 +860,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
           posted.json.data.tasks.map((t: { meta: { onChainTaskId: number }; state: unknown }) => [
             t.meta.onChainTaskId,
             t.state,
-          ])
+          ]),
         );
         expect(states[short]).to.deep.equal({ status: "expired", onChainStatus: 0 });
         expect(states[cancelled]).to.deep.equal({ status: "cancelled", onChainStatus: 5 });
@@ -873,7 +872,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const later = await api.request("GET", `/api/v1/tasks/${assigned}`);
         expect(later.json.data.a2aState).to.deep.equal({ status: "expired", onChainStatus: 1 });
         expect(await openIds(api)).to.deep.equal([]);
-      })
+      }),
     );
 
     it(
@@ -897,7 +896,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(await openIds(api, "?minReputation=2")).to.deep.equal([]);
         const res = await api.request("GET", `${OPEN}?minReputation=1`);
         expect(res.json.data.total).to.equal(1);
-      })
+      }),
     );
   });
 
@@ -918,7 +917,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         ]) {
           expectError(await api.request("GET", `/api/v1/tasks/${id}`), 400, "INVALID_TASK_ID");
         }
-      })
+      }),
     );
 
     it(
@@ -926,7 +925,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
       withApi(async ({ api }) => {
         expectError(await api.request("GET", "/api/v1/tasks/999"), 404, "NOT_FOUND");
         expectError(await api.request("GET", `/api/v1/tasks/${briefHash("nothing")}`), 404, "NOT_FOUND");
-      })
+      }),
     );
 
     it(
@@ -950,7 +949,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(asWorker.json.data.a2aState).to.deep.equal({ status: "assigned", onChainStatus: 1 });
         expect((await read(pub)).json.data).to.have.property("resultData", null);
         expectError(await read(priv, `sk_${"0".repeat(64)}`), 401, "UNAUTHORIZED");
-      })
+      }),
     );
 
     it(
@@ -967,7 +966,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(onChain).to.be.greaterThan(res.json.data.deadline);
         expect(res.json.data.effectiveDeadline).to.equal(onChain);
         expect(res.json.data.a2aMeta.effectiveDeadline).to.equal(onChain);
-      })
+      }),
     );
   });
 
@@ -986,12 +985,12 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         const all = await api.request("GET", POSTED, { key });
         expect(all.json.data.total).to.equal(3);
         expect(all.json.data.tasks.map((t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId)).to.deep.equal(
-          [...ids].reverse()
+          [...ids].reverse(),
         );
         const page = await api.request("GET", `${POSTED}?limit=1&offset=1`, { key });
         expect(page.json.data.total).to.equal(3);
         expect(
-          page.json.data.tasks.map((t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId)
+          page.json.data.tasks.map((t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId),
         ).to.deep.equal([ids[1]]);
         expect(page.json.data.tasks[0].onChain).to.deep.include({
           taskId: ids[1],
@@ -999,7 +998,7 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         });
         expectError(await api.request("GET", POSTED), 401, "UNAUTHORIZED");
         expectError(await api.request("GET", `${POSTED}?limit=201`, { key }), 400, "VALIDATION_ERROR");
-      })
+      }),
     );
   });
 
@@ -1018,6 +1017,6 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(res.json.paths).to.have.property(path);
       }
       await SwaggerParser.validate(structuredClone(res.json));
-    })
+    }),
   );
 });

@@ -16,13 +16,18 @@ import {
 } from "../../../server/domain/reputation";
 import { upsertTasks } from "../../../server/db/repositories/tasks";
 import { insertNewEvents } from "../../../server/db/repositories/escrowEvents";
-import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type StoredEvent, type TaskRecord } from "../../../server/escrow/records";
+import {
+  TASK_STATUS,
+  ZERO_ADDRESS,
+  ZERO_HASH,
+  type StoredEvent,
+  type TaskRecord,
+} from "../../../server/escrow/records";
 
 const REPUTATION = "/api/v1/reputation";
 const LEADERBOARD = `${REPUTATION}/leaderboard`;
 const ENV = { RATE_IP_PER_WINDOW: "100000", RATE_WALLET_FAMILY_PER_MINUTE: "100000" };
 const EVIDENCE = ethers.id("evidence");
-
 
 /** The block time of a mined transaction. */
 async function minedAt(tx: Promise<ContractTransactionResponse>): Promise<number> {
@@ -277,7 +282,7 @@ describe("Reputation", () => {
         }
         const list = await api.request("GET", "/api/v1/a2a/executors");
         expect(
-          list.json.data.executors.map((e: { address: string; reputation: number }) => [e.address, e.reputation])
+          list.json.data.executors.map((e: { address: string; reputation: number }) => [e.address, e.reputation]),
         ).to.deep.equal([
           [worker.address.toLowerCase(), 1.5],
           [loser.address.toLowerCase(), 1],
@@ -350,7 +355,7 @@ describe("Reputation", () => {
           await reputationScores(
             db,
             Array.from({ length: 61 }, (_, i) => wallet(i + 1)),
-            now
+            now,
           );
         } finally {
           db.off("query", onQuery);
@@ -380,7 +385,7 @@ describe("Reputation", () => {
         const [posterTask, strangerTask] = listed;
         const open = async (q: string) =>
           (await api.request("GET", `/api/v1/a2a/tasks${q}`)).json.data.tasks.map(
-            (t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId
+            (t: { meta: { onChainTaskId: number } }) => t.meta.onChainTaskId,
           );
         expect(await posterReputation(api.deps.db, poster.address, await api.deps.clock.chainNow())).to.equal(6);
         expect(await open("")).to.deep.equal([strangerTask, posterTask]);

@@ -79,7 +79,10 @@ describe("server/escrow/rules.ts mirrors TaskEscrow", () => {
             } else if (s.kind === "moveStart" && paused) {
               const start = Number(await escrow.pauseStartedAt()) - s.back;
               // A start the escrow refuses is a refusal here too: only accepted moves are compared.
-              await escrow.connect(admin).recordPauseStart(start).catch(() => undefined);
+              await escrow
+                .connect(admin)
+                .recordPauseStart(start)
+                .catch(() => undefined);
             }
             starts.push(await time.latest());
           }

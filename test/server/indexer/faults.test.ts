@@ -118,7 +118,7 @@ type Method = keyof ChainReader;
  */
 function interceptChain(
   inner: ChainReader,
-  intercept: (method: Method, args: number[]) => void | Promise<void>
+  intercept: (method: Method, args: number[]) => void | Promise<void>,
 ): ChainReader {
   return {
     chainId: async () => (await intercept("chainId", []), inner.chainId()),
@@ -191,7 +191,7 @@ type StubAnswer =
 
 async function errorFromEthers(
   answer: StubAnswer,
-  call: (provider: JsonRpcProvider) => Promise<unknown> = (p) => p.getBlockNumber()
+  call: (provider: JsonRpcProvider) => Promise<unknown> = (p) => p.getBlockNumber(),
 ): Promise<unknown> {
   const server = http.createServer((req, res) => {
     let body = "";
@@ -315,7 +315,7 @@ const CLASSIFICATION: ClassificationCase[] = [
     kind: "range-too-large",
     make: () =>
       errorFromEthers({ rpcError: { code: -32005, message: "request exceeds defined limit" } }, (p) =>
-        p.getLogs({ fromBlock: 0, toBlock: 100_000 })
+        p.getLogs({ fromBlock: 0, toBlock: 100_000 }),
       ),
   },
   {
@@ -328,7 +328,7 @@ const CLASSIFICATION: ClassificationCase[] = [
     kind: "range-too-large",
     make: () =>
       errorFromEthers({ rpcError: { code: -32000, message: "block range too large" } }, (p) =>
-        p.getLogs({ fromBlock: 0, toBlock: 100_000 })
+        p.getLogs({ fromBlock: 0, toBlock: 100_000 }),
       ),
   },
   // It cannot succeed as sent.
@@ -343,7 +343,7 @@ const CLASSIFICATION: ClassificationCase[] = [
     make: () =>
       errorFromEthers(
         { rpcError: { code: -32602, message: "invalid argument 0: hex string without 0x prefix" } },
-        (p) => p.getLogs({ fromBlock: 0, toBlock: 10 })
+        (p) => p.getLogs({ fromBlock: 0, toBlock: 10 }),
       ),
   },
   {
@@ -359,7 +359,7 @@ const CLASSIFICATION: ClassificationCase[] = [
     kind: "fatal",
     make: () =>
       errorFromEthers({ rpcError: { code: 3, message: "execution reverted", data: "0x7bfa4b9f" } }, (p) =>
-        p.call({ to: ethers.ZeroAddress, data: "0x8456cb59" })
+        p.call({ to: ethers.ZeroAddress, data: "0x8456cb59" }),
       ),
     ethersCode: "CALL_EXCEPTION",
   },
@@ -398,7 +398,7 @@ describe("indexer: faults", () => {
           if (calls <= 2) throw retryable();
           return 42;
         },
-        { retries: 5, baseDelayMs: 1, maxDelayMs: 2, onRetry: (_error, attempt) => retries.push(attempt) }
+        { retries: 5, baseDelayMs: 1, maxDelayMs: 2, onRetry: (_error, attempt) => retries.push(attempt) },
       );
       expect(value).to.equal(42);
       expect(calls).to.equal(3);
@@ -415,11 +415,11 @@ describe("indexer: faults", () => {
           errors.push(error);
           throw error;
         },
-        { retries: 3, baseDelayMs: 1, maxDelayMs: 2 }
+        { retries: 3, baseDelayMs: 1, maxDelayMs: 2 },
       );
       const thrown = await failing.then(
         () => undefined,
-        (error: unknown) => error
+        (error: unknown) => error,
       );
       expect(calls).to.equal(4);
       expect(thrown).to.equal(errors[3]);
@@ -433,10 +433,10 @@ describe("indexer: faults", () => {
           calls++;
           throw fatal;
         },
-        { retries: 5, baseDelayMs: 1 }
+        { retries: 5, baseDelayMs: 1 },
       ).then(
         () => undefined,
-        (error: unknown) => error
+        (error: unknown) => error,
       );
       expect(thrown).to.equal(fatal);
       expect(calls).to.equal(1);
@@ -450,10 +450,10 @@ describe("indexer: faults", () => {
           calls++;
           throw tooLarge;
         },
-        { retries: 5, baseDelayMs: 1 }
+        { retries: 5, baseDelayMs: 1 },
       ).then(
         () => undefined,
-        (error: unknown) => error
+        (error: unknown) => error,
       );
       expect(thrown).to.equal(tooLarge);
       expect(calls).to.equal(1);
@@ -468,10 +468,10 @@ describe("indexer: faults", () => {
           if (calls === 2) signal.aborted = true;
           throw retryable();
         },
-        { retries: 10, baseDelayMs: 1, maxDelayMs: 2, signal }
+        { retries: 10, baseDelayMs: 1, maxDelayMs: 2, signal },
       ).then(
         () => undefined,
-        (error: unknown) => error
+        (error: unknown) => error,
       );
       expect((thrown as { code?: string }).code).to.equal("NETWORK_ERROR");
       expect(calls).to.equal(2);
@@ -560,7 +560,7 @@ describe("indexer: faults", () => {
         expect(afterShrink.length, "log calls after the shrink").to.be.greaterThan(10);
         expect(
           afterShrink.filter((c) => c.refused),
-          "refusals after the shrink"
+          "refusals after the shrink",
         ).to.deep.equal([]);
 
         const status = indexer.status();
@@ -776,7 +776,7 @@ describe("indexer: faults", () => {
         expect(Math.max(...catchUp), "largest catch-up range").to.equal(RANGE);
         expect(
           entries.filter((e) => e.msg.startsWith("node refused")),
-          "no refusal reported"
+          "no refusal reported",
         ).to.deep.equal([]);
         await expectProjectionMatchesChain(testDb.db, escrow);
       } finally {
@@ -792,14 +792,14 @@ describe("indexer: faults", () => {
         loadConfig(
           testDb.options.databaseUrl
             ? { NETWORK: "hardhat", DATABASE_URL: testDb.options.databaseUrl }
-            : { NETWORK: "hardhat", DATA_DIR: "/var/lib/escrow" }
-        )
+            : { NETWORK: "hardhat", DATA_DIR: "/var/lib/escrow" },
+        ),
       );
 
     async function expectRefusal(indexer: Indexer): Promise<ChainIdentityMismatchError> {
       const error = await indexer.start().then(
         () => undefined,
-        (e: unknown) => e
+        (e: unknown) => e,
       );
       expect(error).to.be.instanceOf(ChainIdentityMismatchError);
       return error as ChainIdentityMismatchError;
@@ -830,12 +830,12 @@ describe("indexer: faults", () => {
         const deploymentHash = (await ethers.provider.getBlock(book.startBlock))!.hash!;
         expect(error.message).to.include(
           `this database was built from chain ${chainId}, escrow ${book.escrow.proxy.toLowerCase()}, deployment block ` +
-            `${book.startBlock} (${deploymentHash})`
+            `${book.startBlock} (${deploymentHash})`,
         );
         expect(error.message).to.include(`escrow ${otherBook.escrow.proxy.toLowerCase()}`);
         expect(error.message).to.include(hint);
         expect(hint).to.match(
-          testDb.options.databaseUrl ? /npm run db:reset/ : /delete \/var\/lib\/escrow\/hardhat\.sqlite/
+          testDb.options.databaseUrl ? /npm run db:reset/ : /delete \/var\/lib\/escrow\/hardhat\.sqlite/,
         );
         expect(error.stored?.escrowAddress).to.equal(book.escrow.proxy.toLowerCase());
         expect(error.current.escrowAddress).to.equal(otherBook.escrow.proxy.toLowerCase());
@@ -1045,17 +1045,17 @@ describe("indexer: faults", () => {
               indexers.push(indexer);
               await indexer.start();
               return indexer;
-            })
+            }),
           );
           const failures = started.flatMap((r) =>
-            r.status === "rejected" ? [String((r.reason as Error).message)] : []
+            r.status === "rejected" ? [String((r.reason as Error).message)] : [],
           );
           expect(failures, "processes that failed to start").to.deep.equal([]);
           const head = await ethers.provider.getBlockNumber();
           await until(
             () => indexers.some((i) => (i.status().checkpoint ?? -1) >= head),
             15_000,
-            "one indexer to reach the head"
+            "one indexer to reach the head",
           );
           expect(indexers.filter((i) => i.status().state === "waiting-for-lock")).to.have.length(pools.length - 1);
           await expectProjectionMatchesChain(pools[0], escrow);
@@ -1094,7 +1094,7 @@ describe("indexer: faults", () => {
                 return holders.length === 1 && holders[0] !== pid;
               },
               5_000,
-              `the indexer to retake the lock after kill ${kill} (pool: ${pool.client.pool.numUsed()} connections in use)`
+              `the indexer to retake the lock after kill ${kill} (pool: ${pool.client.pool.numUsed()} connections in use)`,
             );
           }
           await createTasks(actors, 3);
@@ -1118,7 +1118,7 @@ async function advisoryLockHolders(testDb: TestDb, book: AddressBook): Promise<n
   const unsigned = BigInt.asUintN(64, key);
   const rows = await testDb.db.raw(
     "select pid from pg_locks where locktype = 'advisory' and granted and classid = ? and objid = ? and objsubid = 1",
-    [Number(unsigned >> 32n), Number(unsigned & 0xffffffffn)]
+    [Number(unsigned >> 32n), Number(unsigned & 0xffffffffn)],
   );
   return rows.rows.map((r: { pid: number }) => Number(r.pid));
 }

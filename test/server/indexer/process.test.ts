@@ -108,7 +108,7 @@ function spawnIndexer(env: NodeJS.ProcessEnv, live: Set<ChildProcess>): IndexerP
     child.on("exit", (code, signal) => {
       live.delete(child);
       onEarlyExit(
-        new Error(`the indexer exited (${code ?? signal}) before it started:\n${lines.slice(-20).join("\n")}`)
+        new Error(`the indexer exited (${code ?? signal}) before it started:\n${lines.slice(-20).join("\n")}`),
       );
       resolve({ code, signal });
     });
@@ -207,7 +207,7 @@ describe("indexer process: kill -9 at any moment", () => {
       await waitFor(
         () => hasTable(db, "knex_migrations"),
         60_000,
-        () => `the first indexer to migrate:\n${first.lines.join("\n")}`
+        () => `the first indexer to migrate:\n${first.lines.join("\n")}`,
       );
       await sleep(Math.floor(rand() * 50));
       first.child.kill("SIGKILL");
@@ -234,7 +234,7 @@ describe("indexer process: kill -9 at any moment", () => {
       await waitFor(
         async () => ((await checkpointOf(db)) ?? -1) >= head,
         60_000,
-        () => `the last indexer to reach block ${head}:\n${last.lines.slice(-10).join("\n")}`
+        () => `the last indexer to reach block ${head}:\n${last.lines.slice(-10).join("\n")}`,
       );
       last.child.kill("SIGTERM");
       const stopped = await last.exited;
@@ -266,7 +266,7 @@ describe("indexer process: kill -9 at any moment", () => {
       });
       expect(await countEvents(db)).to.equal(logs.length);
       const stored = (await db("escrow_events").select("tx_hash", "log_index")).map(
-        (r) => `${r.tx_hash}:${Number(r.log_index)}`
+        (r) => `${r.tx_hash}:${Number(r.log_index)}`,
       );
       expect(stored.sort()).to.deep.equal(logs.map((l) => `${l.transactionHash.toLowerCase()}:${l.index}`).sort());
     } finally {

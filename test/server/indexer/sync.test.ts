@@ -46,7 +46,10 @@ describe("indexer: sync against a Hardhat chain", () => {
       const events = await countEvents(testDb.db);
       const tasksBefore = await testDb.db("tasks").orderBy("task_id");
       // Move the checkpoint back to the start: every range is fetched and written again.
-      await setCheckpoint(testDb.db, CHECKPOINT_NAME, { blockNumber: book.startBlock, blockHash: (await ethers.provider.getBlock(book.startBlock))!.hash! });
+      await setCheckpoint(testDb.db, CHECKPOINT_NAME, {
+        blockNumber: book.startBlock,
+        blockHash: (await ethers.provider.getBlock(book.startBlock))!.hash!,
+      });
       await syncToHead(indexer);
       expect(await countEvents(testDb.db)).to.equal(events);
       expect(await testDb.db("tasks").orderBy("task_id")).to.deep.equal(tasksBefore);
@@ -110,7 +113,12 @@ describe("indexer: sync against a Hardhat chain", () => {
       const second = makeIndexer(testDb, book.escrow.proxy, book.startBlock, { maxBlockRange: 3 });
       await syncToHead(second);
       await expectProjectionMatchesChain(testDb.db, escrow);
-      const duplicates = await testDb.db("escrow_events").select("tx_hash", "log_index").count({ n: "*" }).groupBy("tx_hash", "log_index").having(testDb.db.raw("count(*) > 1"));
+      const duplicates = await testDb
+        .db("escrow_events")
+        .select("tx_hash", "log_index")
+        .count({ n: "*" })
+        .groupBy("tx_hash", "log_index")
+        .having(testDb.db.raw("count(*) > 1"));
       expect(duplicates).to.have.length(0);
     } finally {
       await testDb.cleanup();
@@ -196,7 +204,9 @@ describe("indexer: sync against a Hardhat chain", () => {
       await time.increase(3600);
       const expired = await time.latest();
       expect(await escrow.isTaskExpired(1)).to.equal(true);
-      expect((await listOpenTasks(testDb.db, { now: expired, limit: 10, offset: 0 })).tasks.map((t) => t.taskId)).to.deep.equal([3, 2]);
+      expect(
+        (await listOpenTasks(testDb.db, { now: expired, limit: 10, offset: 0 })).tasks.map((t) => t.taskId),
+      ).to.deep.equal([3, 2]);
 
       expect((await findTasksByHash(testDb.db, hashes[2]))[0].poster).to.equal(stranger.address.toLowerCase());
       const mine = await listTasksByPoster(testDb.db, poster.address, { limit: 10, offset: 0 });

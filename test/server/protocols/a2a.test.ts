@@ -31,7 +31,12 @@ async function rpc(m: Market, body: unknown, headers: Record<string, string> = {
   return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
 }
 
-const call = (method: string, params: unknown = {}, id: number | string = 1) => ({ jsonrpc: "2.0", id, method, params });
+const call = (method: string, params: unknown = {}, id: number | string = 1) => ({
+  jsonrpc: "2.0",
+  id,
+  method,
+  params,
+});
 
 describe("A2A JSON-RPC at /a2a/v1", () => {
   it("works with the official A2A client: discovery, ListTasks, GetTask, SendMessage, CancelTask refused", () =>
@@ -67,7 +72,14 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
           contextId: "",
           taskId: "",
           role: Role.ROLE_USER,
-          parts: [{ content: { $case: "text", value: "I want to work" }, metadata: undefined, filename: "", mediaType: "text/plain" }],
+          parts: [
+            {
+              content: { $case: "text", value: "I want to work" },
+              metadata: undefined,
+              filename: "",
+              mediaType: "text/plain",
+            },
+          ],
           metadata: undefined,
           extensions: [],
           referenceTaskIds: [],
@@ -109,7 +121,12 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       const list10 = await rpc(m, call("ListTasks", { pageSize: 5 }));
       expect(list10.json.result.tasks.map((t: { id: string }) => t.id)).to.deep.equal([taskHash]);
 
-      const send03 = await rpc(m, call("message/send", { message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] } }));
+      const send03 = await rpc(
+        m,
+        call("message/send", {
+          message: { kind: "message", messageId: "x", role: "user", parts: [{ kind: "text", text: "hi" }] },
+        }),
+      );
       expect(send03.json.result, send03.text).to.include({ kind: "message", role: "agent" });
       const cancel03 = await rpc(m, call("tasks/cancel", { id: taskHash }));
       expect(cancel03.json.error.code).to.equal(-32002);
@@ -137,7 +154,17 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       const missing = ethers.hexlify(ethers.randomBytes(32));
       expect((await rpc(m, call("tasks/get", { id: missing }))).json.error.code).to.equal(-32001);
       expect((await rpc(m, call("GetTask", { id: missing }))).json.error.code).to.equal(-32001);
-      expect((await rpc(m, call("tasks/pushNotificationConfig/set", { taskId: missing, pushNotificationConfig: { url: "https://x.example" } }))).json.error.code).to.equal(-32003);
+      expect(
+        (
+          await rpc(
+            m,
+            call("tasks/pushNotificationConfig/set", {
+              taskId: missing,
+              pushNotificationConfig: { url: "https://x.example" },
+            }),
+          )
+        ).json.error.code,
+      ).to.equal(-32003);
       expect((await rpc(m, call("message/stream", { message: {} }))).json.error.code).to.equal(-32004);
       expect((await rpc(m, call("SendStreamingMessage", { message: {} }))).json.error.code).to.equal(-32004);
       const wrongMethod = await fetch(`${m.api.url}${A2A}`);
@@ -187,17 +214,42 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
   it("fuzz: any body gets a JSON-RPC answer (or 204), never a 5xx", async function () {
     this.timeout(120_000);
     await withMarket(async (m) => {
-      const method = fc.constantFrom("tasks/get", "tasks/list", "message/send", "tasks/cancel", "GetTask", "ListTasks", "SendMessage", "CancelTask", "x", "");
+      const method = fc.constantFrom(
+        "tasks/get",
+        "tasks/list",
+        "message/send",
+        "tasks/cancel",
+        "GetTask",
+        "ListTasks",
+        "SendMessage",
+        "CancelTask",
+        "x",
+        "",
+      );
       const request = fc.record(
         {
           jsonrpc: fc.oneof(fc.constant("2.0"), fc.string()),
           id: fc.oneof(fc.integer(), fc.string(), fc.constant(null), fc.object()),
           method: fc.oneof(method, fc.anything()),
-          params: fc.oneof(fc.object(), fc.anything(), fc.record({ id: fc.oneof(fc.string(), fc.hexaString()), pageSize: fc.anything(), pageToken: fc.anything(), message: fc.anything() })),
+          params: fc.oneof(
+            fc.object(),
+            fc.anything(),
+            fc.record({
+              id: fc.oneof(fc.string(), fc.hexaString()),
+              pageSize: fc.anything(),
+              pageToken: fc.anything(),
+              message: fc.anything(),
+            }),
+          ),
         },
         { requiredKeys: [] },
       );
-      const body = fc.oneof(request, fc.array(request, { maxLength: 4 }), fc.jsonValue(), fc.string().map((s) => `raw:${s}`));
+      const body = fc.oneof(
+        request,
+        fc.array(request, { maxLength: 4 }),
+        fc.jsonValue(),
+        fc.string().map((s) => `raw:${s}`),
+      );
       await fc.assert(
         fc.asyncProperty(body, async (b) => {
           const raw = typeof b === "string" && b.startsWith("raw:") ? b.slice(4) : JSON.stringify(b);

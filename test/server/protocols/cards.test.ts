@@ -32,7 +32,11 @@ describe("Discovery cards", () => {
       expect(card.url).to.equal(PUBLIC_URL);
       expect(card.version).to.equal("1.1.0");
       expect(card.capabilities).to.deep.equal({ a2a: true, streaming: false, pushNotifications: false });
-      expect(card.skills.map((s: { id: string }) => s.id)).to.deep.equal(["task_execution", "blind_escrow", "rent_an_agent"]);
+      expect(card.skills.map((s: { id: string }) => s.id)).to.deep.equal([
+        "task_execution",
+        "blind_escrow",
+        "rent_an_agent",
+      ]);
       expect(card.endpoints).to.deep.equal({
         mcp: `${PUBLIC_URL}/mcp`,
         openapi: `${PUBLIC_URL}/api/v1/openapi.json`,
@@ -56,7 +60,9 @@ describe("Discovery cards", () => {
       // One source: the same name, description, version and skill ids.
       expect(card.name).to.equal(platform.name);
       expect(card.description).to.equal(platform.description);
-      expect(card.skills.map((s: { id: string }) => s.id)).to.deep.equal(platform.skills.map((s: { id: string }) => s.id));
+      expect(card.skills.map((s: { id: string }) => s.id)).to.deep.equal(
+        platform.skills.map((s: { id: string }) => s.id),
+      );
       for (const skill of card.skills) expect(skill.tags).to.be.an("array").that.is.not.empty;
       expect(card.defaultInputModes).to.include("text/plain");
       expect(card.defaultOutputModes).to.include("application/json");

@@ -89,12 +89,21 @@ async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, 
 describe("Remote MCP at /mcp", () => {
   it("needs an API key: 401 with WWW-Authenticate, also for a bad key", () =>
     withMarket(async (m) => {
-      const init = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } };
+      const init = {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } },
+      };
       const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
       const none = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: JSON.stringify(init) });
       expect(none.status).to.equal(401);
       expect(none.headers.get("www-authenticate")).to.match(/^Bearer realm="mcp"/);
-      const bad = await fetch(`${m.api.url}/mcp`, { method: "POST", headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` }, body: JSON.stringify(init) });
+      const bad = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` },
+        body: JSON.stringify(init),
+      });
       expect(bad.status).to.equal(401);
       expect(bad.headers.get("www-authenticate")).to.match(/^Bearer realm="mcp"/);
       const rebinding = await fetch(`${m.api.url}/mcp`, {
@@ -107,7 +116,13 @@ describe("Remote MCP at /mcp", () => {
       const port = new URL(m.api.url).port;
       const status = await new Promise<number>((resolve, reject) => {
         const req = http.request(
-          { host: "127.0.0.1", port, path: "/mcp", method: "POST", headers: { ...headers, host: `evil.example:${port}`, "x-api-key": m.posterKey } },
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/mcp",
+            method: "POST",
+            headers: { ...headers, host: `evil.example:${port}`, "x-api-key": m.posterKey },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
@@ -132,7 +147,10 @@ describe("Remote MCP at /mcp", () => {
       for (const name of ["build_task", "accept_task", "submit_result", "reclaim_task"]) {
         expect(byName.get(name)!.annotations?.readOnlyHint, name).to.equal(false);
       }
-      const build = byName.get("build_task")!.inputSchema as { properties: Record<string, unknown>; required: string[] };
+      const build = byName.get("build_task")!.inputSchema as {
+        properties: Record<string, unknown>;
+        required: string[];
+      };
       expect(build.properties).to.include.keys(["taskHash", "token", "amount", "duration", "verificationMode"]);
       expect(build.required).to.include.members(["taskHash", "amount"]);
       expect((byName.get("accept_task")!.inputSchema as { required: string[] }).required).to.deep.equal(["hash"]);
@@ -177,12 +195,24 @@ describe("Remote MCP at /mcp", () => {
       await (await m.usdc.connect(m.poster).approve(built.unsignedTx.to, amount)).wait();
       const funding = await m.poster.sendTransaction({ to: built.unsignedTx.to, data: built.unsignedTx.data });
       await funding.wait();
-      const indexed = ok(await tool(poster, "index_task", { txHash: funding.hash, taskHash, privacy: "public", publicBrief: "translate hello" }));
+      const indexed = ok(
+        await tool(poster, "index_task", {
+          txHash: funding.hash,
+          taskHash,
+          privacy: "public",
+          publicBrief: "translate hello",
+        }),
+      );
       expect(indexed.taskHash ?? indexed.tasks?.[0]?.taskHash ?? taskHash).to.equal(taskHash);
       await m.api.synced();
 
       // Worker: register, find it, bid, accept, read the brief, submit; sign submitEvidence.
-      ok(await tool(worker, "register_executor", { publicKey: agentPublicKey(secp256k1.utils.randomPrivateKey()), capabilities: ["translation"] }));
+      ok(
+        await tool(worker, "register_executor", {
+          publicKey: agentPublicKey(secp256k1.utils.randomPrivateKey()),
+          capabilities: ["translation"],
+        }),
+      );
       const browsed = ok(await tool(worker, "browse_tasks", { limit: 10 }));
       expect(browsed.tasks.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.include(taskHash);
       ok(await tool(worker, "bid_on_task", { hash: taskHash, message: "on it" }));
@@ -193,7 +223,9 @@ describe("Remote MCP at /mcp", () => {
       const fetched = ok(await tool(worker, "fetch_brief", { hash: taskHash }));
       expect(Buffer.from(fetched.blobBase64, "base64").equals(brief)).to.equal(true);
       const submitted = ok(await tool(worker, "submit_result", { hash: taskHash, result: { text: "bonjour" } }));
-      await (await workerWallet.sendTransaction({ to: submitted.unsignedTx.to, data: submitted.unsignedTx.data })).wait();
+      await (
+        await workerWallet.sendTransaction({ to: submitted.unsignedTx.to, data: submitted.unsignedTx.data })
+      ).wait();
       await m.api.synced();
 
       // Poster: finalize (the marketplace verifier settles); the worker is paid.
@@ -232,10 +264,33 @@ describe("Remote MCP at /mcp", () => {
         failed(await tool(client, name, args), code);
       }
       const called = new Set([
-        "upload_brief", "build_task", "index_task", "register_executor", "browse_tasks", "bid_on_task", "list_applicants",
-        "accept_task", "fetch_brief", "submit_result", "finalize_task", "get_task", "platform_status", "get_settlement",
-        "search_agents", "get_reputation", "get_leaderboard", "get_my_posted_tasks", "get_my_executor", "heartbeat",
-        "decline_task", "verify_task", "cancel_task", "reclaim_task", "raise_dispute", "release_work", "assign_worker",
+        "upload_brief",
+        "build_task",
+        "index_task",
+        "register_executor",
+        "browse_tasks",
+        "bid_on_task",
+        "list_applicants",
+        "accept_task",
+        "fetch_brief",
+        "submit_result",
+        "finalize_task",
+        "get_task",
+        "platform_status",
+        "get_settlement",
+        "search_agents",
+        "get_reputation",
+        "get_leaderboard",
+        "get_my_posted_tasks",
+        "get_my_executor",
+        "heartbeat",
+        "decline_task",
+        "verify_task",
+        "cancel_task",
+        "reclaim_task",
+        "raise_dispute",
+        "release_work",
+        "assign_worker",
         "build_task_batch",
       ]);
       expect(MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n))).to.deep.equal([]);
@@ -250,7 +305,9 @@ describe("Remote MCP at /mcp", () => {
         for (let i = 0; i < 3; i++) ok(await tool(client, "get_settlement"));
         const refused = await tool(client, "get_settlement");
         failed(refused, "RATE_LIMIT");
-        expect((refused.structuredContent!.error as { details: { retryAfterSeconds: number } }).details.retryAfterSeconds).to.be.within(1, 60);
+        expect(
+          (refused.structuredContent!.error as { details: { retryAfterSeconds: number } }).details.retryAfterSeconds,
+        ).to.be.within(1, 60);
         // Another key has its own budget.
         const other = await connect(m, await m.api.createKey(m.stranger.address));
         ok(await tool(other, "get_settlement"));
@@ -262,26 +319,50 @@ describe("Remote MCP at /mcp", () => {
 
   it("fuzz: raw bodies never get a 5xx, and JSON bodies get a JSON-RPC answer", async function () {
     this.timeout(120_000);
-    await withMarket(async (m) => {
-      const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "x-api-key": m.posterKey };
-      const body = fc.oneof(
-        fc.jsonValue().map((v) => JSON.stringify(v)),
-        fc.string(),
-        fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: fc.constantFrom("tools/call", "tools/list", "initialize", "x"), params: fc.anything() }).map((v) => JSON.stringify(v)),
-        fc.record({ jsonrpc: fc.constant("2.0"), id: fc.integer(), method: fc.constant("tools/call"), params: fc.record({ name: fc.constantFrom(...MCP_TOOLS.map((t) => t.name)), arguments: fc.dictionary(fc.string(), fc.jsonValue()) }) }).map((v) => JSON.stringify(v)),
-      );
-      await fc.assert(
-        fc.asyncProperty(body, async (raw) => {
-          const res = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: raw });
-          expect(res.status, raw).to.be.below(500);
-          const text = await res.text();
-          if (res.status === 200 && text) {
-            const parsed = JSON.parse(text);
-            for (const a of Array.isArray(parsed) ? parsed : [parsed]) expect(a.jsonrpc).to.equal("2.0");
-          }
-        }),
-        { numRuns: 200 },
-      );
-    }, { RATE_MCP_CALLS_PER_MINUTE: "100000" });
+    await withMarket(
+      async (m) => {
+        const headers = {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": m.posterKey,
+        };
+        const body = fc.oneof(
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.string(),
+          fc
+            .record({
+              jsonrpc: fc.constant("2.0"),
+              id: fc.integer(),
+              method: fc.constantFrom("tools/call", "tools/list", "initialize", "x"),
+              params: fc.anything(),
+            })
+            .map((v) => JSON.stringify(v)),
+          fc
+            .record({
+              jsonrpc: fc.constant("2.0"),
+              id: fc.integer(),
+              method: fc.constant("tools/call"),
+              params: fc.record({
+                name: fc.constantFrom(...MCP_TOOLS.map((t) => t.name)),
+                arguments: fc.dictionary(fc.string(), fc.jsonValue()),
+              }),
+            })
+            .map((v) => JSON.stringify(v)),
+        );
+        await fc.assert(
+          fc.asyncProperty(body, async (raw) => {
+            const res = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: raw });
+            expect(res.status, raw).to.be.below(500);
+            const text = await res.text();
+            if (res.status === 200 && text) {
+              const parsed = JSON.parse(text);
+              for (const a of Array.isArray(parsed) ? parsed : [parsed]) expect(a.jsonrpc).to.equal("2.0");
+            }
+          }),
+          { numRuns: 200 },
+        );
+      },
+      { RATE_MCP_CALLS_PER_MINUTE: "100000" },
+    );
   });
 });

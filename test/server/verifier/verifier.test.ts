@@ -453,11 +453,13 @@ describe("Marketplace verifier", () => {
       expect(
         classifyBroadcastError(hardhat("Transaction nonce too low. Expected nonce to be at least 1 but got 0.")),
       ).to.equal("nonce-used");
-      expect(classifyBroadcastError(Object.assign(new Error("nonce has already been used"), { code: "NONCE_EXPIRED" }))).to.equal(
-        "nonce-used",
-      );
+      expect(
+        classifyBroadcastError(Object.assign(new Error("nonce has already been used"), { code: "NONCE_EXPIRED" })),
+      ).to.equal("nonce-used");
       expect(classifyBroadcastError(hardhat("Sender doesn't have enough funds to send tx."))).to.equal("underfunded");
-      expect(classifyBroadcastError(Object.assign(new Error("x"), { code: "INSUFFICIENT_FUNDS" }))).to.equal("underfunded");
+      expect(classifyBroadcastError(Object.assign(new Error("x"), { code: "INSUFFICIENT_FUNDS" }))).to.equal(
+        "underfunded",
+      );
       expect(classifyBroadcastError(hardhat("replacement transaction underpriced"))).to.equal("underpriced");
       expect(classifyBroadcastError(hardhat("invalid chain id for signer"))).to.equal("rejected");
       expect(classifyBroadcastError(hardhat("intrinsic gas too low"))).to.equal("rejected");

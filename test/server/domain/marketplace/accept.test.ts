@@ -11,7 +11,13 @@ import { findAssignment, insertAssignment } from "../../../../server/db/reposito
 import { claimOffer, findOpenOffer } from "../../../../server/db/repositories/offers";
 import { acceptTask } from "../../../../server/domain/marketplace/accept";
 import { findAgentKey } from "../../../../server/db/repositories/agentKeys";
-import { agentPublicKey, decryptBrief, encryptBrief, unwrapBriefKey, wrapBriefKey } from "../../../../server/domain/briefs";
+import {
+  agentPublicKey,
+  decryptBrief,
+  encryptBrief,
+  unwrapBriefKey,
+  wrapBriefKey,
+} from "../../../../server/domain/briefs";
 import { assertAssignmentSettled, loadTaskContext } from "../../../../server/domain/marketplace/taskContext";
 import { assignKey } from "../../../../server/verifier/types";
 import { AppError } from "../../../../server/errors";

@@ -67,19 +67,19 @@ describe("canonical JSON and the evidence hash", () => {
 
   it("writes numbers in ECMAScript's shortest form and -0 as 0", () => {
     expect(canonicalJson([-0, 1e21, 1e-7, 0.1 + 0.2, 100, 4.5, -1.5e-10])).to.equal(
-      "[0,1e+21,1e-7,0.30000000000000004,100,4.5,-1.5e-10]"
+      "[0,1e+21,1e-7,0.30000000000000004,100,4.5,-1.5e-10]",
     );
   });
 
   it("escapes only quotes, backslashes and control characters, with lower-case hex", () => {
     expect(canonicalJson('a"b\\c\u0001\u001f\b\t\n\f\r/\u2028é😀')).to.equal(
-      '"a\\"b\\\\c\\u0001\\u001f\\b\\t\\n\\f\\r/\u2028é😀"'
+      '"a\\"b\\\\c\\u0001\\u001f\\b\\t\\n\\f\\r/\u2028é😀"',
     );
   });
 
   it("sorts nested objects and keeps array order", () => {
     expect(canonicalJson({ b: { d: 1, c: [3, { z: 0, y: 1 }] }, a: true })).to.equal(
-      '{"a":true,"b":{"c":[3,{"y":1,"z":0}],"d":1}}'
+      '{"a":true,"b":{"c":[3,{"y":1,"z":0}],"d":1}}',
     );
   });
 
@@ -118,11 +118,11 @@ describe("canonical JSON and the evidence hash", () => {
         expect(canonicalJson(JSON.parse(canonical))).to.equal(canonical);
         expect(canonicalJson(JSON.parse(JSON.stringify(value, null, 2)))).to.equal(canonical);
         const reversed = JSON.parse(JSON.stringify(value), (_k, v) =>
-          v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v
+          v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).reverse()) : v,
         );
         expect(evidenceHash(reversed)).to.equal(evidenceHash(value));
       }),
-      { numRuns: 300 }
+      { numRuns: 300 },
     );
   });
 });

@@ -261,7 +261,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(submitted.status, submitted.text).to.equal(200);
         expect(submitted.json.data).to.include({ attempt: 1, evidenceHash: evidenceOf(result) });
         expect(submitted.json.data.evidenceHash).to.equal(
-          ethers.keccak256(ethers.toUtf8Bytes(JSON.stringify({ n: 3, poem: result.poem })))
+          ethers.keccak256(ethers.toUtf8Bytes(JSON.stringify({ n: 3, poem: result.poem }))),
         );
         const stored = await findSubmission(api.deps.db, t.taskId, 1);
         expect(stored).to.include({
@@ -301,7 +301,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expectError(await post(path(t.taskHash, "finalize"), keys.poster), 409, "INVALID_STATE");
         expectError(await post(path(t.taskHash, "decline"), keys.poster, {}), 409, "INVALID_STATE");
         expectError(await post(path(t.taskHash, "submit"), keys.worker, { result: "more" }), 409, "INVALID_STATE");
-      })
+      }),
     );
 
     it(
@@ -316,8 +316,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           };
           const t = await postTask({ mode: "auto", criteria });
 
-          const verdictOf = async (attempt: number) =>
-            (await findSubmission(api.deps.db, t.taskId, attempt))?.verdict;
+          const verdictOf = async (attempt: number) => (await findSubmission(api.deps.db, t.taskId, attempt))?.verdict;
           await deliver(t, { poem: "too short" }, 1);
           await waitFor("the failed auto verdict", async () => (await verdictOf(1)) !== null);
           expect(await marketVerifier.settled(verdictKey(t.taskId, 1))).to.include({ status: "confirmed" });
@@ -326,10 +325,10 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           const first = await findSubmission(api.deps.db, t.taskId, 1);
           expect(first).to.include({ verdict: "fail", verdictBy: marketVerifier.address.toLowerCase() });
           expect(first!.verdictReason).to.equal(
-            'min_length: 20 characters, at least 30 required; contains_keywords: missing "escrow"; regex_pattern: the pattern does not match'
+            'min_length: 20 characters, at least 30 required; contains_keywords: missing "escrow"; regex_pattern: the pattern does not match',
           );
           expect((await get(`/api/v1/tasks/${t.taskHash}`, keys.poster)).json.data.a2aState.status).to.equal(
-            "verified"
+            "verified",
           );
 
           const before = await balances();
@@ -349,12 +348,12 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           // Exactly one chain call per attempt, and nothing left to do.
           const intents = await listIntentsByTask(api.deps.db, t.taskId);
           expect(intents.map((i) => i.key).sort()).to.deep.equal(
-            [assignKey(t.taskId), verdictKey(t.taskId, 1), verdictKey(t.taskId, 2)].sort()
+            [assignKey(t.taskId), verdictKey(t.taskId, 1), verdictKey(t.taskId, 2)].sort(),
           );
           expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
         },
-        { auto: true }
-      )
+        { auto: true },
+      ),
     );
 
     it(
@@ -372,8 +371,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
             passed: false,
           });
         },
-        { auto: true }
-      )
+        { auto: true },
+      ),
     );
 
     it(
@@ -408,7 +407,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           verdictBy: verifierAgent.address.toLowerCase(),
           verdictReason: "good",
         });
-      })
+      }),
     );
   });
 
@@ -452,8 +451,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await fake.release(key);
           expect(Number((await escrow.getTask(t.taskId)).status)).to.equal(STATUS.Completed);
         },
-        { verifier: "fake" }
-      )
+        { verifier: "fake" },
+      ),
     );
   });
 
@@ -500,8 +499,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           before = await balances();
           await (await escrow.connect(admin).resolveDispute(b.taskId, false)).wait();
           await expectRefunded(before, b.amount);
-        }
-      )
+        },
+      ),
     );
 
     it(
@@ -526,7 +525,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const before = await balances();
         await send(poster, reclaim, "claimTimeout", [t.taskId]);
         await expectRefunded(before, t.amount);
-      })
+      }),
     );
   });
 
@@ -551,7 +550,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(await status(t.taskId)).to.equal(STATUS.Cancelled);
         await expectRefunded(before, t.amount);
         expectError(await post(path(t.taskHash, "reclaim"), keys.poster), 409, "INVALID_STATUS");
-      })
+      }),
     );
 
     it(
@@ -580,7 +579,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const before = await balances();
         await send(poster, reclaim, "claimTimeout", [t.taskId]);
         await expectRefunded(before, t.amount);
-      })
+      }),
     );
 
     it(
@@ -611,8 +610,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await send(worker, await post(path(t.taskHash, "release"), keys.worker), "releaseUnjudgedWork", [t.taskId]);
           expect(await status(t.taskId)).to.equal(STATUS.Completed);
           await expectPaid(before, t.amount);
-        }
-      )
+        },
+      ),
     );
   });
 
@@ -647,7 +646,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const before = await balances();
         await send(poster, reclaim, "claimTimeout", [t.taskId]);
         await expectRefunded(before, t.amount);
-      })
+      }),
     );
 
     it(
@@ -692,8 +691,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           const before = await balances();
           await send(poster, refund, "claimTimeout", [t.taskId]);
           await expectRefunded(before, t.amount);
-        }
-      )
+        },
+      ),
     );
   });
 
@@ -734,7 +733,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           [3, "fail"],
         ]);
         expect((await get(`/api/v1/tasks/${t.taskHash}`)).json.data.resultData).to.deep.equal({ v: 3 });
-      })
+      }),
     );
 
     it(
@@ -756,7 +755,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const big = await submit({ result: "x".repeat(600 * 1024) });
         expectError(big, 400, "VALIDATION_ERROR");
         expect(big.json.error.message).to.match(/^body\.result: its canonical JSON is \d+ bytes, at most 524288/);
-      })
+      }),
     );
   });
 
@@ -779,7 +778,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expectError(
           await post(path(manual.taskHash, "verify"), keys.worker, { passed: true }),
           409,
-          "NO_ONCHAIN_VERIFIER"
+          "NO_ONCHAIN_VERIFIER",
         );
         expectError(await post(path(manual.taskHash, "finalize"), keys.poster), 409, "INVALID_STATE");
         expectError(await post(path(manual.taskHash, "release"), keys.worker), 409, "INVALID_STATE");
@@ -787,7 +786,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const auto = await postTask({ mode: "auto", criteria: { min_length: 1 } });
         expectError(await post(path(auto.taskHash, "finalize"), keys.poster), 409, "WRONG_MODE");
         expectError(await post(path(auto.taskHash, "decline"), keys.poster, {}), 409, "WRONG_MODE");
-      })
+      }),
     );
 
     it(
@@ -802,7 +801,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
             expectError(
               await post(path(t.taskHash, op), keys.worker, op === "submit" ? { result: 1 } : undefined),
               503,
-              "ASSIGNMENT_PENDING"
+              "ASSIGNMENT_PENDING",
             );
           }
           // The poster's reclaim knows the index is behind the accept: not "nobody took it" (USE_CANCEL).
@@ -813,8 +812,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           const res = await post(path(t.taskHash, "submit"), keys.worker, { result: 1 });
           expect(res.status, res.text).to.equal(200);
         },
-        { verifier: "fake" }
-      )
+        { verifier: "fake" },
+      ),
     );
 
     it(
@@ -843,8 +842,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           expect(again.json.data.intent).to.deep.equal(declined.json.data.intent);
           expect(fake.calls.filter((c) => c.key === verdictKey(t.taskId, 1))).to.have.length(3);
         },
-        { verifier: "fake" }
-      )
+        { verifier: "fake" },
+      ),
     );
 
     it(
@@ -856,7 +855,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         for (const op of ["submit", "verify", "finalize", "decline", "release", "reclaim", "dispute"]) {
           expect(res.json.paths).to.have.property(`/api/v1/a2a/tasks/{hash}/${op}`);
         }
-      })
+      }),
     );
   });
 });

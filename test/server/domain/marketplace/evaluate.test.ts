@@ -136,7 +136,7 @@ describe("auto verification rules", () => {
       const bad = await evaluateCriteria(criteria, { verse: "a sonnet" });
       expect(bad.passed).to.equal(false);
       expect(evaluationReason(bad)).to.equal(
-        'contains_keywords: missing "escrow"; required_fields: missing "poem"; regex_pattern: the pattern does not match'
+        'contains_keywords: missing "escrow"; required_fields: missing "poem"; regex_pattern: the pattern does not match',
       );
     });
 
