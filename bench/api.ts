@@ -135,6 +135,7 @@ async function listEverything(deps: Deps): Promise<number> {
         wrappedKeys: isPublic ? null : { [task.poster]: `0x04${"ab".repeat(96)}` },
         targetExecutor: null,
         serviceId: null,
+        serviceTerms: null,
         publicBrief: isPublic ? `Public brief of task ${id}: summarise the attached report in 200 words.` : null,
         custodyWrappedKey: null,
         token: task.token,

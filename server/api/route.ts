@@ -37,7 +37,7 @@ export interface RouteDefinition<
   P extends ZodTypeAny = ZodTypeAny,
   R extends ZodTypeAny = ZodTypeAny,
 > {
-  method: "get" | "post" | "delete";
+  method: "get" | "post" | "patch" | "delete";
   /** Koa-style path (`/api/v1/tasks/:id`). */
   path: string;
   summary: string;

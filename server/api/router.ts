@@ -65,7 +65,7 @@ export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
     router[route.method](route.path, async (ctx) => {
       const caller = await resolveCaller(ctx, route, deps);
       const rawBody =
-        route.method === "post"
+        route.method === "post" || route.method === "patch"
           ? await readJsonBody(ctx, route.bodyLimit ?? deps.config.api.jsonBodyLimitBytes)
           : undefined;
       if (route.request?.body && rawBody === undefined) {

@@ -8,6 +8,7 @@
  * 200, anything else 409.
  */
 import type { Deps } from "./deps";
+import { rentalTerms } from "./services";
 import { AppError, fail } from "../errors";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
 import { checkPostingTerms } from "./schemas/postingTerms";
@@ -112,6 +113,7 @@ export function listingFor(
     wrappedKeys: item.wrappedKeys && Object.keys(item.wrappedKeys).length > 0 ? item.wrappedKeys : null,
     targetExecutor: item.targetExecutor ?? null,
     serviceId: item.serviceId ?? null,
+    serviceTerms: null,
     publicBrief: item.publicBrief ?? null,
     custodyWrappedKey:
       item.custodyWrappedKey === undefined ? null : `0x${item.custodyWrappedKey.replace(/^0x/i, "").toLowerCase()}`,
@@ -234,6 +236,15 @@ async function listOne(
 ): Promise<IndexResult> {
   checkAgainstChain(item, event, wallet, token);
   const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.clock.chainNow());
+  if (item.serviceId !== undefined && item.targetExecutor) {
+    // A rental: the service's terms, checked against what the chain says was paid, are recorded with the listing.
+    listing.serviceTerms = await rentalTerms(deps, {
+      serviceId: item.serviceId,
+      targetExecutor: item.targetExecutor,
+      token: event.token,
+      amount: event.amount,
+    });
+  }
   await storeListing(deps, listing);
   return { taskHash: event.taskHash, onChainTaskId: event.taskId, indexed: true };
 }

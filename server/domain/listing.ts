@@ -67,6 +67,8 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
     limit: query.limit,
     offset: query.offset,
     listedOnly: true,
+    // A task pinned to one agent (a rental) is not offered to everyone: its target sees it in listOfferedTasks.
+    untargetedOnly: true,
     capabilities: query.capabilities,
     posters,
   });
@@ -152,4 +154,33 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
     }),
     total,
   };
+}
+
+/**
+ * GET /a2a/tasks/offered: open tasks pinned to the caller (rentals and other targeted tasks), newest first, with
+ * their projection; the caller accepts them directly (no other agent can hold their offer window).
+ */
+export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+  const ctx = await projectionContext(deps);
+  const { tasks, total } = await listOpenTasks(deps.db, {
+    now: ctx.now,
+    limit: page.limit,
+    offset: page.offset,
+    offeredTo: wallet.toLowerCase(),
+  });
+  const listings = await getListings(
+    deps.db,
+    tasks.map((t) => t.taskId),
+  );
+  const facts = await marketFacts(deps, tasks);
+  const out = [];
+  for (const task of tasks) {
+    const listing = listings.get(task.taskId);
+    if (!listing || !matchingTask(listing, task)) continue;
+    out.push({
+      meta: marketplaceMeta(listing, task, ctx),
+      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
+    });
+  }
+  return { tasks: out, total };
 }

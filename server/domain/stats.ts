@@ -24,7 +24,7 @@ async function distinctCount(deps: Deps, queries: readonly ReturnType<Deps["db"]
 export async function readStats(deps: Deps): Promise<Stats> {
   const { db } = deps;
   const now = await deps.clock.chainNow();
-  const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true });
+  const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true, untargetedOnly: true });
   const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
   const seenSince = now - RUNNING_WINDOW_SECONDS; // executors are seen in chain time, like the directory
   const workers = db("tasks").whereNot({ worker: ZERO_ADDRESS }).select({ address: "worker" });

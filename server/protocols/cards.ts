@@ -8,6 +8,7 @@
  */
 import type { Deps } from "../domain/deps";
 import { readExecutorProfile } from "../domain/executors";
+import { activeServicesOf } from "../domain/services";
 import type { A2AAgentCard, AgentCard, PlatformCard } from "../domain/schemas/cards";
 
 /** What the platform is and offers: the one source of both platform cards. */
@@ -115,12 +116,14 @@ export function a2aAgentCard(deps: Deps): A2AAgentCard {
   };
 }
 
-/**
- * The rent-an-agent services listed on an agent's card. Services do not exist yet (issue 11): this is the one place
- * that will read them (domain/services.ts activeServicesOf), so the card lists none until then.
- */
-async function cardSkills(_deps: Deps, _address: string): Promise<AgentCard["skills"]> {
-  return [];
+/** The agent's active rent-an-agent services, as card skills (one per service, with its price). */
+async function cardSkills(deps: Deps, address: string): Promise<AgentCard["skills"]> {
+  return (await activeServicesOf(deps, address)).map((service) => ({
+    id: String(service.id),
+    name: service.name,
+    description: service.description,
+    price_raw: service.price_raw,
+  }));
 }
 
 /** GET /.well-known/agents/{address}.json: NOT_FOUND unless the address is a registered agent. */
@@ -145,12 +148,12 @@ export async function agentCard(deps: Deps, address: string): Promise<AgentCard>
         mcp: {
           url: urls.mcp,
           tool: "build_task",
-          arguments: { targetExecutor: executor.address, serviceId: "<id of one of skills>" },
+          arguments: { targetExecutor: executor.address, serviceId: skills[0] ? Number(skills[0].id) : "<a skill id>" },
         },
         api: {
           method: "POST",
           url: `${urls.base}/api/v1/a2a/tasks/index`,
-          body: { targetExecutor: executor.address, serviceId: "<id of one of skills>" },
+          body: { targetExecutor: executor.address, serviceId: skills[0] ? Number(skills[0].id) : "<a skill id>" },
           description:
             "Fund a task paying at least the service's price_raw (POST /api/v1/tasks builds it), then list it with " +
             "targetExecutor and serviceId: only this agent may take it.",

@@ -31,6 +31,14 @@ import {
   verifyRoute,
 } from "../routes/delivery";
 import { taskHashParams } from "../../domain/schemas/marketplace";
+import {
+  createServiceRoute,
+  deleteServiceRoute,
+  getServiceRoute,
+  listServicesRoute,
+  updateServiceRoute,
+} from "../routes/services";
+import { offeredTasksRoute } from "../routes/listings";
 import { fetchBrief } from "../../domain/marketplace/brief";
 
 export interface ToolCall {
@@ -153,6 +161,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
   routeTool("get_settlement", settlementRoute),
   routeTool("browse_tasks", openTasksRoute),
   routeTool("get_task", taskRoute),
+  routeTool("browse_services", listServicesRoute),
+  routeTool("get_service", getServiceRoute),
+  routeTool("get_offered_tasks", offeredTasksRoute),
   routeTool("search_agents", listExecutorsRoute),
   routeTool("get_reputation", reputationRoute),
   routeTool("get_leaderboard", leaderboardRoute),
@@ -166,6 +177,9 @@ export const MCP_TOOLS: readonly McpTool[] = [
   routeTool("index_task", indexRoute),
   routeTool("register_executor", registerExecutorRoute),
   routeTool("heartbeat", heartbeatRoute),
+  routeTool("create_service", createServiceRoute),
+  routeTool("update_service", updateServiceRoute),
+  routeTool("deactivate_service", deleteServiceRoute),
   routeTool("bid_on_task", bidRoute),
   routeTool("accept_task", acceptRoute),
   routeTool("assign_worker", assignRoute),

@@ -10,6 +10,7 @@ import { reputationRoutes } from "./reputation";
 import { marketplaceRoutes } from "./marketplace";
 import { deliveryRoutes } from "./delivery";
 import { cardRoutes } from "./cards";
+import { serviceRoutes } from "./services";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -22,4 +23,5 @@ export const allRoutes: AnyRoute[] = [
   ...marketplaceRoutes,
   ...deliveryRoutes,
   ...cardRoutes,
+  ...serviceRoutes,
 ];

@@ -16,7 +16,13 @@ import {
   taskDetailSchema,
   taskIdParam,
 } from "../../domain/schemas/marketplace";
-import { cachedOpenListedTasks, invalidateOpenTasks, listPostedTasks, readTask } from "../../domain/listing";
+import {
+  cachedOpenListedTasks,
+  invalidateOpenTasks,
+  listOfferedTasks,
+  listPostedTasks,
+  readTask,
+} from "../../domain/listing";
 import { indexTask, indexTaskBatch } from "../../domain/indexing";
 import type { ErrorCode } from "../../errors";
 
@@ -118,6 +124,20 @@ export const postedTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listPostedTasks(deps, caller!.wallet, query),
 });
 
+export const offeredTasksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/offered",
+  summary: "Open tasks pinned to the caller (rentals and targeted tasks), newest first",
+  description:
+    "Tasks listed with targetExecutor = the caller's wallet do not appear in the public open-task list; the target " +
+    "finds them here and accepts them directly.",
+  tags: ["listings"],
+  auth: "required",
+  request: { query: postedTasksQuery },
+  response: openTasksSchema,
+  handler: ({ query, caller, deps }) => listOfferedTasks(deps, caller!.wallet, query),
+});
+
 export const taskRoute = defineRoute({
   method: "get",
   path: "/api/v1/tasks/:id",
@@ -132,4 +152,11 @@ export const taskRoute = defineRoute({
   handler: ({ params, caller, deps }) => readTask(deps, params.id, caller?.wallet),
 });
 
-export const listingRoutes: AnyRoute[] = [indexRoute, indexBatchRoute, openTasksRoute, postedTasksRoute, taskRoute];
+export const listingRoutes: AnyRoute[] = [
+  indexRoute,
+  indexBatchRoute,
+  openTasksRoute,
+  postedTasksRoute,
+  offeredTasksRoute,
+  taskRoute,
+];

@@ -10,6 +10,7 @@ import { projection } from "./002_projection";
 import { accountsAndListings } from "./003_accounts_and_listings";
 import { listingFunding } from "./004_listings_funding";
 import { marketplace } from "./005_marketplace";
+import { services } from "./006_services";
 
 export type { Migration };
 
@@ -19,6 +20,7 @@ export const MIGRATIONS: readonly Migration[] = [
   accountsAndListings,
   listingFunding,
   marketplace,
+  services,
 ];
 
 /** A knex migration source over MIGRATIONS. */

@@ -21,6 +21,8 @@ export interface ListingRecord {
   wrappedKeys: Record<string, string> | null;
   targetExecutor: string | null;
   serviceId: number | null;
+  /** A rental's service terms when it was listed (immutable), else null. */
+  serviceTerms: { serviceId: number; name: string; priceRaw: string; token: string; agent: string } | null;
   publicBrief: string | null;
   /** Key material: never part of a public projection. */
   custodyWrappedKey: string | null;
@@ -50,6 +52,7 @@ const toRow = (l: ListingRecord) => ({
   wrapped_keys: json(l.wrappedKeys),
   target_executor: l.targetExecutor,
   service_id: l.serviceId,
+  service_terms: json(l.serviceTerms),
   public_brief: l.publicBrief,
   custody_wrapped_key: l.custodyWrappedKey,
   token: l.token,
@@ -73,6 +76,7 @@ const fromRow = (r: any, capabilities: string[]): ListingRecord => ({
   wrappedKeys: parse(r.wrapped_keys),
   targetExecutor: r.target_executor ?? null,
   serviceId: r.service_id === null || r.service_id === undefined ? null : Number(r.service_id),
+  serviceTerms: parse(r.service_terms),
   publicBrief: r.public_brief ?? null,
   custodyWrappedKey: r.custody_wrapped_key ?? null,
   token: r.token ?? null,

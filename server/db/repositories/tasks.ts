@@ -139,12 +139,16 @@ export interface OpenTaskFilter extends Page {
   capabilities?: readonly string[];
   /** Only tasks posted by one of these wallets (lower-case). */
   posters?: readonly string[];
+  /** Only listed tasks open to every agent (no targetExecutor): the public open-task list. */
+  untargetedOnly?: boolean;
+  /** Only listed tasks pinned to this agent (lower-case): its offered work. */
+  offeredTo?: string;
 }
 
 /** Funded single-worker tasks before their effective deadline at `now`, newest first. */
 export async function listOpenTasks(
   db: Queryable,
-  { now, limit, offset, taskIds, listedOnly, capabilities, posters }: OpenTaskFilter,
+  { now, limit, offset, taskIds, listedOnly, capabilities, posters, untargetedOnly, offeredTo }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   // With no pause ever recorded, the effective deadline is the deadline: skip the per-row pause subquery.
   const everPaused = (await db("pause_periods").first("seq")) !== undefined;
@@ -154,8 +158,11 @@ export async function listOpenTasks(
     else q.where("deadline", ">", now);
     if (taskIds) q.whereIn("task_id", taskIds);
     if (posters) q.whereIn("poster", posters.length ? [...posters] : [""]);
-    if (listedOnly || capabilities) {
-      q.whereExists(db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id"));
+    if (listedOnly || capabilities || untargetedOnly || offeredTo) {
+      const listed = db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id");
+      if (untargetedOnly) listed.whereNull("listings.target_executor");
+      if (offeredTo) listed.where("listings.target_executor", offeredTo);
+      q.whereExists(listed);
     }
     if (capabilities) {
       q.whereNotExists(

@@ -15,7 +15,7 @@ const publicKey = z
   .openapi({ example: `04${"a1".repeat(64)}`, description: "Uncompressed secp256k1 public key, 130 hex, no 0x" });
 
 /** A capability tag: trimmed, lower-case, 1..64 characters, no comma (the filters are comma-separated). */
-const capability = z
+export const capability = z
   .string()
   .transform((c) => c.trim().toLowerCase())
   .pipe(

@@ -26,6 +26,8 @@ const REQUIRED_TOOLS = [
   "get_reputation",
   "get_leaderboard",
   "get_my_posted_tasks",
+  "browse_services",
+  "get_service",
   "upload_brief",
   "build_task",
   "index_task",
@@ -249,6 +251,18 @@ describe("Remote MCP at /mcp", () => {
       expect(ok(await tool(poster, "get_my_posted_tasks", {})).tasks[0].meta.taskHash).to.equal(taskHash);
       ok(await tool(worker, "get_my_executor"));
       ok(await tool(worker, "heartbeat", {}));
+      const service = ok(
+        await tool(worker, "create_service", { name: "Translate", description: "EN to FR", price_raw: 5_000_000 }),
+      );
+      expect(ok(await tool(poster, "browse_services", {})).services.map((x: { id: number }) => x.id)).to.deep.equal([
+        service.id,
+      ]);
+      expect(ok(await tool(poster, "get_service", { id: String(service.id) })).price_raw).to.equal(5_000_000);
+      expect(
+        ok(await tool(worker, "update_service", { id: String(service.id), price_raw: 6_000_000 })).price_raw,
+      ).to.equal(6_000_000);
+      expect(ok(await tool(worker, "deactivate_service", { id: String(service.id) })).active).to.equal(false);
+      expect(ok(await tool(worker, "get_offered_tasks", {})).tasks).to.deep.equal([]);
       // A completed task refuses every other move, each with the code REST answers.
       const refusals: [Client, string, Record<string, unknown>, string][] = [
         [poster, "decline_task", { hash: taskHash }, "INVALID_STATE"],
@@ -292,6 +306,12 @@ describe("Remote MCP at /mcp", () => {
         "release_work",
         "assign_worker",
         "build_task_batch",
+        "create_service",
+        "browse_services",
+        "get_service",
+        "update_service",
+        "deactivate_service",
+        "get_offered_tasks",
       ]);
       expect(MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n))).to.deep.equal([]);
       await poster.close();
