@@ -56,6 +56,8 @@ const envSchema = z.object({
   API_PORT: intFrom(8787, 0),
   PUBLIC_URL: z.string().url().optional(),
   TRUST_PROXY: z.enum(["true", "false"]).default("false"),
+  /** Whether agents pay the on-chain deploy fee (default: yes on local networks, the devnet; no elsewhere). */
+  DEPLOY_FEE_REQUIRED: z.enum(["true", "false"]).optional(),
   REDIS_URL: z.string().optional(),
   POSTING_CHAIN: z.enum(["base", "arc"]).default("base"),
   SETTLEMENT_TIER: z.string().default("devnet"),
@@ -124,6 +126,8 @@ export interface MarketplaceConfig {
   acceptLockSeconds: number;
   /** How often the marketplace verifier looks for receipts of its sent transactions (200 ms locally, else 2 s). */
   verifierPollMs: number;
+  /** Whether hosting an agent costs the on-chain deploy fee (DEPLOY_FEE_REQUIRED; default on local networks). */
+  deployFeeRequired: boolean;
 }
 
 export interface ApiConfig {
@@ -235,6 +239,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       offerWindowSeconds: e.OFFER_WINDOW_SECONDS,
       acceptLockSeconds: e.ACCEPT_LOCK_SECONDS,
       verifierPollMs: e.VERIFIER_POLL_MS >= 0 ? e.VERIFIER_POLL_MS : local ? 200 : 2000,
+      deployFeeRequired: e.DEPLOY_FEE_REQUIRED === undefined ? local : e.DEPLOY_FEE_REQUIRED === "true",
     },
     logLevel: e.LOG_LEVEL,
   };

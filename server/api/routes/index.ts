@@ -11,6 +11,7 @@ import { marketplaceRoutes } from "./marketplace";
 import { deliveryRoutes } from "./delivery";
 import { cardRoutes } from "./cards";
 import { serviceRoutes } from "./services";
+import { agentRoutes } from "./agents";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -24,4 +25,5 @@ export const allRoutes: AnyRoute[] = [
   ...deliveryRoutes,
   ...cardRoutes,
   ...serviceRoutes,
+  ...agentRoutes,
 ];

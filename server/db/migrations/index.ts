@@ -11,6 +11,7 @@ import { accountsAndListings } from "./003_accounts_and_listings";
 import { listingFunding } from "./004_listings_funding";
 import { marketplace } from "./005_marketplace";
 import { services } from "./006_services";
+import { deployFees } from "./007_deploy_fees";
 
 export type { Migration };
 
@@ -21,6 +22,7 @@ export const MIGRATIONS: readonly Migration[] = [
   listingFunding,
   marketplace,
   services,
+  deployFees,
 ];
 
 /** A knex migration source over MIGRATIONS. */

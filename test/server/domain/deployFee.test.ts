@@ -1,0 +1,155 @@
+/**
+ * The agent deploy fee over HTTP on a Hardhat chain: the terms, paying with the unsigned transactions the API builds,
+ * verifying once (DEPLOY_FEE_IN_USE after), a fee paid by another wallet (PAYER_NOT_LINKED), a transaction that paid
+ * nothing, a reverted one, an RPC failure, and twenty concurrent verifications of one fee giving one credit.
+ */
+import { expect } from "chai";
+import { ethers, network } from "hardhat";
+import { startMarket, type Market } from "../../helpers/market";
+import type { ApiResponse } from "../../helpers/api";
+
+const FEE = "/api/v1/agents/deploy-fee";
+const VERIFY = `${FEE}/verify`;
+
+function expectError(res: ApiResponse, status: number, code: string) {
+  expect(res.status, res.text).to.equal(status);
+  expect(res.json.error.code, res.text).to.equal(code);
+}
+
+async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
+  const m = await startMarket(env);
+  try {
+    await fn(m);
+  } finally {
+    await m.api.close();
+  }
+}
+
+/** Pays the fee from `signer` with the transactions the API built for `key`; returns the deployAgent tx hash. */
+async function payFee(m: Market, signer: typeof m.worker, key: string): Promise<string> {
+  const terms = (await m.api.request("GET", FEE, { key })).json.data;
+  await (await m.usdc.mint(signer.address, BigInt(terms.amount_raw))).wait();
+  for (const tx of [terms.transactions.approve, terms.transactions.deployAgent]) {
+    expect(tx.from).to.equal(signer.address.toLowerCase());
+    await (await signer.sendTransaction({ to: tx.to, data: tx.data })).wait();
+  }
+  const logs = await m.agentFactory.queryFilter(m.agentFactory.filters.AgentDeployed(signer.address), -1);
+  return logs[logs.length - 1].transactionHash;
+}
+
+describe("The agent deploy fee", () => {
+  it("reads the terms, and with a key the unsigned approve and deployAgent(0) for the key's wallet", () =>
+    withMarket(async (m) => {
+      const open = await m.api.request("GET", FEE);
+      expect(open.status, open.text).to.equal(200);
+      expect(open.json.data).to.deep.equal({
+        required: true,
+        factory: (await m.agentFactory.getAddress()).toLowerCase(),
+        token: m.token.toLowerCase(),
+        amount_raw: (await m.agentFactory.deployFee()).toString(),
+        treasury: m.treasury.address.toLowerCase(),
+        how: open.json.data.how,
+      });
+      const key = await m.api.createKey(m.worker.address);
+      const mine = (await m.api.request("GET", FEE, { key })).json.data;
+      expect(mine.credits).to.equal(0);
+      const approve = new ethers.Interface(["function approve(address,uint256)"]).decodeFunctionData(
+        "approve",
+        mine.transactions.approve.data,
+      );
+      expect(approve[0].toLowerCase()).to.equal(mine.factory);
+      expect(approve[1]).to.equal(BigInt(mine.amount_raw));
+      expect(mine.transactions.deployAgent.to).to.equal(mine.factory);
+    }));
+
+  it("answers { required: false } where no fee is charged", () =>
+    withMarket(
+      async (m) => {
+        expect((await m.api.request("GET", FEE)).json.data).to.deep.equal({ required: false });
+        const key = await m.api.createKey(m.worker.address);
+        expectError(
+          await m.api.request("POST", VERIFY, { key, body: { txHash: ethers.hexlify(ethers.randomBytes(32)) } }),
+          409,
+          "DEPLOY_FEE_UNAVAILABLE",
+        );
+      },
+      { DEPLOY_FEE_REQUIRED: "false" },
+    ));
+
+  it("verifies a paid fee once, and refuses every other case with its code", () =>
+    withMarket(async (m) => {
+      const key = await m.api.createKey(m.worker.address);
+      const strangerKey = await m.api.createKey(m.stranger.address);
+      const paid = await payFee(m, m.worker, key);
+
+      const stranger = await m.api.request("POST", VERIFY, { key: strangerKey, body: { txHash: paid } });
+      expectError(stranger, 402, "DEPLOY_FEE_NOT_PAID");
+      expect(stranger.json.error.reason).to.equal("PAYER_NOT_LINKED");
+
+      const verified = await m.api.request("POST", VERIFY, { key, body: { txHash: paid } });
+      expect(verified.status, verified.text).to.equal(200);
+      expect(verified.json.data).to.include({ payer: m.worker.address.toLowerCase(), credits: 1 });
+      expectError(await m.api.request("POST", VERIFY, { key, body: { txHash: paid } }), 409, "DEPLOY_FEE_IN_USE");
+      expect((await m.api.request("GET", FEE, { key })).json.data.credits).to.equal(1);
+
+      const unrelated = await (await m.usdc.connect(m.worker).approve(await m.escrow.getAddress(), 1)).wait();
+      expectError(
+        await m.api.request("POST", VERIFY, { key, body: { txHash: unrelated!.hash } }),
+        409,
+        "DEPLOY_FEE_NOT_FOUND",
+      );
+      expectError(
+        await m.api.request("POST", VERIFY, { key, body: { txHash: ethers.hexlify(ethers.randomBytes(32)) } }),
+        409,
+        "DEPLOY_FEE_NOT_FOUND",
+      );
+      // Mined and reverted (Hardhat refuses a reverting send while automining: mine it by hand).
+      await network.provider.send("evm_setAutomine", [false]);
+      let reverted;
+      try {
+        reverted = await m.worker.sendTransaction({
+          to: await m.agentFactory.getAddress(),
+          data: m.agentFactory.interface.encodeFunctionData("deployAgent", [1]),
+          gasLimit: 200_000,
+        });
+        await network.provider.send("evm_mine", []);
+      } finally {
+        await network.provider.send("evm_setAutomine", [true]);
+      }
+      expect((await ethers.provider.getTransactionReceipt(reverted.hash))?.status).to.equal(0);
+      expectError(
+        await m.api.request("POST", VERIFY, { key, body: { txHash: reverted.hash } }),
+        402,
+        "DEPLOY_FEE_REVERTED",
+      );
+      expectError(await m.api.request("POST", VERIFY, { key, body: { txHash: "0x12" } }), 400, "VALIDATION_ERROR");
+
+      const receipt = m.api.deps.chain!.receipt;
+      m.api.deps.chain!.receipt = async () => {
+        throw new Error("connect ECONNREFUSED");
+      };
+      try {
+        expectError(
+          await m.api.request("POST", VERIFY, { key, body: { txHash: paid } }),
+          503,
+          "DEPLOY_FEE_CHECK_FAILED",
+        );
+      } finally {
+        m.api.deps.chain!.receipt = receipt;
+      }
+    }));
+
+  it("gives one credit for twenty concurrent verifications of one fee", () =>
+    withMarket(async (m) => {
+      const key = await m.api.createKey(m.worker.address);
+      const paid = await payFee(m, m.worker, key);
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => m.api.request("POST", VERIFY, { key, body: { txHash: paid } })),
+      );
+      const statuses = answers.map((a) => a.status).sort();
+      expect(statuses.filter((s) => s === 200)).to.have.length(1);
+      expect(statuses.filter((s) => s === 409)).to.have.length(19);
+      for (const a of answers.filter((x) => x.status === 409)) expect(a.json.error.code).to.equal("DEPLOY_FEE_IN_USE");
+      expect((await m.api.request("GET", FEE, { key })).json.data.credits).to.equal(1);
+    }));
+});
