@@ -9,6 +9,7 @@
 import type { Context, Middleware } from "koa";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Deps } from "../../domain/deps";
 import { AppError } from "../../errors";
@@ -65,10 +66,27 @@ function toolResult(data: unknown): CallToolResult {
   };
 }
 
-function mcpServer(deps: Deps, caller: Caller, ctx: Context): Server {
+/**
+ * One JSON Schema validator for every request's server: the SDK's default builds a new Ajv per Server (a new server
+ * per stateless request), which cost more than the whole tool call (measured: 5 ms of overhead per request).
+ */
+const sharedValidator = new AjvJsonSchemaValidator();
+
+/** What a request's handlers need, passed through the transport's authInfo (servers are reused across requests). */
+interface RequestScope {
+  caller: Caller;
+  ctx: Context;
+}
+
+function scopeOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): RequestScope {
+  return extra.authInfo!.extra!.scope as RequestScope;
+}
+
+function mcpServer(deps: Deps): Server {
   const server = new Server(
     { name: "escrow-task-marketplace", version: API_VERSION },
     {
+      jsonSchemaValidator: sharedValidator,
       capabilities: { tools: {} },
       instructions:
         "Escrow task marketplace. Tools that move money answer unsigned transactions: check, sign and send them " +
@@ -83,7 +101,8 @@ function mcpServer(deps: Deps, caller: Caller, ctx: Context): Server {
       annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { caller, ctx } = scopeOf(extra);
     const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
     if (!tool) {
       return toolError(new AppError({ code: "NOT_FOUND", message: `no tool named ${request.params.name}` }));
@@ -111,7 +130,22 @@ function mcpServer(deps: Deps, caller: Caller, ctx: Context): Server {
   return server;
 }
 
+/**
+ * Servers are built once and reused, one request at a time each (a server costs more to build than a tool call);
+ * the stateless transport is per request, as the SDK requires.
+ */
+function serverPool(deps: Deps, size = 32) {
+  const idle: Server[] = [];
+  return {
+    take: () => idle.pop() ?? mcpServer(deps),
+    give: (server: Server) => {
+      if (idle.length < size) idle.push(server);
+    },
+  };
+}
+
 export function mcpEndpoint(deps: Deps): Middleware {
+  const pool = serverPool(deps);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     if (!hostAllowed(deps, ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
@@ -133,12 +167,21 @@ export function mcpEndpoint(deps: Deps): Middleware {
       // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port".
       enableDnsRebindingProtection: false,
     });
-    const server = mcpServer(deps, caller, ctx);
+    const server = pool.take();
     ctx.respond = false; // the transport writes the response itself
+    let released = false;
     ctx.res.on("close", () => {
-      void transport.close();
-      void server.close();
+      if (released) return;
+      released = true;
+      void transport.close().finally(() => pool.give(server));
     });
+    const scope: RequestScope = { caller, ctx };
+    (ctx.req as typeof ctx.req & { auth?: unknown }).auth = {
+      token: "api-key",
+      clientId: caller.wallet,
+      scopes: [],
+      extra: { scope },
+    };
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res);
   };
