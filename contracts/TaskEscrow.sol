@@ -37,6 +37,8 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     uint256 public constant DISPUTE_WINDOW = 14 days;
     /// @notice Time after an open-submission task's deadline during which the poster picks a winner.
     uint256 public constant OPEN_SELECTION_WINDOW = 3 days;
+    /// @notice How far before the pause transaction `recordPauseStart` may move the start of a pause.
+    uint256 public constant MAX_PAUSE_BACKDATE = 1 days;
     /// @notice Largest `createTasks` batch.
     uint256 public constant MAX_BATCH = 50;
     /// @notice Gas forwarded to a reputation contract or task registry; a hook cannot starve settlement.
@@ -579,14 +581,21 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     /// @inheritdoc ITaskEscrow
     /// @dev Moves the start of the running pause back, for an incident that began before the pause transaction landed.
     /// The start may not be after the pause transaction, nor before the end of the previous pause (pauses never
-    /// overlap); it may be moved again within those bounds.
+    /// overlap), nor more than MAX_PAUSE_BACKDATE before the pause transaction; it may be moved again within those
+    /// bounds.
     function recordPauseStart(uint256 pauseStart) external onlyAdmin {
         EscrowStorage storage $ = _getEscrowStorage();
         if (!$.paused) revert ExpectedPause();
         uint256 count = $.pauses.length;
         PauseInterval storage running = $.pauses[count - 1];
         uint256 previousEnd = count > 1 ? $.pauses[count - 2].end : 0;
-        if (pauseStart == 0 || pauseStart > running.pausedAt || pauseStart < previousEnd) revert InvalidPauseStart();
+        // Check: the start is no later than the pause transaction, no earlier than the previous pause's end, and at most
+        // MAX_PAUSE_BACKDATE before the pause transaction (one slip such as recordPauseStart(1) cannot restart every
+        // deadline).
+        if (
+            pauseStart == 0 || pauseStart > running.pausedAt || pauseStart < previousEnd
+                || pauseStart + MAX_PAUSE_BACKDATE < running.pausedAt
+        ) revert InvalidPauseStart();
         running.start = uint40(pauseStart);
         emit PauseStartRecorded(pauseStart);
     }

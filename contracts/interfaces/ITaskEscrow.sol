@@ -252,8 +252,8 @@ interface ITaskEscrow {
     error EscalatedForAdjudication();
     /// @notice Thrown when releasing a dispute that was not an escalation of unjudged work.
     error NotEscalated();
-    /// @notice Thrown when the recorded pause start is zero, after the pause transaction, or before the end of the
-    /// previous pause.
+    /// @notice Thrown when the recorded pause start is zero, after the pause transaction, before the end of the
+    /// previous pause, or more than MAX_PAUSE_BACKDATE (1 day) before the pause transaction.
     error InvalidPauseStart();
     /// @notice Thrown when a batch is empty.
     error EmptyBatch();

@@ -810,6 +810,27 @@ describe("TaskEscrow", () => {
       expect(await escrow.pauseStartedAt()).to.equal(pausedAt - 60n);
     });
 
+    it("reverts a start more than MAX_PAUSE_BACKDATE before the pause transaction: recordPauseStart(1)", async () => {
+      const { escrow, admin } = await loadFixture(deployEscrowFixture);
+      await time.increase(10n * 86_400n);
+      await escrow.connect(admin).pause();
+      const pausedAt = BigInt(await time.latest());
+      const bound = await escrow.MAX_PAUSE_BACKDATE();
+      expect(bound).to.equal(86_400n);
+      await expect(escrow.connect(admin).recordPauseStart(1)).to.be.revertedWithCustomError(
+        escrow,
+        "InvalidPauseStart",
+      );
+      await expect(escrow.connect(admin).recordPauseStart(pausedAt - bound - 1n)).to.be.revertedWithCustomError(
+        escrow,
+        "InvalidPauseStart",
+      );
+      await expect(escrow.connect(admin).recordPauseStart(pausedAt - bound))
+        .to.emit(escrow, "PauseStartRecorded")
+        .withArgs(pausedAt - bound);
+      expect(await escrow.pauseStartedAt()).to.equal(pausedAt - bound);
+    });
+
     it("reverts when the start is before the end of the previous pause", async () => {
       const { escrow, admin, pauses } = await loadFixture(twoPausesFixture);
       await escrow.connect(admin).pause();
