@@ -11,6 +11,7 @@
  * released on every path.
  */
 import type { Deps } from "../deps";
+import { escrowRefusal } from "../../chain/escrowErrors";
 import { assignmentHolds } from "../marketStatus";
 import { AppError, fail } from "../../errors";
 import { findExecutor, touchExecutor, type ExecutorRecord } from "../../db/repositories/executors";
@@ -315,7 +316,7 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
       return fail(
         "SETTLEMENT_FAILED",
         `the assignment of task ${ctx.taskId} could not be sent on-chain (${error.message}); nothing changed, retry`,
-        { cause: error, ...(error.reason ? { reason: error.reason } : {}) },
+        { cause: error, ...escrowRefusal(error.reason) },
       );
     }
     throw error;

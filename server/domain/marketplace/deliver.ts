@@ -19,6 +19,7 @@
  *   a failed verdict (Verified) the next attempt may be stored, at most 3 in all (MAX_ATTEMPTS_REACHED).
  */
 import type { Deps } from "../deps";
+import { escrowRefusal } from "../../chain/escrowErrors";
 import { fail } from "../../errors";
 import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { findIntent } from "../../db/repositories/verifierIntents";
@@ -378,7 +379,7 @@ export async function judgeManually(
       fail(
         "SETTLEMENT_FAILED",
         `the marketplace verifier could not send completeVerification: ${error.message}; nothing changed, retry`,
-        { cause: error, ...(error.reason ? { reason: error.reason } : {}) },
+        { cause: error, ...escrowRefusal(error.reason) },
       );
     }
     throw error;
