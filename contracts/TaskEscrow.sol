@@ -335,7 +335,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         // Check: an open-submission task has no submissions to honour.
         if (t.openSubmissionCount != 0) revert OpenTaskHasSubmissions();
 
-        uint256 refund = _refund(taskId, t);
+        uint256 refund = _refund(taskId, t, false); // Funded: nobody worked
         emit TaskCancelled(taskId, refund);
     }
 
@@ -370,7 +370,9 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
             // Check: the dispute window has passed without a ruling.
             if (!_windowPassed(t.disputedAt, DISPUTE_WINDOW)) revert DisputeWindowActive();
         }
-        uint256 refund = _refund(taskId, t);
+        // A failure is rated only for a worker who delivered and was judged failing (Verified); an assignment that
+        // lapsed undelivered, or a dispute that lapsed without a ruling, rates nobody (docs/contracts.md "Reputation").
+        uint256 refund = _refund(taskId, t, status == Status.Verified);
         emit DeadlineExpired(taskId, refund);
     }
 
@@ -406,7 +408,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         if (workerFavored) {
             _payout(taskId, t);
         } else {
-            uint256 refund = _refund(taskId, t);
+            uint256 refund = _refund(taskId, t, true); // a ruling against delivered work
             emit TaskCancelled(taskId, refund);
         }
     }
@@ -481,7 +483,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         bool nobodySubmitted = phase == Phase.Selection && t.openSubmissionCount == 0;
         if (phase != Phase.Expired && !nobodySubmitted) revert WrongPhase(phase, Phase.Expired);
 
-        uint256 refund = _refund(taskId, t);
+        uint256 refund = _refund(taskId, t, false); // open task: no worker
         emit DeadlineExpired(taskId, refund);
     }
 
@@ -913,20 +915,21 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
         _send(token, worker, workerPayout);
         _send(token, _getEscrowStorage().treasury, fee);
         emit TaskCompleted(taskId, workerPayout, fee);
-        _reportOutcome(taskId, t, true);
+        _reportOutcome(taskId, t, true, true);
     }
 
     /// @dev Marks the task Cancelled and returns the whole reward to the poster. The caller emits the refund event.
-    function _refund(uint256 taskId, Task storage t) private returns (uint256 amount) {
+    /// `rateWorker`: whether the reputation hook records a failure for the worker.
+    function _refund(uint256 taskId, Task storage t, bool rateWorker) private returns (uint256 amount) {
         amount = t.amount;
         t.status = Status.Cancelled;
         _send(t.token, t.poster, amount);
-        _reportOutcome(taskId, t, false);
+        _reportOutcome(taskId, t, false, rateWorker);
     }
 
-    /// @dev Reports a terminal outcome to the task registry and, for tasks a worker took, to the reputation contract.
-    /// A hook that reverts or runs out of its gas is logged with HookFailed and settlement goes on.
-    function _reportOutcome(uint256 taskId, Task storage t, bool completed) private {
+    /// @dev Reports a terminal outcome to the task registry and, when `rateWorker`, to the reputation contract. A hook
+    /// that reverts or runs out of its gas is logged with HookFailed and settlement goes on.
+    function _reportOutcome(uint256 taskId, Task storage t, bool completed, bool rateWorker) private {
         EscrowStorage storage $ = _getEscrowStorage();
         address worker = t.worker;
         address registry = $.taskRegistry;
@@ -937,7 +940,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
                 emit HookFailed(registry, taskId);
             }
         }
-        if (!$.hasReputationContract || worker == address(0)) return;
+        if (!rateWorker || !$.hasReputationContract || worker == address(0)) return;
         address reputation = $.reputationContract;
         address token = t.token;
         uint256 amount = t.amount;

@@ -9,11 +9,13 @@
  * | completed work | TaskCompleted of a task it worked (any payout: pass, dispute won, unjudged work released) | +1 |
  * | failed verdict | VerificationCompleted with passed = false (each attempt) | -0.5 |
  * | dispute lost | DisputeResolved with workerFavored = false | -1 |
- * | timeout | DeadlineExpired of a task it was assigned and that was never disputed (no delivery, or a failed verdict not cured) | -1 |
+ * | timeout | DeadlineExpired of a task it delivered to and that was never disputed (a failed verdict not cured) | -1 |
  *
  * Each outcome counts weight x 0.5^(age / 90 days), age = now - the event's block time (0 for a later event), now =
- * the chain's clock. score = max(0, sum), rounded to 3 decimals. A refund after a dispute that lapsed without a
- * ruling counts for nobody: neither side was judged.
+ * the chain's clock. score = max(0, sum), rounded to 3 decimals. One rule with the escrow's reputation hook
+ * (docs/contracts.md "Reputation"): a failure counts only for a worker who acted, that is submitted at least once;
+ * an assignment that lapsed undelivered counts for nobody (a poster could assign anyone and let it lapse for free),
+ * and so does a refund after a dispute that lapsed without a ruling: neither side was judged.
  *
  * As a poster (the open-task `minReputation` filter): +1 per task it posted that paid out (TaskCompleted), -1 per
  * dispute ruled for the worker (DisputeResolved workerFavored = true), with the same decay and rounding.
@@ -54,7 +56,14 @@ export const WORKER_RULES: readonly OutcomeRule[] = [
     booleanArg: { name: "workerFavored", value: false },
     weight: -1,
   },
-  { kind: "timeout", role: "worker", eventName: "DeadlineExpired", neverDisputed: true, weight: -1 },
+  {
+    kind: "timeout",
+    role: "worker",
+    eventName: "DeadlineExpired",
+    neverDisputed: true,
+    workerSubmitted: true,
+    weight: -1,
+  },
 ];
 
 /** Outcomes of a wallet as a poster. */

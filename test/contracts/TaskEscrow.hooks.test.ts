@@ -135,14 +135,26 @@ describe("TaskEscrow", () => {
     });
 
     describe("#claimTimeout", () => {
-      it("records failed work when an assigned task times out", async () => {
-        const { usdc, escrow, reputation, poster, worker, taskId, amount } = await loadFixture(hookedAssignedFixture);
+      it("records nothing when an assigned task times out undelivered (no free poisoning)", async () => {
+        const { escrow, reputation, poster, worker, taskId } = await loadFixture(hookedAssignedFixture);
         await time.increaseTo(await escrow.effectiveDeadline(taskId));
-        await expect(escrow.connect(poster).claimTimeout(taskId))
-          .to.emit(reputation, "OutcomeRecorded")
-          .withArgs(worker.address, taskId, false, amount);
-        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 1n]);
-        expect(await reputation.rewardVolume(worker.address, await usdc.getAddress())).to.equal(0n);
+        await expect(escrow.connect(poster).claimTimeout(taskId)).not.to.emit(reputation, "OutcomeRecorded");
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 0n]);
+      });
+
+      it("cannot be used to poison a victim: three assignWorker + claimTimeout rounds rate nothing", async () => {
+        const { escrow, reputation, usdc, poster, stranger } = await loadFixture(hookedFundedFixture);
+        const before = await usdc.balanceOf(poster.address);
+        for (let round = 0; round < 3; round++) {
+          const hash = ethers.keccak256(ethers.toUtf8Bytes(`poison ${round}`));
+          await escrow.connect(poster).createTask(hash, await usdc.getAddress(), USDC(100), "general", "global", 3600);
+          const id = (await escrow.nextTaskId()) - 1n;
+          await escrow.connect(poster).assignWorker(id, stranger.address);
+          await time.increaseTo(await escrow.effectiveDeadline(id));
+          await escrow.connect(poster).claimTimeout(id);
+        }
+        expect(await reputation.reputationOf(stranger.address)).to.deep.equal([0n, 0n]);
+        expect(await usdc.balanceOf(poster.address)).to.equal(before);
       });
 
       it("records failed work when a failed verdict is left standing past the appeal window", async () => {
@@ -153,12 +165,11 @@ describe("TaskEscrow", () => {
           .withArgs(worker.address, taskId, false, amount);
       });
 
-      it("records failed work when a dispute times out without a ruling", async () => {
-        const { escrow, reputation, poster, worker, taskId, amount } = await loadFixture(hookedDisputedFixture);
+      it("records nothing when a dispute lapses without a ruling (neither side was judged)", async () => {
+        const { escrow, reputation, poster, worker, taskId } = await loadFixture(hookedDisputedFixture);
         await time.increase(await escrow.DISPUTE_WINDOW());
-        await expect(escrow.connect(poster).claimTimeout(taskId))
-          .to.emit(reputation, "OutcomeRecorded")
-          .withArgs(worker.address, taskId, false, amount);
+        await expect(escrow.connect(poster).claimTimeout(taskId)).not.to.emit(reputation, "OutcomeRecorded");
+        expect(await reputation.reputationOf(worker.address)).to.deep.equal([0n, 0n]);
       });
 
       it("records nothing when it escalates submitted work", async () => {

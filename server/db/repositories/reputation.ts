@@ -22,6 +22,8 @@ export interface OutcomeRule {
   booleanArg?: { name: string; value: boolean };
   /** Only tasks that were never disputed (tasks.disputed_at = 0). */
   neverDisputed?: boolean;
+  /** Only tasks whose worker submitted at least once (tasks.submission_attempts > 0). */
+  workerSubmitted?: boolean;
   weight: number;
 }
 
@@ -66,6 +68,7 @@ function outcomesSql(db: Queryable, rules: readonly OutcomeRule[], wallets?: rea
       bindings.push(booleanPattern(rule.booleanArg.name, rule.booleanArg.value));
     }
     if (rule.neverDisputed) sql += " and t.disputed_at = 0";
+    if (rule.workerSubmitted) sql += " and t.submission_attempts > 0";
     if (wallets) {
       sql += ` and ${walletColumn} in (${wallets.map(() => "?").join(", ")})`;
       bindings.push(...wallets);

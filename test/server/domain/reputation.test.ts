@@ -39,7 +39,8 @@ const latestTime = async () => (await ethers.provider.getBlock("latest"))!.times
 
 /**
  * Escrow histories covering every outcome, all judged by the fixture's signers:
- * - late: assigned and never delivered (timeout), and a failed verdict not cured after the appeal window (-0.5, timeout)
+ * - late: assigned and never delivered (a lapse: counts for nobody), and a failed verdict not cured after the appeal
+ *   window (-0.5, timeout -1)
  * - lapser: a dispute that lapsed 14 days without a ruling, refunded by timeout (counts for nobody)
  * - patient: delivered, never judged, escalated, released after 14 days (completed)
  * then, minutes of chain time later:
@@ -85,7 +86,8 @@ async function historyFixture() {
   const escalated = await assigned(patient, HOUR);
   await submit(patient, escalated);
   await time.increase(HOUR);
-  record(late, -1, await minedAt(escrow.connect(poster).claimTimeout(never)));
+  // An assignment that lapsed undelivered rates nobody (the escrow's hook and the server follow one rule).
+  await minedAt(escrow.connect(poster).claimTimeout(never));
   await (await escrow.connect(poster).claimTimeout(escalated)).wait();
   await time.increase(3 * DAY);
   record(late, -1, await minedAt(escrow.connect(poster).claimTimeout(uncured)));
@@ -181,13 +183,14 @@ describe("Reputation", () => {
         });
         expect(await reputation(api, single.address)).to.deep.include({ score: 1, completed: 1, disputesLost: 0 });
         expect(await reputation(api, winner.address)).to.deep.include({ score: 1, completed: 1, disputesLost: 0 });
-        // Two timeouts (never delivered; failed verdict not cured) and the failed verdict: clamped at 0.
+        // One timeout (the failed verdict not cured; the undelivered assignment counts for nobody) and the failed
+        // verdict: clamped at 0.
         expect(await reputation(api, late.address)).to.deep.include({
           score: 0,
           completed: 0,
           failedVerdicts: 1,
           disputesLost: 0,
-          timeouts: 2,
+          timeouts: 1,
           lastActivityAt: last(late),
         });
         // A dispute refunded after 14 days without a ruling judged nobody.
