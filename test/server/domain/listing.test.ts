@@ -361,11 +361,13 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expectError(await post({ privacy: "public", publicBrief: "nul \u0000 inside" }), 400, "VALIDATION_ERROR");
         expectError(await post({ serviceId: 2 ** 40, targetExecutor: worker.address }), 400, "VALIDATION_ERROR");
 
+        // A rental of a service that does not exist (services: test/server/domain/services.test.ts).
+        expectError(await post({ serviceId: 3, targetExecutor: worker.address }), 409, "SERVICE_NOT_ACTIVE");
+
         // Nothing was listed by the refused calls; a valid public listing with a 4000-character brief passes.
         const ok = await post({
           privacy: "public",
           publicBrief: "é".repeat(4000),
-          serviceId: 3,
           targetExecutor: worker.address,
         });
         expect(ok.status, ok.text).to.equal(200);
