@@ -39,6 +39,8 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
     uint256 public constant OPEN_SELECTION_WINDOW = 3 days;
     /// @notice How far before the pause transaction `recordPauseStart` may move the start of a pause.
     uint256 public constant MAX_PAUSE_BACKDATE = 1 days;
+    /// @notice How long after the effective deadline a worker whose submission nobody judged may escalate it.
+    uint256 public constant ESCALATION_GRACE = 3 days;
     /// @notice Largest `createTasks` batch.
     uint256 public constant MAX_BATCH = 50;
     /// @notice Gas forwarded to a reputation contract or task registry; a hook cannot starve settlement.
@@ -354,11 +356,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
 
         if (status == Status.Submitted) {
             // Delivered work nobody judged is escalated, never refunded by timeout.
-            t.status = Status.Disputed;
-            t.disputedAt = uint40(block.timestamp);
-            t.escalated = true;
-            emit UnjudgedWorkEscalated(taskId);
-            emit TaskDisputed(taskId, msg.sender);
+            _escalate(taskId, t);
             return;
         }
         if (status == Status.Verified) {
@@ -411,6 +409,29 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, ReentrancyGu
             uint256 refund = _refund(taskId, t, true); // a ruling against delivered work
             emit TaskCancelled(taskId, refund);
         }
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function escalateUnjudgedWork(uint256 taskId) external nonReentrant whenNotPaused {
+        Task storage t = _task(taskId);
+        // Check: the caller is the worker.
+        if (msg.sender != t.worker) revert NotWorker();
+        // Check: its submission still awaits a verdict.
+        if (t.status != Status.Submitted) revert InvalidStatus(t.status, Status.Submitted);
+        // Check: the judge stayed silent past the effective deadline plus the grace.
+        if (block.timestamp < _effectiveDeadline(t) + ESCALATION_GRACE) revert DeadlineNotReached();
+        _escalate(taskId, t);
+    }
+
+    /// @dev Escalates a Submitted task nobody judged: Disputed, escalated; releaseUnjudgedWork pays the worker after
+    /// DISPUTE_WINDOW unless the admin rules first. `msg.sender` is the initiator (the poster's claimTimeout, or the
+    /// worker's escalateUnjudgedWork).
+    function _escalate(uint256 taskId, Task storage t) private {
+        t.status = Status.Disputed;
+        t.disputedAt = uint40(block.timestamp);
+        t.escalated = true;
+        emit UnjudgedWorkEscalated(taskId);
+        emit TaskDisputed(taskId, msg.sender);
     }
 
     /// @inheritdoc ITaskEscrow

@@ -443,6 +443,14 @@ interface ITaskEscrow {
     /// @param workerFavored The ruling.
     function resolveDispute(uint256 taskId, bool workerFavored) external;
 
+    /// @notice The worker's recourse when its judge is silent: a Submitted task still without a verdict
+    /// ESCALATION_GRACE (3 days) after the effective deadline is escalated to Disputed, as the poster's claimTimeout
+    /// would; releaseUnjudgedWork then pays the worker after DISPUTE_WINDOW unless the admin rules first. Emits
+    /// UnjudgedWorkEscalated and TaskDisputed (initiator: the worker). Reverts NotWorker, InvalidStatus,
+    /// DeadlineNotReached, EnforcedPause.
+    /// @param taskId The task.
+    function escalateUnjudgedWork(uint256 taskId) external;
+
     /// @notice The worker collects escalated, unjudged work once DISPUTE_WINDOW (plus paused time) passed without a
     /// ruling: pays out, Completed. Emits UnjudgedWorkReleased, TaskCompleted. Reverts NotWorker, InvalidStatus,
     /// NotEscalated, DisputeWindowActive, EnforcedPause.

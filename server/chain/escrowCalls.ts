@@ -146,6 +146,10 @@ export const encodeClaimTimeout = (taskId: number | bigint): string =>
 export const encodeRaiseDispute = (taskId: number | bigint): string =>
   escrow.encodeFunctionData("raiseDispute", [taskId]);
 
+/** `escalateUnjudgedWork(taskId)`: the worker escalates a submission nobody judged, after the deadline and grace. */
+export const encodeEscalateUnjudgedWork = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("escalateUnjudgedWork", [taskId]);
+
 /** `releaseUnjudgedWork(taskId)`: the worker is paid for escalated work nobody ruled on within the window. */
 export const encodeReleaseUnjudgedWork = (taskId: number | bigint): string =>
   escrow.encodeFunctionData("releaseUnjudgedWork", [taskId]);

@@ -17,6 +17,8 @@ export const APPEAL_WINDOW_SECONDS = 3 * 86_400;
 export const DISPUTE_WINDOW_SECONDS = 14 * 86_400;
 /** TaskEscrow.OPEN_SELECTION_WINDOW: an open task's poster's time to select a submission after the deadline. */
 export const OPEN_SELECTION_WINDOW_SECONDS = 3 * 86_400;
+/** TaskEscrow.ESCALATION_GRACE: how long after the effective deadline a worker may escalate unjudged work. */
+export const ESCALATION_GRACE_SECONDS = 3 * 86_400;
 /** TaskEscrow.MAX_FEE_BPS: the highest platform fee, in basis points. */
 export const MAX_FEE_BPS = 3_000;
 

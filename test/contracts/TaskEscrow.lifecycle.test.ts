@@ -44,6 +44,7 @@ import {
 } from "../helpers/lifecycle";
 import { blockTimeOf, escrowEventNames } from "../helpers/events";
 import { NOT_PARTY } from "../helpers/model";
+import type { TaskEscrow } from "../../typechain-types";
 
 const UNKNOWN_TASK_ID = 404n;
 
@@ -947,6 +948,88 @@ describe("TaskEscrow", () => {
         const { escrow, usdc, admin, poster, taskId, amount } = await loadFixture(escalatedTaskFixture);
         await expect(escrow.connect(admin).resolveDispute(taskId, false)).to.changeTokenBalance(usdc, poster, amount);
       });
+    });
+  });
+
+  describe("#escalateUnjudgedWork (the worker's recourse when its judge is silent)", () => {
+    const graceEnd = async (escrow: TaskEscrow, taskId: bigint) =>
+      (await escrow.effectiveDeadline(taskId)) + (await escrow.ESCALATION_GRACE());
+
+    it("escalates a Submitted task nobody judged, ESCALATION_GRACE after the effective deadline", async () => {
+      const { escrow, worker, taskId } = await loadFixture(submittedTaskFixture);
+      expect(await escrow.ESCALATION_GRACE()).to.equal(3n * 86_400n);
+      await time.setNextBlockTimestamp(await graceEnd(escrow, taskId));
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId))
+        .to.emit(escrow, "UnjudgedWorkEscalated")
+        .withArgs(taskId)
+        .and.to.emit(escrow, "TaskDisputed")
+        .withArgs(taskId, worker.address);
+      const task = await escrow.getTask(taskId);
+      expect(task.status).to.equal(STATUS.Disputed);
+      expect(task.disputedAt).to.equal(BigInt(await time.latest()));
+      expect(await escrow.isEscalated(taskId)).to.equal(true);
+    });
+
+    it("leads to the existing 14-day release: the worker is paid when nobody rules", async () => {
+      const { escrow, usdc, worker, taskId, amount } = await loadFixture(submittedTaskFixture);
+      await time.setNextBlockTimestamp(await graceEnd(escrow, taskId));
+      await escrow.connect(worker).escalateUnjudgedWork(taskId);
+      await expect(escrow.connect(worker).releaseUnjudgedWork(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "DisputeWindowActive",
+      );
+      await time.increase(await escrow.DISPUTE_WINDOW());
+      const before = await usdc.balanceOf(worker.address);
+      await escrow.connect(worker).releaseUnjudgedWork(taskId);
+      expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Completed);
+      expect((await usdc.balanceOf(worker.address)) - before).to.equal(amount - (amount * BigInt(FEE_BPS)) / 10_000n);
+    });
+
+    it("reverts before the grace has passed", async () => {
+      const { escrow, worker, taskId } = await loadFixture(submittedTaskFixture);
+      await time.setNextBlockTimestamp((await graceEnd(escrow, taskId)) - 1n);
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "DeadlineNotReached",
+      );
+    });
+
+    it("reverts for anyone but the worker", async () => {
+      const { escrow, poster, stranger, taskId } = await loadFixture(submittedTaskFixture);
+      await time.setNextBlockTimestamp(await graceEnd(escrow, taskId));
+      for (const caller of [poster, stranger]) {
+        await expect(escrow.connect(caller).escalateUnjudgedWork(taskId)).to.be.revertedWithCustomError(
+          escrow,
+          "NotWorker",
+        );
+      }
+    });
+
+    it("reverts unless the task is Submitted (a failed verdict has its appeal path instead)", async () => {
+      const { escrow, worker, taskId } = await loadFixture(failedVerdictFixture);
+      await time.setNextBlockTimestamp(await graceEnd(escrow, taskId));
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId))
+        .to.be.revertedWithCustomError(escrow, "InvalidStatus")
+        .withArgs(STATUS.Verified, STATUS.Submitted);
+    });
+
+    it("reverts while paused, and a pause extends the grace", async () => {
+      const { escrow, admin, worker, taskId } = await loadFixture(submittedTaskFixture);
+      await escrow.connect(admin).pause();
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "EnforcedPause",
+      );
+      await time.increase(86_400);
+      await escrow.connect(admin).unpause();
+      const end = await graceEnd(escrow, taskId);
+      await time.setNextBlockTimestamp(end - 1n);
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "DeadlineNotReached",
+      );
+      await time.setNextBlockTimestamp(end);
+      await expect(escrow.connect(worker).escalateUnjudgedWork(taskId)).to.emit(escrow, "UnjudgedWorkEscalated");
     });
   });
 

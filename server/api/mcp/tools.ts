@@ -24,6 +24,7 @@ import { acceptRoute, applicantsRoute, assignRoute, bidRoute, cancelRoute } from
 import {
   declineRoute,
   disputeRoute,
+  escalateRoute,
   finalizeRoute,
   reclaimRoute,
   releaseRoute,
@@ -190,5 +191,6 @@ export const MCP_TOOLS: readonly McpTool[] = [
   routeTool("cancel_task", cancelRoute),
   routeTool("reclaim_task", reclaimRoute),
   routeTool("raise_dispute", disputeRoute),
+  routeTool("escalate_work", escalateRoute),
   routeTool("release_work", releaseRoute),
 ];

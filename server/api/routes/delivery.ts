@@ -16,7 +16,7 @@ import {
 } from "../../domain/schemas/delivery";
 import { taskHashParams } from "../../domain/schemas/marketplace";
 import { judgeManually, submitResult, verifyAsAgent } from "../../domain/marketplace/deliver";
-import { buildDispute, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
+import { buildDispute, buildEscalate, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
 import type { ErrorCode } from "../../errors";
 import { HASH_ERRORS } from "./marketplace";
 
@@ -116,6 +116,29 @@ export const declineRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => judgeManually(deps, caller!.wallet, params.hash, false, body.reason),
 });
 
+export const escalateRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/escalate",
+  summary: "Escalate a submission nobody judged (worker): answers the unsigned escalateUnjudgedWork",
+  description:
+    "The worker's recourse when its judge is silent: allowed 3 days after the effective deadline while the latest " +
+    "submission still has no verdict. The task becomes Disputed (escalated); /release pays the worker after the " +
+    "dispute window unless the admin rules first. DEADLINE_NOT_REACHED carries error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...DELIVERY_HASH_ERRORS,
+    "ASSIGNMENT_PENDING",
+    "FORBIDDEN",
+    "INVALID_STATE",
+    "DEADLINE_NOT_REACHED",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, deps }) => buildEscalate(deps, caller!.wallet, params.hash),
+});
+
 export const releaseRoute = defineRoute({
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/release",
@@ -195,6 +218,7 @@ export const deliveryRoutes: AnyRoute[] = [
   verifyRoute,
   finalizeRoute,
   declineRoute,
+  escalateRoute,
   releaseRoute,
   reclaimRoute,
   disputeRoute,

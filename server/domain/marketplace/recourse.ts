@@ -6,7 +6,12 @@
  */
 import type { Deps } from "../deps";
 import { fail } from "../../errors";
-import { encodeClaimTimeout, encodeRaiseDispute, encodeReleaseUnjudgedWork } from "../../chain/escrowCalls";
+import {
+  encodeClaimTimeout,
+  encodeEscalateUnjudgedWork,
+  encodeRaiseDispute,
+  encodeReleaseUnjudgedWork,
+} from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import {
   assertAssignmentSettled,
@@ -15,8 +20,38 @@ import {
   unsignedEscrowTx,
   type EscrowTxResult,
 } from "./taskContext";
-import { APPEAL_WINDOW_SECONDS, DISPUTE_WINDOW_SECONDS, windowEnd } from "../../escrow/rules";
+import { APPEAL_WINDOW_SECONDS, DISPUTE_WINDOW_SECONDS, ESCALATION_GRACE_SECONDS, windowEnd } from "../../escrow/rules";
 import { refuseWhilePaused, requireSubmitted, type ReclaimResult } from "./deliver";
+
+/**
+ * POST /a2a/tasks/{hash}/escalate by the worker: unsigned escalateUnjudgedWork when its submission still has no
+ * verdict ESCALATION_GRACE (3 days) after the effective deadline; the task becomes Disputed (escalated) and
+ * /release pays it after the dispute window unless the admin rules first. Refusals, in order:
+ * ASSIGNMENT_PENDING, NOT_INDEXED, FORBIDDEN, INVALID_STATE (no submission awaiting its verdict), ESCROW_PAUSED,
+ * DEADLINE_NOT_REACHED (details.availableAt).
+ */
+export async function buildEscalate(deps: Deps, wallet: string, rawHash: string): Promise<EscrowTxResult> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(deps, rawHash);
+  assertAssignmentSettled(ctx, caller);
+  const task = requireOnChain(ctx);
+  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
+    fail("FORBIDDEN", `only the worker of task ${ctx.taskId} may escalate its unjudged work`);
+  }
+  if (task.status !== TASK_STATUS.Submitted) {
+    fail("INVALID_STATE", `task ${ctx.taskId} is ${ctx.status}: only a submission awaiting its verdict is escalated`);
+  }
+  await refuseWhilePaused(deps, ctx, "escalateUnjudgedWork");
+  const availableAt = (ctx.effectiveDeadline ?? task.deadline) + ESCALATION_GRACE_SECONDS;
+  if (ctx.now < availableAt) {
+    fail(
+      "DEADLINE_NOT_REACHED",
+      `task ${ctx.taskId}'s judge has until ${availableAt} (the effective deadline plus 3 days) before escalation`,
+      { details: { availableAt } },
+    );
+  }
+  return unsignedEscrowTx(deps, ctx, caller, encodeEscalateUnjudgedWork(ctx.taskId));
+}
 
 /**
  * POST /a2a/tasks/{hash}/release by the worker: unsigned releaseUnjudgedWork once escalated work waited the dispute

@@ -16,6 +16,7 @@ import { findTaskById } from "../../../server/db/repositories/tasks";
 import {
   APPEAL_WINDOW_SECONDS,
   DISPUTE_WINDOW_SECONDS,
+  ESCALATION_GRACE_SECONDS,
   MAX_DURATION,
   MAX_FEE_BPS,
   MAX_SUBMISSIONS,
@@ -52,6 +53,7 @@ describe("server/escrow/rules.ts mirrors TaskEscrow", () => {
     expect(DISPUTE_WINDOW_SECONDS).to.equal(Number(await escrow.DISPUTE_WINDOW()));
     expect(OPEN_SELECTION_WINDOW_SECONDS).to.equal(Number(await escrow.OPEN_SELECTION_WINDOW()));
     expect(MAX_FEE_BPS).to.equal(Number(await escrow.MAX_FEE_BPS()));
+    expect(ESCALATION_GRACE_SECONDS).to.equal(Number(await escrow.ESCALATION_GRACE()));
   });
 
   it("computes effective deadlines, paused seconds, windows and the paused flag as the escrow does", async function () {

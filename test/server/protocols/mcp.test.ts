@@ -271,6 +271,7 @@ describe("Remote MCP at /mcp", () => {
         [poster, "reclaim_task", { hash: taskHash }, "INVALID_STATUS"],
         [poster, "raise_dispute", { hash: taskHash }, "INVALID_STATE"],
         [worker, "release_work", { hash: taskHash }, "INVALID_STATE"],
+        [worker, "escalate_work", { hash: taskHash }, "INVALID_STATE"],
         [poster, "assign_worker", { hash: taskHash, worker: workerWallet.address }, "NOT_OPEN"],
         [poster, "build_task_batch", { token: m.token, tasks: [] }, "VALIDATION_ERROR"],
       ];
@@ -312,6 +313,7 @@ describe("Remote MCP at /mcp", () => {
         "update_service",
         "deactivate_service",
         "get_offered_tasks",
+        "escalate_work",
       ]);
       expect(MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n))).to.deep.equal([]);
       await poster.close();

@@ -613,6 +613,34 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         },
       ),
     );
+
+    it(
+      "a silent judge: the worker escalates its unjudged work 3 days after the deadline, then is released after 14 days",
+      withApi(async ({ api, escrow, worker, keys, post, send, deliver, balances, expectPaid, status, postTask }) => {
+        const t = await postTask({ duration: HOUR });
+        await deliver(t, "finished work nobody judges", 1);
+        expectError(await post(path(t.taskHash, "escalate"), keys.poster), 403, "FORBIDDEN");
+        const early = await post(path(t.taskHash, "escalate"), keys.worker);
+        expectError(early, 400, "DEADLINE_NOT_REACHED");
+        const availableAt = Number(await escrow.effectiveDeadline(t.taskId)) + 3 * DAY;
+        expect(early.json.error.details.availableAt).to.equal(availableAt);
+
+        await time.increaseTo(availableAt);
+        await api.synced();
+        const before = await balances();
+        await send(worker, await post(path(t.taskHash, "escalate"), keys.worker), "escalateUnjudgedWork", [t.taskId]);
+        expect(await status(t.taskId)).to.equal(STATUS.Disputed);
+        expect(await escrow.isEscalated(t.taskId)).to.equal(true);
+        expectError(await post(path(t.taskHash, "escalate"), keys.worker), 409, "INVALID_STATE");
+
+        const disputedAt = Number((await escrow.getTask(t.taskId)).disputedAt);
+        await time.increaseTo(disputedAt + 14 * DAY);
+        await api.synced();
+        await send(worker, await post(path(t.taskHash, "release"), keys.worker), "releaseUnjudgedWork", [t.taskId]);
+        expect(await status(t.taskId)).to.equal(STATUS.Completed);
+        await expectPaid(before, t.amount);
+      }),
+    );
   });
 
   describe("pauses", () => {
