@@ -21,6 +21,7 @@ import {
   matchingTask,
   onChainTask,
   projectionContext,
+  type ProjectionContext,
 } from "./projection";
 
 export interface OpenTasksQuery {
@@ -72,6 +73,17 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
     capabilities: query.capabilities,
     posters,
   });
+  // A task with a held assignment is no longer open to others (total may still count it for a moment).
+  return { tasks: await projectOpenPage(deps, ctx, tasks, { hideHeld: true }), total };
+}
+
+/** The `{ meta, state }` of a page of open tasks (listed ones only; `hideHeld` leaves out held assignments). */
+async function projectOpenPage(
+  deps: Deps,
+  ctx: ProjectionContext,
+  tasks: readonly TaskRecord[],
+  { hideHeld }: { hideHeld: boolean },
+) {
   const listings = await getListings(
     deps.db,
     tasks.map((t) => t.taskId),
@@ -80,14 +92,14 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
   const out = [];
   for (const task of tasks) {
     const listing = listings.get(task.taskId);
-    // A task with a held assignment is no longer open to others (total may still count it for a moment).
-    if (!listing || !matchingTask(listing, task) || facts.assignments.has(task.taskId)) continue;
+    if (!listing || !matchingTask(listing, task)) continue;
+    if (hideHeld && facts.assignments.has(task.taskId)) continue;
     out.push({
       meta: marketplaceMeta(listing, task, ctx),
-      state: marketplaceState(listing, task, ctx.pauses, ctx.now),
+      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
     });
   }
-  return { tasks: out, total };
+  return out;
 }
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
@@ -168,19 +180,5 @@ export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit
     offset: page.offset,
     offeredTo: wallet.toLowerCase(),
   });
-  const listings = await getListings(
-    deps.db,
-    tasks.map((t) => t.taskId),
-  );
-  const facts = await marketFacts(deps, tasks);
-  const out = [];
-  for (const task of tasks) {
-    const listing = listings.get(task.taskId);
-    if (!listing || !matchingTask(listing, task)) continue;
-    out.push({
-      meta: marketplaceMeta(listing, task, ctx),
-      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
-    });
-  }
-  return { tasks: out, total };
+  return { tasks: await projectOpenPage(deps, ctx, tasks, { hideHeld: false }), total };
 }

@@ -3,7 +3,6 @@
  * (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client.
  */
 import fs from "node:fs";
-import net, { type AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
@@ -11,14 +10,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { startDevnet, type McpClientConfig } from "../../scripts/devnet";
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
-}
+import { freePort } from "../helpers/api";
 
 describe("devnet: protocol endpoints a newcomer connects to", () => {
   it("writes an MCP client configuration that the official MCP client uses as-is, and serves the A2A card", async function () {

@@ -74,7 +74,7 @@ function testClock(): TestClock {
 }
 
 /** A port free on 127.0.0.1 right now (the OS picks it). */
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const probe = net.createServer();
   await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
   const { port } = probe.address() as AddressInfo;

@@ -129,3 +129,13 @@ export async function startMarket(env: Record<string, string> = {}, kind: Verifi
 }
 
 export type Market = Awaited<ReturnType<typeof startMarket>>;
+
+/** Runs `fn` on a fresh market (env overrides configuration) and closes its API afterwards. */
+export async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}): Promise<void> {
+  const market = await startMarket(env);
+  try {
+    await fn(market);
+  } finally {
+    await market.api.close();
+  }
+}

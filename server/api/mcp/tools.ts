@@ -15,7 +15,7 @@ import { parseOrThrow, checkJsonStrings } from "../validation";
 import { takePostingTokens } from "../middleware/rateLimit";
 import { allRoutes } from "../routes";
 import { settlementRoute, statsRoute } from "../routes/system";
-import { openTasksRoute, postedTasksRoute, taskRoute, indexRoute } from "../routes/listings";
+import { indexRoute, offeredTasksRoute, openTasksRoute, postedTasksRoute, taskRoute } from "../routes/listings";
 import { listExecutorsRoute, ownExecutorRoute, registerExecutorRoute, heartbeatRoute } from "../routes/executors";
 import { leaderboardRoute, reputationRoute } from "../routes/reputation";
 import { uploadRoute } from "../routes/storage";
@@ -39,7 +39,6 @@ import {
   listServicesRoute,
   updateServiceRoute,
 } from "../routes/services";
-import { offeredTasksRoute } from "../routes/listings";
 import { fetchBrief } from "../../domain/marketplace/brief";
 
 export interface ToolCall {

@@ -12,7 +12,7 @@ import {
   encodeRaiseDispute,
   encodeReleaseUnjudgedWork,
 } from "../../chain/escrowCalls";
-import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type TaskRecord } from "../../escrow/records";
 import {
   assertAssignmentSettled,
   loadTaskContext,
@@ -22,6 +22,13 @@ import {
 } from "./taskContext";
 import { APPEAL_WINDOW_SECONDS, DISPUTE_WINDOW_SECONDS, ESCALATION_GRACE_SECONDS, windowEnd } from "../../escrow/rules";
 import { refuseWhilePaused, requireSubmitted, type ReclaimResult } from "./deliver";
+
+/** FORBIDDEN unless `caller` is the task's worker. */
+function requireWorker(task: TaskRecord, caller: string, what: string): void {
+  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
+    fail("FORBIDDEN", `only the worker of task ${task.taskId} may ${what}`);
+  }
+}
 
 /**
  * POST /a2a/tasks/{hash}/escalate by the worker: unsigned escalateUnjudgedWork when its submission still has no
@@ -35,9 +42,7 @@ export async function buildEscalate(deps: Deps, wallet: string, rawHash: string)
   const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
   const task = requireOnChain(ctx);
-  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
-    fail("FORBIDDEN", `only the worker of task ${ctx.taskId} may escalate its unjudged work`);
-  }
+  requireWorker(task, caller, "escalate its unjudged work");
   if (task.status !== TASK_STATUS.Submitted) {
     fail("INVALID_STATE", `task ${ctx.taskId} is ${ctx.status}: only a submission awaiting its verdict is escalated`);
   }
@@ -63,9 +68,7 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
   const ctx = await loadTaskContext(deps, rawHash);
   assertAssignmentSettled(ctx, caller);
   const task = requireOnChain(ctx);
-  if (task.worker === ZERO_ADDRESS || caller !== task.worker) {
-    fail("FORBIDDEN", `only the worker of task ${ctx.taskId} may release its escalated work`);
-  }
+  requireWorker(task, caller, "release its escalated work");
   if (task.status !== TASK_STATUS.Disputed || !task.escalated) {
     fail(
       "INVALID_STATE",

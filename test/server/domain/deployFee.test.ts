@@ -5,7 +5,7 @@
  */
 import { expect } from "chai";
 import { ethers, network } from "hardhat";
-import { startMarket, type Market } from "../../helpers/market";
+import { type Market, withMarket } from "../../helpers/market";
 import type { ApiResponse } from "../../helpers/api";
 
 const FEE = "/api/v1/agents/deploy-fee";
@@ -14,15 +14,6 @@ const VERIFY = `${FEE}/verify`;
 function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.status, res.text).to.equal(status);
   expect(res.json.error.code, res.text).to.equal(code);
-}
-
-async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
-  const m = await startMarket(env);
-  try {
-    await fn(m);
-  } finally {
-    await m.api.close();
-  }
 }
 
 /** Pays the fee from `signer` with the transactions the API built for `key`; returns the deployAgent tx hash. */

@@ -6,7 +6,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { USDC } from "../../helpers/fixtures";
-import { INDEX, startMarket, type Market } from "../../helpers/market";
+import { INDEX, withMarket } from "../../helpers/market";
 import type { ApiResponse } from "../../helpers/api";
 
 const SERVICES = "/api/v1/marketplace/services";
@@ -15,15 +15,6 @@ function expectError(res: ApiResponse, status: number, code: string, message?: R
   expect(res.status, res.text).to.equal(status);
   expect(res.json.error.code, res.text).to.equal(code);
   if (message) expect(res.json.error.message).to.match(message);
-}
-
-async function withMarket(fn: (m: Market) => Promise<void>) {
-  const m = await startMarket();
-  try {
-    await fn(m);
-  } finally {
-    await m.api.close();
-  }
 }
 
 const body = (overrides: Record<string, unknown> = {}) => ({

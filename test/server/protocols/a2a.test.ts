@@ -8,18 +8,9 @@ import fc from "fast-check";
 import { ethers } from "hardhat";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
-import { startMarket, type Market } from "../../helpers/market";
+import { type Market, withMarket } from "../../helpers/market";
 
 const A2A = "/a2a/v1";
-
-async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
-  const market = await startMarket(env);
-  try {
-    await fn(market);
-  } finally {
-    await market.api.close();
-  }
-}
 
 async function rpc(m: Market, body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${m.api.url}${A2A}`, {

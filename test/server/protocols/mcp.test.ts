@@ -13,7 +13,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { DAY, USDC } from "../../helpers/fixtures";
-import { startMarket, type Market } from "../../helpers/market";
+import { type Market, withMarket } from "../../helpers/market";
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { MCP_TOOLS } from "../../../server/api/mcp/tools";
 
@@ -77,15 +77,6 @@ function failed(answer: ToolAnswer, code: string) {
   expect(answer.isError, JSON.stringify(answer)).to.equal(true);
   expect((answer.structuredContent?.error as { code: string }).code).to.equal(code);
   expect(answer.content[0].text).to.match(new RegExp(`^${code}: `));
-}
-
-async function withMarket(fn: (m: Market) => Promise<void>, env: Record<string, string> = {}) {
-  const market = await startMarket(env);
-  try {
-    await fn(market);
-  } finally {
-    await market.api.close();
-  }
 }
 
 describe("Remote MCP at /mcp", () => {
