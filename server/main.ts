@@ -94,6 +94,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       chain: providerChainReader(provider),
       network: config.network,
       escrowAddress: book.escrow.proxy,
+      agentFactoryAddress: book.agentFactory.proxy,
       startBlock: book.startBlock,
       config: config.indexer,
       logger: logger.child({ component: "indexer" }),

@@ -1,5 +1,5 @@
 /** The agent deploy-fee factory on the chain: its terms, the calls that pay the fee, and the payments a receipt proves. */
-import { Contract, Interface, type Provider, type TransactionReceipt } from "ethers";
+import { Contract, Interface, type Log, type Provider, type TransactionReceipt } from "ethers";
 
 const FACTORY_ABI = [
   "function deployFee() view returns (uint256)",
@@ -37,19 +37,27 @@ export interface AgentDeployed {
   nonce: bigint;
 }
 
+/** A log's AgentDeployed payment, if it is one (the caller checks the log comes from the configured factory). */
+export function decodeAgentDeployed(log: Pick<Log, "topics" | "data" | "index">): AgentDeployed | undefined {
+  let parsed;
+  try {
+    parsed = factoryInterface.parseLog({ topics: [...log.topics], data: log.data });
+  } catch {
+    return undefined;
+  }
+  if (parsed?.name !== "AgentDeployed") return undefined;
+  return {
+    logIndex: log.index,
+    payer: String(parsed.args.user).toLowerCase(),
+    amount: BigInt(parsed.args.usdcAmount),
+    nonce: BigInt(parsed.args.nonce),
+  };
+}
+
 /** The AgentDeployed events `receipt` holds from `factory` (others' events are ignored). */
 export function agentDeployedEvents(receipt: TransactionReceipt, factory: string): AgentDeployed[] {
-  const out: AgentDeployed[] = [];
-  for (const log of receipt.logs) {
-    if (log.address.toLowerCase() !== factory.toLowerCase()) continue;
-    const parsed = factoryInterface.parseLog({ topics: [...log.topics], data: log.data });
-    if (parsed?.name !== "AgentDeployed") continue;
-    out.push({
-      logIndex: log.index,
-      payer: String(parsed.args.user).toLowerCase(),
-      amount: BigInt(parsed.args.usdcAmount),
-      nonce: BigInt(parsed.args.nonce),
-    });
-  }
-  return out;
+  return receipt.logs
+    .filter((log) => log.address.toLowerCase() === factory.toLowerCase())
+    .map(decodeAgentDeployed)
+    .filter((e): e is AgentDeployed => e !== undefined);
 }

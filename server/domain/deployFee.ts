@@ -2,9 +2,11 @@
  * The agent deploy fee: what hosting an agent costs on this server (DEPLOY_FEE_REQUIRED, on by default on local
  * networks), the unsigned transactions that pay it (approve exactly the fee to the factory, then deployAgent(0)), and
  * verifying a paid fee from its transaction: the receipt's AgentDeployed event from the configured factory, paid by
- * the key's wallet, with a token transfer of at least the current fee to the factory's treasury. A verified payment
- * is one deploy credit of the wallet, recorded once (the payment's primary key), whatever the number of concurrent or
- * repeated verifications and restarts. Hosted agents spend credits (not built yet).
+ * the key's wallet, with a token transfer of at least the current fee to the factory's treasury. A paid fee is one
+ * deploy credit of the wallet, recorded once (the payment's primary key) by whichever sees it first: a verification,
+ * or the indexer following the factory's AgentDeployed events. A payment is verified once, whatever the number of
+ * concurrent or repeated verifications and restarts (DEPLOY_FEE_IN_USE after). Deploying a hosted agent spends one
+ * credit (spendDeployCredit: NO_DEPLOY_CREDIT without one); the hosted-agents routes are another issue's.
  */
 import { Interface } from "ethers";
 import type { Deps } from "./deps";
@@ -16,7 +18,11 @@ import {
   readFactoryTerms,
   type FactoryTerms,
 } from "../chain/deployFee";
-import { countDeployCredits, recordDeployFeePayment } from "../db/repositories/deployFees";
+import {
+  countDeployCredits,
+  recordDeployFeePayment,
+  spendDeployCredit as spendCredit,
+} from "../db/repositories/deployFees";
 import type { DeployFee, DeployFeeVerified } from "./schemas/deployFee";
 
 const transferEvent = new Interface(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
@@ -120,4 +126,19 @@ export async function verifyDeployFee(deps: Deps, wallet: string, txHash: string
     amount_raw: paid.toString(),
     credits: await countDeployCredits(deps.db, payer),
   };
+}
+
+/**
+ * Spends one deploy credit of `wallet` (a hosted agent's deploy): the payment it used. NO_DEPLOY_CREDIT (402) when the
+ * wallet has none left; concurrent deploys never share one credit.
+ */
+export async function spendDeployCredit(deps: Deps, wallet: string): Promise<{ txHash: string; logIndex: number }> {
+  const spent = await spendCredit(deps.db, wallet, deps.clock.wallNow());
+  if (!spent) {
+    return fail(
+      "NO_DEPLOY_CREDIT",
+      `${wallet.toLowerCase()} has no deploy credit: pay the deploy fee (GET /api/v1/agents/deploy-fee), then verify it`,
+    );
+  }
+  return spent;
 }

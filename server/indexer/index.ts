@@ -28,6 +28,7 @@ export function createIndexer(
     chain,
     network: config.network,
     escrowAddress: book.escrow.proxy,
+    agentFactoryAddress: book.agentFactory.proxy,
     startBlock: book.startBlock,
     config: config.indexer,
     logger: logger.child({ component: "indexer" }),

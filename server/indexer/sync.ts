@@ -26,6 +26,8 @@ import {
 import { loadConfigValues, replaceConfigValues } from "../db/repositories/escrowConfig";
 import { loadTokens, replaceTokens } from "../db/repositories/allowedTokens";
 import { loadPausePeriods, replacePausePeriods } from "../db/repositories/pausePeriods";
+import { deleteUnspentDeployFeesAfter, recordIndexedDeployFees } from "../db/repositories/deployFees";
+import { decodeAgentDeployed } from "../chain/deployFee";
 import { CONFIG_HANDLERS, emptyConfig, foldEvents, isConfigEvent, type FoldContext } from "./handlers";
 import { ensureChainIdentity } from "./chainIdentity";
 import { createWriterLock, type WriterLock } from "./lock";
@@ -38,6 +40,11 @@ export interface IndexerOptions {
   chain: ChainReader;
   network: string;
   escrowAddress: string;
+  /**
+   * The agent deploy-fee factory, when the deployment has one: its AgentDeployed events become deploy credits of the
+   * paying wallets (deploy_fee_payments), written in the same transaction as the range's escrow events.
+   */
+  agentFactoryAddress?: string;
   startBlock: number;
   config: IndexerConfig;
   logger: Logger;
@@ -199,17 +206,22 @@ export class Indexer {
 
   /** Fetches, decodes and writes [from, to]. Returns false when the chain changed underneath (retried next step). */
   private async indexRange(from: number, to: number, checkpoint: Checkpoint): Promise<boolean> {
-    const { db, chain, escrowAddress, startBlock } = this.options;
-    const { logs, workingRange } = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to), {
+    const { db, chain, escrowAddress, agentFactoryAddress, startBlock } = this.options;
+    const escrowLogs = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to), {
       signal: this.signal,
     });
+    const factoryLogs = agentFactoryAddress
+      ? await withRetry(() => fetchLogsAdaptive(chain, agentFactoryAddress, from, to), { signal: this.signal })
+      : { logs: [], workingRange: escrowLogs.workingRange };
+    const logs = escrowLogs.logs;
+    const workingRange = Math.min(escrowLogs.workingRange, factoryLogs.workingRange);
     // Only a refusal shrinks the range: a range clipped at the head (to < from + range - 1) is not one.
     if (workingRange < to - from + 1 && workingRange < this.range) {
       this.options.logger.info("node refused a large log range; using a smaller one", { range: workingRange });
       this.range = workingRange;
     }
 
-    const numbers = new Set<number>(logs.map((l) => l.blockNumber));
+    const numbers = new Set<number>([...logs, ...factoryLogs.logs].map((l) => l.blockNumber));
     numbers.add(from);
     numbers.add(to);
     const headers = await this.fetchHeaders([...numbers]);
@@ -218,7 +230,7 @@ export class Indexer {
     const parent = headers.get(from)!.parentHash;
     const linked = parent === checkpoint.blockHash || /^0x0{64}$/.test(parent);
     if (checkpoint.blockNumber >= startBlock && !linked) return false;
-    for (const log of logs) {
+    for (const log of [...logs, ...factoryLogs.logs]) {
       if (headers.get(log.blockNumber)!.hash !== log.blockHash.toLowerCase()) return false;
     }
 
@@ -226,10 +238,26 @@ export class Indexer {
       .map((log) => decodeEscrowLog(log, headers.get(log.blockNumber)!.timestamp))
       .filter((e): e is StoredEvent => e !== undefined)
       .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+    const deployFees = factoryLogs.logs.flatMap((log) => {
+      const payment = decodeAgentDeployed(log);
+      return payment
+        ? [
+            {
+              txHash: log.transactionHash.toLowerCase(),
+              logIndex: payment.logIndex,
+              payer: payment.payer,
+              nonce: Number(payment.nonce),
+              blockNumber: log.blockNumber,
+              indexedAt: headers.get(log.blockNumber)!.timestamp,
+            },
+          ]
+        : [];
+    });
 
     await db.transaction(async (trx) => {
       const fresh = await insertNewEvents(trx, events);
       await this.applyEvents(trx, fresh);
+      await recordIndexedDeployFees(trx, deployFees);
       await saveBlocks(trx, [...headers.values()]);
       await setCheckpoint(trx, CHECKPOINT_NAME, { blockNumber: to, blockHash: headers.get(to)!.hash });
       await this.options.faults?.beforeCommit?.({ from, to });
@@ -297,6 +325,7 @@ export class Indexer {
 
     await db.transaction(async (trx) => {
       const removed = await deleteEventsAfter(trx, to.blockNumber);
+      await deleteUnspentDeployFeesAfter(trx, to.blockNumber);
       await deleteBlocksAfter(trx, to.blockNumber);
       const affected = [...new Set(removed.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
       await rebuildTasks(trx, affected);

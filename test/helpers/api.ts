@@ -111,6 +111,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     chain: providerChainReader(ethers.provider),
     network: "hardhat",
     escrowAddress: book.escrow.proxy,
+    agentFactoryAddress: book.agentFactory.proxy,
     startBlock: book.startBlock,
     config: config.indexer,
     logger: silentLogger,

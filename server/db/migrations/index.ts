@@ -12,6 +12,7 @@ import { listingFunding } from "./004_listings_funding";
 import { marketplace } from "./005_marketplace";
 import { services } from "./006_services";
 import { deployFees } from "./007_deploy_fees";
+import { indexedDeployCredits } from "./008_indexed_deploy_credits";
 
 export type { Migration };
 
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   marketplace,
   services,
   deployFees,
+  indexedDeployCredits,
 ];
 
 /** A knex migration source over MIGRATIONS. */

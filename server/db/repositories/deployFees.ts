@@ -1,21 +1,30 @@
-/** Verified deploy-fee payments (table `deploy_fee_payments`): one row per AgentDeployed event, one deploy credit each. */
+/**
+ * Deploy-fee payments (table `deploy_fee_payments`): one row per AgentDeployed event of the configured factory, one
+ * deploy credit each. A row comes from a verification (POST /agents/deploy-fee/verify, `verified_at`) or from the
+ * indexer (`indexed_at`), whichever sees the payment first; the primary key (tx_hash, log_index) keeps it one row.
+ */
 import type { Queryable } from "./util";
 
 export interface DeployFeePayment {
   txHash: string;
   logIndex: number;
   payer: string;
-  amount: string;
+  /** The fee that reached the treasury (read by a verification; null for a payment only the indexer has seen). */
+  amount: string | null;
   nonce: number;
   blockNumber: number;
-  verifiedAt: number;
+  verifiedAt: number | null;
+  indexedAt: number | null;
   spentAt: number | null;
 }
 
-/** Records a payment; false when it was already recorded (the primary key makes this once-only, across processes). */
+/**
+ * Records a verified payment; false when it was verified already. A payment the indexer recorded first is verified
+ * once: the conditional update lets exactly one of concurrent verifications through (on SQLite and PostgreSQL).
+ */
 export async function recordDeployFeePayment(
   db: Queryable,
-  payment: Omit<DeployFeePayment, "spentAt">,
+  payment: Omit<DeployFeePayment, "spentAt" | "indexedAt"> & { amount: string; verifiedAt: number },
 ): Promise<boolean> {
   const inserted = await db("deploy_fee_payments")
     .insert({
@@ -26,12 +35,50 @@ export async function recordDeployFeePayment(
       nonce: payment.nonce,
       block_number: payment.blockNumber,
       verified_at: payment.verifiedAt,
+      indexed_at: null,
       spent_at: null,
     })
     .onConflict(["tx_hash", "log_index"])
     .ignore()
     .returning("tx_hash");
-  return inserted.length > 0;
+  if (inserted.length > 0) return true;
+  const claimed = await db("deploy_fee_payments")
+    .where({ tx_hash: payment.txHash, log_index: payment.logIndex })
+    .whereNull("verified_at")
+    .update({ verified_at: payment.verifiedAt, amount: payment.amount });
+  return claimed > 0;
+}
+
+/** Records payments the indexer found (AgentDeployed events); a payment already recorded is left as it is. */
+export async function recordIndexedDeployFees(
+  db: Queryable,
+  payments: readonly (Pick<DeployFeePayment, "txHash" | "logIndex" | "payer" | "nonce" | "blockNumber"> & {
+    /** The block's timestamp. */
+    indexedAt: number;
+  })[],
+): Promise<void> {
+  if (payments.length === 0) return;
+  await db("deploy_fee_payments")
+    .insert(
+      payments.map((p) => ({
+        tx_hash: p.txHash,
+        log_index: p.logIndex,
+        payer: p.payer,
+        amount: null,
+        nonce: p.nonce,
+        block_number: p.blockNumber,
+        verified_at: null,
+        indexed_at: p.indexedAt,
+        spent_at: null,
+      })),
+    )
+    .onConflict(["tx_hash", "log_index"])
+    .ignore();
+}
+
+/** A reorg undid the blocks after `blockNumber`: their unspent payments go (the indexer records them again if re-mined). */
+export async function deleteUnspentDeployFeesAfter(db: Queryable, blockNumber: number): Promise<number> {
+  return db("deploy_fee_payments").where("block_number", ">", blockNumber).whereNull("spent_at").delete();
 }
 
 /** A wallet's unspent deploy credits. */
@@ -42,4 +89,32 @@ export async function countDeployCredits(db: Queryable, wallet: string): Promise
     .count({ n: "*" })
     .first()) as { n?: number | string } | undefined;
   return Number(row?.n ?? 0);
+}
+
+/**
+ * Spends one of the wallet's credits (the oldest): the payment it spent, or undefined when the wallet has none left.
+ * Each attempt is a conditional update, so concurrent spenders never spend one credit twice.
+ */
+export async function spendDeployCredit(
+  db: Queryable,
+  wallet: string,
+  spentAt: number,
+): Promise<{ txHash: string; logIndex: number } | undefined> {
+  const payer = wallet.toLowerCase();
+  for (;;) {
+    const candidates = (await db("deploy_fee_payments")
+      .where({ payer })
+      .whereNull("spent_at")
+      .orderBy([{ column: "block_number" }, { column: "log_index" }])
+      .limit(8)
+      .select("tx_hash", "log_index")) as { tx_hash: string; log_index: number }[];
+    if (candidates.length === 0) return undefined;
+    for (const c of candidates) {
+      const spent = await db("deploy_fee_payments")
+        .where({ tx_hash: c.tx_hash, log_index: c.log_index })
+        .whereNull("spent_at")
+        .update({ spent_at: spentAt });
+      if (spent > 0) return { txHash: c.tx_hash, logIndex: Number(c.log_index) };
+    }
+  }
 }
