@@ -5,7 +5,7 @@
  */
 import { expect } from "chai";
 import { ethers } from "hardhat";
-import { USDC } from "../../helpers/fixtures";
+import { STATUS, USDC } from "../../helpers/fixtures";
 import { INDEX, withMarket } from "../../helpers/market";
 import type { ApiResponse } from "../../helpers/api";
 
@@ -50,6 +50,15 @@ describe("Services (rent-an-agent)", () => {
       expect(list.json.data.services[0]).to.deep.equal(service);
       expect((await m.api.request("GET", `${SERVICES}/${service.id}`)).json.data).to.deep.equal(service);
       expect((await m.api.request("GET", `${SERVICES}?agent=${agent.address}`)).json.data.total).to.equal(1);
+      // The spec's fields, then pages: newest first, limit and offset.
+      expect(service).to.include.keys(["id", "name", "description", "price_raw", "agent_address", "agent_public_key"]);
+      expect(Object.keys(list.json.data)).to.have.members(["services", "total"]);
+      const second = (await m.api.request("POST", SERVICES, { key: agent.key, body: body({ name: "Proofread" }) })).json
+        .data;
+      const page = async (q: string) => (await m.api.request("GET", `${SERVICES}?${q}`)).json.data;
+      expect((await page("limit=1")).services.map((x: { id: number }) => x.id)).to.deep.equal([second.id]);
+      expect(await page("limit=1&offset=1")).to.deep.equal({ services: [service], total: 2 });
+      await m.api.request("DELETE", `${SERVICES}/${second.id}`, { key: agent.key });
       expect(
         (await m.api.request("GET", `${SERVICES}?agent=${ethers.Wallet.createRandom().address}`)).json.data.total,
       ).to.equal(0);
@@ -93,6 +102,9 @@ describe("Services (rent-an-agent)", () => {
       }
       const stranger = await m.api.createKey(ethers.Wallet.createRandom().address);
       expectError(await m.api.request("POST", SERVICES, { key: stranger, body: body() }), 403, "NOT_REGISTERED");
+      // An executor record without a public key (registered before keys were required) cannot sell.
+      const keyless = await m.newAgent({ publicKey: "" });
+      expectError(await m.api.request("POST", SERVICES, { key: keyless.key, body: body() }), 400, "NO_PUBKEY");
       expectError(await m.api.request("POST", SERVICES, { body: body() }), 401, "UNAUTHORIZED");
       expectError(await m.api.request("GET", `${SERVICES}/abc`), 400, "VALIDATION_ERROR", /^path\.id/);
       expectError(await m.api.request("GET", `${SERVICES}/999`), 404, "NOT_FOUND");
@@ -204,5 +216,22 @@ describe("Services (rent-an-agent)", () => {
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       expect((await m.usdc.balanceOf(seller.address)) - before).to.equal(USDC(31) - (USDC(31) * 1000n) / 10_000n);
+    }));
+
+  it("lets the poster cancel a rental its target has not accepted (no waiting time), as any funded task", () =>
+    withMarket(async (m) => {
+      const seller = await m.newAgent();
+      const service = (await m.api.request("POST", SERVICES, { key: seller.key, body: body() })).json.data;
+      const { taskHash, taskId } = await m.list(
+        { targetExecutor: seller.address, serviceId: service.id },
+        { amount: USDC(30) },
+      );
+      const before = await m.usdc.balanceOf(m.poster.address);
+      await m.send(m.poster, await m.post(`/api/v1/a2a/tasks/${taskHash}/cancel`, m.posterKey));
+      expect(Number((await m.escrow.getTask(taskId)).status)).to.equal(STATUS.Cancelled);
+      expect((await m.usdc.balanceOf(m.poster.address)) - before).to.equal(USDC(30));
+      expectError(await m.post(`/api/v1/a2a/tasks/${taskHash}/accept`, seller.key), 409, "TASK_CANCELLED");
+      const offered = await m.api.request("GET", "/api/v1/a2a/tasks/offered", { key: seller.key });
+      expect(offered.json.data.tasks).to.deep.equal([]);
     }));
 });

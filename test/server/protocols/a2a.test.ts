@@ -3,12 +3,14 @@
  * get, send, cancel refused), raw JSON-RPC for every envelope error, both method-name styles, batches and
  * notifications, and a fuzz run that must never see a 5xx or a body that is not a JSON-RPC answer.
  */
+import crypto from "node:crypto";
 import { expect } from "chai";
 import fc from "fast-check";
 import { ethers } from "hardhat";
 import { ClientFactory } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { type Market, withMarket } from "../../helpers/market";
+import { encryptBrief, wrapBriefKey } from "../../../server/domain/briefs";
 
 const A2A = "/a2a/v1";
 
@@ -92,6 +94,8 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       }
       expect(refused, "cancel must be refused").to.be.instanceOf(Error);
       expect((refused as Error).name).to.equal("TaskNotCancelableError");
+      // The SDK's reason for the JSON-RPC code -32002 (TASK_NOT_CANCELABLE).
+      expect((refused as Error & { reason: string }).reason).to.equal("TASK_NOT_CANCELABLE");
     }));
 
   it("answers both method-name styles: v0.3 (tasks/get, tasks/list, message/send, tasks/cancel) and 1.0", () =>
@@ -183,12 +187,50 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       expect(single.text).to.equal("");
     }));
 
-  it("never answers a private task's brief or result, and lists only open tasks", () =>
+  it("never answers a private task's brief, key or result, in either method style", () =>
     withMarket(async (m) => {
-      const pub = await m.list({ privacy: "public", publicBrief: "translate 3 lines" });
-      const got = await rpc(m, call("tasks/get", { id: pub.taskHash }));
-      expect(JSON.stringify(got.json)).not.to.contain("wrappedKeys");
-      expect(got.json.result.metadata.marketplace).not.to.have.property("resultData");
+      const agent = await m.newAgent();
+      const secretBrief = `brief ${crypto.randomUUID()}`;
+      const { blob, key: briefKey } = encryptBrief(Buffer.from(secretBrief));
+      const upload = await m.post("/api/v1/storage/upload", m.posterKey, { data: blob.toString("base64") });
+      expect(upload.status, upload.text).to.equal(201);
+      const wrappedKey = wrapBriefKey(briefKey, agent.publicKey);
+      const { taskHash } = await m.list(
+        { privacy: "private", rootHash: upload.json.data.rootHash, wrappedKeys: { [agent.address]: wrappedKey } },
+        { taskHash: upload.json.data.rootHash },
+      );
+      const leaks = (text: string) => {
+        for (const secret of [secretBrief, wrappedKey.replace(/^0x/, ""), "wrappedKey", "resultData"]) {
+          expect(text, `leaks ${secret}`).not.to.contain(secret);
+        }
+      };
+      const listed = await rpc(m, call("tasks/list", {}));
+      expect(listed.json.result.tasks.map((t: { id: string }) => t.id)).to.include(taskHash);
+      leaks(listed.text);
+      leaks((await rpc(m, call("ListTasks", {}))).text);
+
+      // Taken, delivered: the result exists (the poster reads it), A2A still shows only the public projection.
+      expect((await m.post(`/api/v1/a2a/tasks/${taskHash}/accept`, agent.key)).status).to.equal(200);
+      await m.api.synced();
+      const wallet = new ethers.Wallet(agent.privateKey, ethers.provider);
+      await (await m.admin.sendTransaction({ to: wallet.address, value: ethers.parseEther("1") })).wait();
+      const secretResult = `result ${crypto.randomUUID()}`;
+      const submitted = await m.post(`/api/v1/a2a/tasks/${taskHash}/submit`, agent.key, {
+        result: { text: secretResult },
+      });
+      expect(submitted.status, submitted.text).to.equal(200);
+      const { to, data } = submitted.json.data.unsignedTx;
+      await (await wallet.sendTransaction({ to, data })).wait();
+      await m.api.synced();
+      const own = await m.api.request("GET", `/api/v1/tasks/${taskHash}`, { key: m.posterKey });
+      expect(own.json.data.resultData).to.deep.equal({ text: secretResult });
+      for (const method of ["tasks/get", "GetTask"]) {
+        const got = await rpc(m, call(method, { id: taskHash }));
+        expect(got.json.result.id, got.text).to.equal(taskHash);
+        expect(got.json.result.metadata.marketplace).to.include({ privacy: "private", state: "submitted" });
+        leaks(got.text);
+        expect(got.text).not.to.contain(secretResult);
+      }
     }));
 
   it("applies the per-IP limit", () =>

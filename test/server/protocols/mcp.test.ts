@@ -234,7 +234,12 @@ describe("Remote MCP at /mcp", () => {
       expect(task.a2aState.status).to.equal("completed");
 
       // The remaining reads and the refusals of the remaining money tools, each called once.
-      ok(await tool(poster, "platform_status"));
+      // The figures count the completed task and the registered worker.
+      expect(ok(await tool(poster, "platform_status")).stats).to.include({
+        completedTasks: 1,
+        openTasks: 0,
+        totalAgents: 1,
+      });
       ok(await tool(poster, "get_settlement"));
       ok(await tool(poster, "search_agents", {}));
       expect(ok(await tool(poster, "get_reputation", { address: workerWallet.address })).completed).to.equal(1);
@@ -330,7 +335,7 @@ describe("Remote MCP at /mcp", () => {
       { RATE_MCP_CALLS_PER_MINUTE: "3" },
     ));
 
-  it("fuzz: raw bodies never get a 5xx, and JSON bodies get a JSON-RPC answer", async function () {
+  it("fuzz: raw bodies never get a 5xx; every answer is JSON-RPC, a refused body a JSON-RPC error", async function () {
     this.timeout(120_000);
     await withMarket(
       async (m) => {
@@ -367,9 +372,14 @@ describe("Remote MCP at /mcp", () => {
             const res = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body: raw });
             expect(res.status, raw).to.be.below(500);
             const text = await res.text();
-            if (res.status === 200 && text) {
-              const parsed = JSON.parse(text);
-              for (const a of Array.isArray(parsed) ? parsed : [parsed]) expect(a.jsonrpc).to.equal("2.0");
+            // 202 (a notification or a response sent to the server) has no body; anything else is JSON-RPC, and a
+            // refused body (4xx) is a JSON-RPC error object.
+            if (res.status === 202) return;
+            const parsed = JSON.parse(text);
+            for (const a of Array.isArray(parsed) ? parsed : [parsed]) {
+              expect(a.jsonrpc, text).to.equal("2.0");
+              expect("result" in a || "error" in a, text).to.equal(true);
+              if (res.status !== 200) expect(a.error.code, text).to.be.a("number");
             }
           }),
           { numRuns: 200 },
