@@ -16,7 +16,8 @@ import { AppError } from "../../errors";
 import { authenticate, missingCredential, AuthFailure } from "../middleware/auth";
 import type { Caller } from "../route";
 import { API_VERSION } from "../openapi";
-import { MCP_TOOLS } from "./tools";
+import { MCP_TOOLS, plain } from "./tools";
+import { SerializedData } from "../../domain/readCache";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -58,10 +59,12 @@ function toolError(error: AppError): CallToolResult {
   };
 }
 
-function toolResult(data: unknown): CallToolResult {
+function toolResult(answer: unknown): CallToolResult {
+  const data = plain(answer);
   const structured = data !== null && typeof data === "object" && !Array.isArray(data) ? data : { result: data };
   return {
-    content: [{ type: "text", text: JSON.stringify(data) }],
+    // A pre-serialized page (SerializedData) is already the JSON text of its data.
+    content: [{ type: "text", text: answer instanceof SerializedData ? answer.json : JSON.stringify(data) }],
     structuredContent: structured as Record<string, unknown>,
   };
 }

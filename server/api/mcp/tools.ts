@@ -83,9 +83,29 @@ function fieldsOf(schema: ZodTypeAny | undefined): string[] {
   return Object.keys(jsonSchemaOf(schema).properties);
 }
 
+/**
+ * Each pre-serialized page parsed once (bench:api: parsing the 50-task page on every browse_tasks call cost more than
+ * the rest of the tool). The parsed value is shared by every call answering that page, so it is frozen.
+ */
+const parsedPages = new WeakMap<SerializedData, unknown>();
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 /** The route's data as plain JSON (a cached page arrives pre-serialized). */
-function plain(data: unknown): unknown {
-  return data instanceof SerializedData ? JSON.parse(data.json) : data;
+export function plain(data: unknown): unknown {
+  if (!(data instanceof SerializedData)) return data;
+  let parsed = parsedPages.get(data);
+  if (parsed === undefined) {
+    parsed = deepFreeze(JSON.parse(data.json));
+    parsedPages.set(data, parsed);
+  }
+  return parsed;
 }
 
 /** A tool that calls `route`: the arguments split into path, query and body and parsed by the route's schemas. */
@@ -121,7 +141,8 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
           route.posting.items(body),
         );
       }
-      return plain(await route.handler({ body, query, params, caller, ctx, deps, routes: allRoutes }));
+      // A pre-serialized page stays so: the tool result reuses its JSON text (endpoint.ts toolResult).
+      return route.handler({ body, query, params, caller, ctx, deps, routes: allRoutes });
     },
   };
 }
