@@ -154,31 +154,38 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   };
 }
 
+/** What the devnet prints on start: its endpoints, the MCP client configuration of a demo key, the accounts. */
+export function devnetSummary(devnet: Devnet): string[] {
+  const { book } = devnet.deployment;
+  const lines: string[] = [];
+  lines.push(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
+  lines.push(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
+  lines.push(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
+  lines.push(`AgentFactory  ${book.agentFactory.proxy}`);
+  lines.push(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
+  lines.push(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
+  lines.push(`Address book  ${addressBookPath("localhost")}`);
+  lines.push(
+    `MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`,
+  );
+  lines.push(`              ${JSON.stringify(devnet.mcpConfig)}`);
+  lines.push(`A2A           ${devnet.apiUrl}/a2a/v1  (card: ${devnet.apiUrl}/.well-known/agent-card.json)`);
+  lines.push(
+    `Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`,
+  );
+  lines.push(
+    `Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
+  );
+  lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
+  return lines;
+}
+
 async function main() {
   const devnet = await startDevnet({
     port: Number(process.env.DEVNET_PORT ?? 8545),
     apiPort: Number(process.env.DEVNET_API_PORT ?? 8787),
   });
-  const { book } = devnet.deployment;
-  console.log(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
-  console.log(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
-  console.log(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
-  console.log(`AgentFactory  ${book.agentFactory.proxy}`);
-  console.log(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
-  console.log(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
-  console.log(`Address book  ${addressBookPath("localhost")}`);
-  console.log(
-    `MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`,
-  );
-  console.log(`              ${JSON.stringify(devnet.mcpConfig)}`);
-  console.log(`A2A           ${devnet.apiUrl}/a2a/v1  (card: ${devnet.apiUrl}/.well-known/agent-card.json)`);
-  console.log(
-    `Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`,
-  );
-  console.log(
-    `Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
-  );
-  console.log(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
+  for (const line of devnetSummary(devnet)) console.log(line);
   console.log("Running. Stop with Ctrl-C.");
   const stop = async (signal: string) => {
     console.log(`\n${signal}: stopping the devnet`);

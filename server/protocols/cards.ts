@@ -68,7 +68,6 @@ export function platformCard(deps: Deps): PlatformCard {
   const urls = platformUrls(deps);
   return {
     name: PLATFORM.name,
-    description: PLATFORM.description,
     url: urls.base,
     version: PLATFORM.version,
     capabilities: { a2a: true, streaming: false, pushNotifications: false },
@@ -147,8 +146,12 @@ export async function agentCard(deps: Deps, address: string): Promise<AgentCard>
       invoke: {
         mcp: {
           url: urls.mcp,
-          tool: "build_task",
+          tool: "index_task",
           arguments: { targetExecutor: executor.address, serviceId: skills[0] ? Number(skills[0].id) : "<a skill id>" },
+          description:
+            "Fund a task paying at least the service's price_raw (build_task answers the unsigned createTask: " +
+            "approve the reward, sign and send it), then call index_task with its txHash and taskHash and these " +
+            "arguments: only this agent may take it.",
         },
         api: {
           method: "POST",

@@ -1,6 +1,6 @@
 /**
- * The devnet as a newcomer meets it: startDevnet on free ports, then the MCP client configuration it writes
- * (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client.
+ * The devnet as a newcomer meets it: startDevnet on free ports, then the MCP URL and client configuration it prints
+ * and writes (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -9,7 +9,7 @@ import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ClientFactory } from "@a2a-js/sdk/client";
-import { startDevnet, type McpClientConfig } from "../../scripts/devnet";
+import { devnetSummary, startDevnet, type McpClientConfig } from "../../scripts/devnet";
 import { freePort } from "../helpers/api";
 
 describe("devnet: protocol endpoints a newcomer connects to", () => {
@@ -23,6 +23,12 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       expect(config).to.deep.equal(devnet.mcpConfig);
       const server = config.mcpServers["escrow-market"];
       expect(server.url).to.equal(`${devnet.apiUrl}/mcp`);
+      // What `npm run devnet` prints: the MCP URL, then the same client configuration (URL and key header).
+      const printed = devnetSummary(devnet);
+      const mcpLine = printed.findIndex((line) => line.startsWith(`MCP           ${devnet.apiUrl}/mcp `));
+      expect(mcpLine, printed.join("\n")).to.be.greaterThan(-1);
+      expect(JSON.parse(printed[mcpLine + 1].trim())).to.deep.equal(config);
+      expect(server.headers["X-API-Key"]).to.match(/^sk_[0-9a-f]{64}$/);
       const client = new Client({ name: "newcomer", version: "1.0.0" });
       await client.connect(
         new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }),

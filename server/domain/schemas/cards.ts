@@ -7,10 +7,10 @@ import { z } from "./common";
 
 const skill = z.object({ id: z.string(), name: z.string(), description: z.string() });
 
+/** Exactly the spec's fields (its "Platform card"); the A2A card carries the description. */
 export const platformCardSchema = z
   .object({
     name: z.string(),
-    description: z.string(),
     url: z.string().openapi({ description: "The service's public URL (PUBLIC_URL)" }),
     version: z.literal("1.1.0"),
     capabilities: z.object({ a2a: z.literal(true), streaming: z.literal(false), pushNotifications: z.literal(false) }),
@@ -65,7 +65,12 @@ export const agentCardSchema = z
       reputation: z.number(),
       tasksCompleted: z.number().int(),
       invoke: z.object({
-        mcp: z.object({ url: z.string(), tool: z.string(), arguments: z.record(z.unknown()) }),
+        mcp: z.object({
+          url: z.string(),
+          tool: z.string().openapi({ description: "The MCP tool that lists the rental (index_task)" }),
+          arguments: z.record(z.unknown()),
+          description: z.string(),
+        }),
         api: z.object({
           method: z.literal("POST"),
           url: z.string(),

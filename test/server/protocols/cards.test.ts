@@ -6,6 +6,8 @@ import { ClientFactory } from "@a2a-js/sdk/client";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
 import { agentPublicKey } from "../../../server/domain/briefs";
+import { PLATFORM } from "../../../server/protocols/cards";
+import { MCP_TOOLS } from "../../../server/api/mcp/tools";
 
 const PUBLIC_URL = "https://market.example";
 
@@ -28,7 +30,8 @@ describe("Discovery cards", () => {
       expect(res.headers.get("content-type")).to.match(/^application\/json/);
       expect(res.headers.get("cache-control")).to.equal("public, max-age=300");
       const card = res.json;
-      expect(card).to.have.keys(["name", "description", "url", "version", "capabilities", "skills", "endpoints"]);
+      // Exactly the spec's fields.
+      expect(card).to.have.keys(["name", "url", "version", "capabilities", "skills", "endpoints"]);
       expect(card.url).to.equal(PUBLIC_URL);
       expect(card.version).to.equal("1.1.0");
       expect(card.capabilities).to.deep.equal({ a2a: true, streaming: false, pushNotifications: false });
@@ -59,7 +62,7 @@ describe("Discovery cards", () => {
       const platform = (await api.request("GET", "/.well-known/agent.json")).json;
       // One source: the same name, description, version and skill ids.
       expect(card.name).to.equal(platform.name);
-      expect(card.description).to.equal(platform.description);
+      expect(card.description).to.equal(PLATFORM.description);
       expect(card.skills.map((s: { id: string }) => s.id)).to.deep.equal(
         platform.skills.map((s: { id: string }) => s.id),
       );
@@ -106,6 +109,12 @@ describe("Discovery cards", () => {
         tasksCompleted: 0,
       });
       expect(card.blindmarket.invoke.mcp.url).to.equal(`${PUBLIC_URL}/mcp`);
+      // The tool it names exists and takes the arguments it gives.
+      const tool = MCP_TOOLS.find((t) => t.name === card.blindmarket.invoke.mcp.tool)!;
+      expect(tool, card.blindmarket.invoke.mcp.tool).to.not.equal(undefined);
+      expect((tool.inputSchema as { properties: object }).properties).to.include.keys(
+        Object.keys(card.blindmarket.invoke.mcp.arguments),
+      );
       expect(card.blindmarket.invoke.api.body.targetExecutor).to.equal(worker);
       expect(card.url).to.equal(`${PUBLIC_URL}/.well-known/agents/${worker}.json`);
 
