@@ -12,6 +12,7 @@ import { listingFunding } from "./004_listings_funding";
 import { marketplace } from "./005_marketplace";
 import { services } from "./006_services";
 import { deployFees } from "./007_deploy_fees";
+import { eventsAndWebhooks } from "./008_events_and_webhooks";
 
 export type { Migration };
 
@@ -23,6 +24,7 @@ export const MIGRATIONS: readonly Migration[] = [
   marketplace,
   services,
   deployFees,
+  eventsAndWebhooks,
 ];
 
 /** A knex migration source over MIGRATIONS. */
