@@ -1,10 +1,13 @@
 /**
- * One-command local devnet: serves the in-process Hardhat chain on http://127.0.0.1:8545, deploys the escrow, the
- * agent factory and MockUSDC, writes `deployments/localhost.json`, starts the API and its indexer on
- * http://127.0.0.1:8787 (SQLite, in-memory limits), funds demo accounts and gives each an API key in
- * `.devnet/accounts.json`, and runs until stopped (Ctrl-C or SIGTERM). Also usable as a library: `startDevnet()`.
+ * One-command local devnet: serves the in-process Hardhat chain on http://127.0.0.1:8545 (DEVNET_PORT), deploys the
+ * escrow, the agent factory and MockUSDC, writes `deployments/localhost.json`, starts the API and its indexer on
+ * http://127.0.0.1:8787 (DEVNET_API_PORT; SQLite, in-memory limits), funds demo accounts and gives each an API key
+ * in `.devnet/accounts.json` (with the escrow admin, to resolve disputes), and runs until stopped (Ctrl-C or
+ * SIGTERM). A port already taken ends it at once with one line naming its variable. Also usable as a library:
+ * `startDevnet()`.
  */
 import fs from "node:fs";
+import net from "node:net";
 import path from "node:path";
 import hre from "hardhat";
 import { HDNodeWallet, Mnemonic, id } from "ethers";
@@ -34,7 +37,53 @@ export interface DemoAccount {
   address: string;
   privateKey: string;
   apiKey: string;
+  /** On the admin: its key is a public Hardhat test key, like every key here. */
+  warning?: string;
 }
+
+/** A devnet port that is taken (or not a port): the message names the environment variable that sets it. */
+export class DevnetPortError extends Error {
+  override name = "DevnetPortError";
+}
+
+/** Parses a port variable (DEVNET_PORT, DEVNET_API_PORT): absent means `fallback`. */
+export function devnetPort(variable: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw === "") return fallback;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new DevnetPortError(`${variable}=${raw} is not a port (a whole number from 1 to 65535)`);
+  }
+  return port;
+}
+
+function portTaken(variable: string, hostname: string, port: number): DevnetPortError {
+  return new DevnetPortError(
+    `${variable}=${port}: port ${port} on ${hostname} is already in use; stop what holds it or set ${variable} to a free port`,
+  );
+}
+
+const isAddressInUse = (error: unknown) => (error as { code?: string } | undefined)?.code === "EADDRINUSE";
+
+/** Fails fast, before anything is deployed, when `port` cannot be listened on. */
+async function assertPortFree(variable: string, hostname: string, port: number): Promise<void> {
+  const probe = net.createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once("error", reject);
+      probe.listen(port, hostname, () => resolve());
+    });
+  } catch (error) {
+    if (isAddressInUse(error)) throw portTaken(variable, hostname, port);
+    throw new DevnetPortError(
+      `${variable}=${port}: cannot listen on ${hostname}:${port} (${(error as Error).message})`,
+    );
+  }
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+/** The admin's entry in accounts.json carries this. */
+export const ADMIN_WARNING =
+  "the escrow admin (resolveDispute, pause, fees) of this devnet: a public Hardhat test key, never use it anywhere real";
 
 /** An MCP client configuration for one demo key (the shape MCP clients read from their config file). */
 export interface McpClientConfig {
@@ -73,12 +122,16 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   if (hre.network.name !== "hardhat") {
     throw new Error(`the devnet serves the in-process chain: run it without --network (got ${hre.network.name})`);
   }
+  await assertPortFree("DEVNET_PORT", hostname, port);
+  if (api && apiPort !== 0) await assertPortFree("DEVNET_API_PORT", "127.0.0.1", apiPort);
   const rpc: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
     hostname,
     port,
     provider: hre.network.provider,
   });
-  const listening = await rpc.listen();
+  const listening = await rpc.listen().catch((error) => {
+    throw isAddressInUse(error) ? portTaken("DEVNET_PORT", hostname, port) : error;
+  });
   const rpcUrl = `http://${listening.address}:${listening.port}`;
   const deployment = await deployAll({ networkName: "localhost" });
 
@@ -102,11 +155,18 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       VERIFIER_PRIVATE_KEY: hardhatWallet(2).privateKey,
       // The service's custody key (posters may wrap brief keys to it); a fixed, public devnet key.
       CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
+      // Webhooks may call local receivers (127.0.0.1) on the devnet; a deployed service refuses non-public addresses.
+      WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true",
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
     for (const suffix of ["-wal", "-shm"]) fs.rmSync(config.sqliteFile + suffix, { force: true });
-    server = await startServer({ config, provider: hre.ethers.provider });
+    try {
+      server = await startServer({ config, provider: hre.ethers.provider });
+    } catch (error) {
+      await rpc.close();
+      throw isAddressInUse(error) ? portTaken("DEVNET_API_PORT", "127.0.0.1", apiPort) : error;
+    }
 
     const usdc = deployment.mockUsdc!;
     for (const [i, role] of DEMO_ROLES.entries()) {
@@ -121,6 +181,25 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
         createdAt: Math.floor(Date.now() / 1000),
       });
       accounts.push({ role, address: wallet.address, privateKey: wallet.privateKey, apiKey: key });
+    }
+    // Last (docs read [0] as the poster): the escrow admin (Hardhat account #0, the deployer): resolves disputes on the devnet (docs/api.md, "Devnet").
+    const admin = hardhatWallet(0);
+    if (admin.address.toLowerCase() === deployment.book.admin.toLowerCase()) {
+      const { key, keyHash, prefix } = newApiKey();
+      await insertApiKey(server.deps.db, {
+        address: admin.address.toLowerCase(),
+        keyHash,
+        prefix,
+        label: "devnet admin",
+        createdAt: Math.floor(Date.now() / 1000),
+      });
+      accounts.push({
+        role: "admin",
+        address: admin.address,
+        privateKey: admin.privateKey,
+        apiKey: key,
+        warning: ADMIN_WARNING,
+      });
     }
     fs.mkdirSync(outDir, { recursive: true });
     fs.writeFileSync(path.join(outDir, "accounts.json"), JSON.stringify(accounts, null, 2) + "\n", { mode: 0o600 });
@@ -182,8 +261,8 @@ export function devnetSummary(devnet: Devnet): string[] {
 
 async function main() {
   const devnet = await startDevnet({
-    port: Number(process.env.DEVNET_PORT ?? 8545),
-    apiPort: Number(process.env.DEVNET_API_PORT ?? 8787),
+    port: devnetPort("DEVNET_PORT", process.env.DEVNET_PORT, 8545),
+    apiPort: devnetPort("DEVNET_API_PORT", process.env.DEVNET_API_PORT, 8787),
   });
   for (const line of devnetSummary(devnet)) console.log(line);
   console.log("Running. Stop with Ctrl-C.");
@@ -199,7 +278,9 @@ async function main() {
 
 if (require.main === module) {
   main().catch((error) => {
-    console.error(error);
-    process.exitCode = 1;
+    // End at once: a listening chain server would otherwise keep the process (and the terminal) waiting.
+    if (error instanceof DevnetPortError) console.error(`devnet: ${error.message}`);
+    else console.error(error);
+    process.exit(1);
   });
 }

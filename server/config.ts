@@ -79,6 +79,16 @@ const envSchema = z.object({
   RATE_WALLET_FAMILY_PER_MINUTE: intFrom(120, 1),
   RATE_IP_POSTING_PER_MINUTE: intFrom(600, 1),
   RATE_MCP_CALLS_PER_MINUTE: intFrom(120, 1),
+  EVENTS_HEARTBEAT_MS: intFrom(15_000, 10),
+  EVENTS_MAX_STREAMS_PER_KEY: intFrom(5, 1),
+  EVENTS_POLL_MS: intFrom(2_000, 10),
+  EVENTS_RETENTION_DAYS: intFrom(7, 7),
+  WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).optional(),
+  WEBHOOK_MAX_ATTEMPTS: intFrom(8, 1),
+  WEBHOOK_RETRY_BASE_MS: intFrom(10_000, 10),
+  WEBHOOK_RETRY_MAX_MS: intFrom(3_600_000, 10),
+  WEBHOOK_TIMEOUT_MS: intFrom(10_000, 100),
+  WEBHOOK_MAX_PER_WALLET: intFrom(10, 1),
   RATE_LIMIT_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -")
@@ -130,6 +140,30 @@ export interface MarketplaceConfig {
   deployFeeRequired: boolean;
 }
 
+/** Push: the SSE event stream and webhooks (docs/api.md, "Events", "Webhooks"). */
+export interface PushConfig {
+  /** Interval of the `: keep-alive` comment on an open stream. */
+  heartbeatMs: number;
+  /** Concurrent streams per API key (per API process). */
+  maxStreamsPerKey: number;
+  /** Slow poll of the event log, for events written by another process (an indexer of its own). */
+  pollMs: number;
+  /** How long events (and finished deliveries) are kept; at least 7 days. */
+  retentionMs: number;
+  webhooks: {
+    /** Deliver to loopback, private and link-local addresses (the devnet, tests); never in production. */
+    allowPrivate: boolean;
+    /** Attempts per delivery, the first included. */
+    maxAttempts: number;
+    /** Wait before the second attempt; doubled for each further one, capped at retryMaxMs. */
+    retryBaseMs: number;
+    retryMaxMs: number;
+    /** Time an endpoint gets to answer one delivery. */
+    timeoutMs: number;
+    maxPerWallet: number;
+  };
+}
+
 export interface ApiConfig {
   host: string;
   port: number;
@@ -167,6 +201,7 @@ export interface Config {
   indexer: IndexerConfig;
   api: ApiConfig;
   marketplace: MarketplaceConfig;
+  push: PushConfig;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -240,6 +275,20 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       acceptLockSeconds: e.ACCEPT_LOCK_SECONDS,
       verifierPollMs: e.VERIFIER_POLL_MS >= 0 ? e.VERIFIER_POLL_MS : local ? 200 : 2000,
       deployFeeRequired: e.DEPLOY_FEE_REQUIRED === undefined ? local : e.DEPLOY_FEE_REQUIRED === "true",
+    },
+    push: {
+      heartbeatMs: e.EVENTS_HEARTBEAT_MS,
+      maxStreamsPerKey: e.EVENTS_MAX_STREAMS_PER_KEY,
+      pollMs: e.EVENTS_POLL_MS,
+      retentionMs: e.EVENTS_RETENTION_DAYS * 24 * 3600 * 1000,
+      webhooks: {
+        allowPrivate: e.WEBHOOK_ALLOW_PRIVATE === "true",
+        maxAttempts: e.WEBHOOK_MAX_ATTEMPTS,
+        retryBaseMs: e.WEBHOOK_RETRY_BASE_MS,
+        retryMaxMs: Math.max(e.WEBHOOK_RETRY_BASE_MS, e.WEBHOOK_RETRY_MAX_MS),
+        timeoutMs: e.WEBHOOK_TIMEOUT_MS,
+        maxPerWallet: e.WEBHOOK_MAX_PER_WALLET,
+      },
     },
     logLevel: e.LOG_LEVEL,
   };

@@ -21,6 +21,7 @@ import { chainClock, type Clock } from "./chain/clock";
 import type { Deps } from "./domain/deps";
 import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
+import { createPush, startPush, stopPush } from "./domain/events";
 
 export interface StartOptions {
   config?: Readonly<Config>;
@@ -65,6 +66,8 @@ export async function buildDeps(
     chain,
     clock: options.clock ?? chainClock(chain?.provider),
   };
+  // Push: the event hub (SSE streams) and the webhook dispatcher; the caller starts them (startPush).
+  Object.assign(deps, createPush(deps));
   // The marketplace verifier (the service's only signer) when its key is configured; the caller starts it.
   const verifierKey = config.marketplace.verifierPrivateKey;
   if (verifierKey && chain) {
@@ -99,11 +102,13 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       config: config.indexer,
       logger: logger.child({ component: "indexer" }),
       resetHint: resetHint(config),
+      onEvents: () => deps.events?.notify(),
     });
     await indexer.start();
     deps.indexer = indexer;
   }
   await deps.verifier?.start();
+  await startPush(deps);
   // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
   const autoVerifier = deps.verifier ? new AutoVerifier(deps) : undefined;
   autoVerifier?.start();
@@ -122,8 +127,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     deps,
     indexer,
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
+      // Open event streams end first (cleanly, with their last event sent), or server.close would wait for them.
+      await stopPush(deps);
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections?.();
+      await closed;
       await autoVerifier?.stop();
       await deps.verifier?.stop();
       await indexer?.stop();

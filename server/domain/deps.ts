@@ -8,6 +8,8 @@ import type { LimitStore } from "../limits/store";
 import type { BlobStore } from "../storage/blobStore";
 import type { IndexerStatus } from "../indexer/sync";
 import type { MarketplaceVerifier } from "../verifier/types";
+import type { EventHub } from "./events/hub";
+import type { WebhookDispatcher } from "./events/webhooks";
 
 export interface Deps {
   config: Readonly<Config>;
@@ -20,6 +22,10 @@ export interface Deps {
   indexer?: { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> };
   /** The marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer SETTLEMENT_FAILED). */
   verifier?: MarketplaceVerifier;
+  /** The push event hub: live SSE streams; `notify()` after writing event rows (server/domain/events). */
+  events?: EventHub;
+  /** Webhook fan-out and delivery. */
+  webhooks?: WebhookDispatcher;
   /** Chain time (deadlines) and wall time (what the service itself times). */
   clock: Clock;
 }

@@ -22,6 +22,8 @@ import {
 } from "../db/repositories/listings";
 import { findTasksByHash } from "../db/repositories/tasks";
 import { ZERO_ADDRESS } from "../escrow/records";
+import { insertMarketEvents } from "../db/repositories/marketEvents";
+import { listingEvents } from "./events/log";
 
 /** Rules of the body alone, checked before the chain is read: service pinning and the privacy rules. */
 export function checkListingBody(item: IndexItem): void {
@@ -164,6 +166,7 @@ export function changedTerms(first: ListingRecord, again: ListingRecord): string
  * transaction; a concurrent insert of the same task is resolved by reading the winner's row.
  */
 async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
+  let added = 0;
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (trx) => {
@@ -177,7 +180,10 @@ async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
           );
         }
         await insertListing(trx, listing);
+        // Push: task.listed to the poster and task.open (or task.offered to the target), with the listing.
+        added = await insertMarketEvents(trx, listingEvents(listing, listing.listedAt * 1000));
       });
+      if (added > 0) deps.events?.notify();
       return;
     } catch (error) {
       if (attempt === 0 && isUniqueViolation(error)) continue;

@@ -11,6 +11,7 @@ import {
 } from "../db/repositories/listings";
 import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { latestSubmissions } from "../db/repositories/submissions";
+import { listWorkingTaskIds } from "../db/repositories/workList";
 import { type TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
@@ -181,4 +182,38 @@ export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit
     offeredTo: wallet.toLowerCase(),
   });
   return { tasks: await projectOpenPage(deps, ctx, tasks, { hideHeld: false }), total };
+}
+
+/**
+ * GET /a2a/tasks/working: the caller's work, newest first: listed tasks it is the on-chain worker of, or holds an
+ * assignment of that is still on its way to the chain (state assigning). A lapsed accept is not work.
+ */
+export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+  const who = wallet.toLowerCase();
+  const { taskIds, total } = await listWorkingTaskIds(deps.db, who, page);
+  const listings = await getListings(deps.db, taskIds);
+  const tasks = await getTasks(deps.db, taskIds);
+  const ctx = await projectionContext(deps);
+  const matched = taskIds.flatMap((id) => {
+    const listing = listings.get(id);
+    return (listing && matchingTask(listing, tasks.get(id))) ?? [];
+  });
+  const results = await deliverables(deps, matched);
+  const facts = await marketFacts(deps, matched);
+  const out = [];
+  for (const id of taskIds) {
+    const listing = listings.get(id);
+    if (!listing) continue;
+    const task = matchingTask(listing, tasks.get(id));
+    const worksOnChain = task !== undefined && task.worker === who;
+    if (!worksOnChain && !facts.assignments.has(id)) continue;
+    out.push({
+      meta: marketplaceMeta(listing, task, ctx),
+      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
+      onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
+      // The worker sees its own deliverable.
+      resultData: task && worksOnChain ? (results.get(task.taskId) ?? null) : null,
+    });
+  }
+  return { tasks: out, total };
 }

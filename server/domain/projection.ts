@@ -106,6 +106,7 @@ export function marketplaceMeta(
     targetExecutor: listing.targetExecutor,
     serviceId: listing.serviceId,
     listedAt: listing.listedAt,
+    fundingTxHash: listing.txHash,
   };
 }
 
@@ -132,6 +133,7 @@ export function onChainTask(task: TaskRecord, pauses: readonly PausePeriod[], no
     payout: task.payout,
     fee: task.feePaid,
     refund: task.refund,
+    fundingTxHash: task.createdTx,
   };
 }
 

@@ -30,6 +30,7 @@ import { deleteUnspentDeployFeesAfter, recordIndexedDeployFees } from "../db/rep
 import { decodeAgentDeployed } from "../chain/deployFee";
 import { CONFIG_HANDLERS, emptyConfig, foldEvents, isConfigEvent, type FoldContext } from "./handlers";
 import { ensureChainIdentity } from "./chainIdentity";
+import { writeChainEvents } from "./marketEvents";
 import { createWriterLock, type WriterLock } from "./lock";
 import type { BlockHeader, EscrowConfigState, StoredEvent, TaskRecord } from "../escrow/records";
 
@@ -50,6 +51,11 @@ export interface IndexerOptions {
   logger: Logger;
   /** How to reset the database, quoted when it belongs to another chain. */
   resetHint?: string;
+  /**
+   * Called after a range whose transaction added push events (market_events) commits: the API's event hub wakes its
+   * live streams and webhooks with it (an indexer in another process is found by the hub's slow poll instead).
+   */
+  onEvents?: () => void;
   /** Test hooks: a fault thrown here aborts the range's transaction, as a crash would. */
   faults?: { beforeCommit?: (range: { from: number; to: number }) => void | Promise<void> };
 }
@@ -254,9 +260,11 @@ export class Indexer {
         : [];
     });
 
+    let pushed = 0;
     await db.transaction(async (trx) => {
       const fresh = await insertNewEvents(trx, events);
-      await this.applyEvents(trx, fresh);
+      const tasks = await this.applyEvents(trx, fresh);
+      pushed = await writeChainEvents(trx, fresh, tasks);
       await recordIndexedDeployFees(trx, deployFees);
       await saveBlocks(trx, [...headers.values()]);
       await setCheckpoint(trx, CHECKPOINT_NAME, { blockNumber: to, blockHash: headers.get(to)!.hash });
@@ -265,6 +273,7 @@ export class Indexer {
       this.current.eventsIndexed += fresh.length;
     });
     this.publish(to);
+    if (pushed > 0) this.options.onEvents?.();
     return true;
   }
 
@@ -284,9 +293,9 @@ export class Indexer {
     return out;
   }
 
-  /** Folds freshly stored events into the projection inside the caller's transaction. */
-  private async applyEvents(trx: Knex.Transaction, fresh: StoredEvent[]): Promise<void> {
-    if (fresh.length === 0) return;
+  /** Folds freshly stored events into the projection inside the caller's transaction; answers the touched tasks. */
+  private async applyEvents(trx: Knex.Transaction, fresh: StoredEvent[]): Promise<Map<number, TaskRecord>> {
+    if (fresh.length === 0) return new Map();
     const taskIds = [...new Set(fresh.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
     const tasks = await getTasks(trx, taskIds);
     const ctx: FoldContext = { openSubmissions: await loadOpenSubmissions(trx, taskIds), newSubmissions: [] };
@@ -299,6 +308,7 @@ export class Indexer {
     );
     await insertOpenSubmissions(trx, ctx.newSubmissions);
     if (hasConfig) await saveConfig(trx, config);
+    return tasks;
   }
 
   /** Rolls the index back to the newest stored block still on the chain, then lets the loop re-apply. */

@@ -1,15 +1,26 @@
 /**
  * The devnet as a newcomer meets it: startDevnet on free ports, then the MCP URL and client configuration it prints
- * and writes (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client.
+ * and writes (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client;
+ * the admin in accounts.json; and `npm run devnet` (a child process) on a taken port, which ends at once with one line
+ * naming the variable.
  */
+import { spawn } from "node:child_process";
+import net from "node:net";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ClientFactory } from "@a2a-js/sdk/client";
-import { devnetSummary, startDevnet, type McpClientConfig } from "../../scripts/devnet";
+import {
+  ADMIN_WARNING,
+  devnetSummary,
+  startDevnet,
+  type DemoAccount,
+  type McpClientConfig,
+} from "../../scripts/devnet";
 import { freePort } from "../helpers/api";
 
 describe("devnet: protocol endpoints a newcomer connects to", () => {
@@ -41,10 +52,81 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
 
       const a2a = await new ClientFactory().createFromUrl(devnet.apiUrl!);
       expect((await a2a.getAgentCard()).name).to.equal("Escrow task marketplace");
+
+      // The escrow admin is in accounts.json (last; [0] stays the poster), flagged as a public test key.
+      const accounts = JSON.parse(fs.readFileSync(path.join(outDir, "accounts.json"), "utf8")) as DemoAccount[];
+      expect(accounts[0].role).to.equal("poster");
+      const admin = accounts.find((a) => a.role === "admin")!;
+      expect(admin.address.toLowerCase()).to.equal(devnet.deployment.book.admin.toLowerCase());
+      expect(admin.warning).to.equal(ADMIN_WARNING);
+      expect(new Wallet(admin.privateKey).address).to.equal(admin.address);
     } finally {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+/** Runs `npm run devnet`'s script as a child process with `env`; resolves with its exit code, output and duration. */
+function runDevnet(env: Record<string, string>, timeoutMs = 60_000) {
+  const started = Date.now();
+  const child = spawn(path.join("node_modules", ".bin", "hardhat"), ["run", "scripts/devnet.ts"], {
+    cwd: path.join(__dirname, "..", ".."),
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  return new Promise<{ code: number | null; stdout: string; stderr: string; ms: number }>((resolve) => {
+    const timer = setTimeout(() => child.kill("SIGKILL"), timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr, ms: Date.now() - started });
+    });
+  });
+}
+
+/** Holds `port` on 127.0.0.1 as another program would. */
+async function occupy(port: number): Promise<net.Server> {
+  const holder = net.createServer();
+  await new Promise<void>((resolve) => holder.listen(port, "127.0.0.1", resolve));
+  return holder;
+}
+
+describe("devnet: a taken or invalid port ends it at once, naming the variable", function () {
+  this.timeout(180_000);
+
+  for (const variable of ["DEVNET_PORT", "DEVNET_API_PORT"]) {
+    it(`exits non-zero with one line naming ${variable} when that port is taken`, async () => {
+      const taken = await freePort();
+      const holder = await occupy(taken);
+      try {
+        const other = await freePort();
+        const ports =
+          variable === "DEVNET_PORT"
+            ? { DEVNET_PORT: String(taken), DEVNET_API_PORT: String(other) }
+            : { DEVNET_PORT: String(other), DEVNET_API_PORT: String(taken) };
+        const run = await runDevnet(ports);
+        expect(run.code, run.stderr).to.equal(1);
+        const lines = run.stderr.trim().split("\n");
+        expect(lines, run.stderr).to.deep.equal([
+          `devnet: ${variable}=${taken}: port ${taken} on 127.0.0.1 is already in use; stop what holds it or set ${variable} to a free port`,
+        ]);
+        expect(run.stdout).to.not.include("Running.");
+        // Within seconds of the script starting (most of it is Hardhat loading TypeScript).
+        expect(run.ms).to.be.below(45_000);
+      } finally {
+        await new Promise<void>((r) => holder.close(() => r()));
+      }
+    });
+  }
+
+  it("exits non-zero naming DEVNET_API_PORT when it is not a port", async () => {
+    const run = await runDevnet({ DEVNET_PORT: String(await freePort()), DEVNET_API_PORT: "80x" });
+    expect(run.code).to.equal(1);
+    expect(run.stderr.trim()).to.equal("devnet: DEVNET_API_PORT=80x is not a port (a whole number from 1 to 65535)");
   });
 });

@@ -14,6 +14,7 @@ import { silentLogger } from "../../server/logger";
 import { createApp } from "../../server/api/app";
 import { createHttpServer } from "../../server/api/httpServer";
 import { buildDeps } from "../../server/main";
+import { startPush, stopPush } from "../../server/domain/events";
 import { chainClock, type Clock } from "../../server/chain/clock";
 import { Indexer } from "../../server/indexer/sync";
 import { providerChainReader } from "../../server/chain/escrowLogs";
@@ -115,6 +116,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     startBlock: book.startBlock,
     config: config.indexer,
     logger: silentLogger,
+    onEvents: () => deps.events?.notify(),
   });
   await indexer.start();
   deps.indexer = indexer;
@@ -125,6 +127,9 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     await verifier.start();
     testDb.onCleanup(() => verifier.stop());
   }
+  // Push: the event hub (SSE streams) and webhook deliveries, stopped before the database goes away.
+  await startPush(deps);
+  testDb.onCleanup(() => stopPush(deps));
   const server = createHttpServer(createApp(deps).callback(), config.api.timeouts);
   await new Promise<void>((resolve) => server.listen(config.api.port, "127.0.0.1", resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -21,8 +21,12 @@ import {
   invalidateOpenTasks,
   listOfferedTasks,
   listPostedTasks,
+  listWorkingTasks,
   readTask,
 } from "../../domain/listing";
+import { addWrappedKeys } from "../../domain/marketplace/laterKeys";
+import { addKeysBodySchema, addedKeysSchema } from "../../domain/schemas/laterKeys";
+import { taskHashParams } from "../../domain/schemas/marketplace";
 import { indexTask, indexTaskBatch } from "../../domain/indexing";
 import type { ErrorCode } from "../../errors";
 
@@ -138,6 +142,51 @@ export const offeredTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listOfferedTasks(deps, caller!.wallet, query),
 });
 
+export const workingTasksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/working",
+  summary: "The caller's work: tasks it is the worker of (or holds an accept of), newest first, with state",
+  description:
+    "Listed tasks whose on-chain worker is the caller's wallet, and tasks it accepted whose assignment is on its way " +
+    "to the chain (state assigning); settled ones included (state completed, cancelled, ...). Each with meta (and " +
+    "fundingTxHash), state, the on-chain record and the caller's latest mined deliverable.",
+  tags: ["listings"],
+  auth: "required",
+  request: { query: postedTasksQuery },
+  response: postedTasksSchema,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  handler: ({ query, caller, deps }) => listWorkingTasks(deps, caller!.wallet, query),
+});
+
+export const addKeysRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/keys",
+  summary: "Wrap a private task's brief key to more agents after listing (poster only, while open)",
+  description:
+    "A private task listed without a key for an agent (and no custody copy) is not a dead end: its poster wraps the " +
+    "brief key to the agent's public key (GET /a2a/executors) and adds it here. The listing's terms stay as " +
+    "first indexed; the agent's accept then hands it this key. The same key again is accepted; another key for an " +
+    "agent that has one is KEY_ALREADY_WRAPPED.",
+  tags: ["listings"],
+  auth: "required",
+  request: { params: taskHashParams, body: addKeysBodySchema },
+  response: addedKeysSchema,
+  errors: [
+    "VALIDATION_ERROR",
+    "TASK_ID_DEPRECATED",
+    "EMPTY_HASH",
+    "BAD_ADDRESS",
+    "NOT_FOUND",
+    "NOT_POSTER",
+    "PUBLIC_TASK_HAS_KEYS",
+    "NOT_OPEN",
+    "NOT_REGISTERED",
+    "INVALID_DATA",
+    "KEY_ALREADY_WRAPPED",
+  ],
+  handler: ({ params, body, caller, deps }) => addWrappedKeys(deps, caller!.wallet, params.hash, body.wrappedKeys),
+});
+
 export const taskRoute = defineRoute({
   method: "get",
   path: "/api/v1/tasks/:id",
@@ -158,5 +207,7 @@ export const listingRoutes: AnyRoute[] = [
   openTasksRoute,
   postedTasksRoute,
   offeredTasksRoute,
+  workingTasksRoute,
+  addKeysRoute,
   taskRoute,
 ];

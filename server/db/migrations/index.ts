@@ -13,6 +13,7 @@ import { marketplace } from "./005_marketplace";
 import { services } from "./006_services";
 import { deployFees } from "./007_deploy_fees";
 import { indexedDeployCredits } from "./008_indexed_deploy_credits";
+import { eventsAndWebhooks } from "./009_events_and_webhooks";
 
 export type { Migration };
 
@@ -25,6 +26,7 @@ export const MIGRATIONS: readonly Migration[] = [
   services,
   deployFees,
   indexedDeployCredits,
+  eventsAndWebhooks,
 ];
 
 /** A knex migration source over MIGRATIONS. */

@@ -53,6 +53,9 @@ export const taskMetaSchema = z
     serviceId: z.number().int().nullable(),
     posterAvatar: z.string().optional().openapi({ description: "Present when the poster made one" }),
     listedAt: z.number().int().openapi({ description: "When the task was indexed, Unix seconds (chain time)" }),
+    fundingTxHash: z
+      .string()
+      .openapi({ description: "The transaction that funded the task (the one it was listed from)" }),
   })
   .openapi("TaskMeta");
 export type TaskMeta = z.infer<typeof taskMetaSchema>;
@@ -95,6 +98,7 @@ export const onChainTaskSchema = z
     payout: z.string().nullable().openapi({ description: "Worker payout once paid" }),
     fee: z.string().nullable().openapi({ description: "Platform fee once paid" }),
     refund: z.string().nullable().openapi({ description: "Refund to the poster once refunded" }),
+    fundingTxHash: z.string().openapi({ description: "The transaction whose TaskCreated created the task" }),
   })
   .openapi("OnChainTask");
 export type OnChainTask = z.infer<typeof onChainTaskSchema>;

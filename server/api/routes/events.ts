@@ -1,0 +1,154 @@
+/**
+ * Push: the SSE event stream (GET /api/v1/events) and webhooks (/api/v1/webhooks). The stream's rules (replay,
+ * heartbeat, connection limit) live in server/domain/events; this file writes the text/event-stream framing.
+ */
+import { PassThrough } from "node:stream";
+import { defineRoute, type AnyRoute } from "../route";
+import {
+  createdWebhookSchema,
+  deletedSchema,
+  deliveriesQuery,
+  deliveryListSchema,
+  eventsQuery,
+  marketEventSchema,
+  webhookBodySchema,
+  webhookIdParams,
+  webhookListSchema,
+  type MarketEvent,
+} from "../../domain/schemas/events";
+import { openEventStream, parseLastEventId } from "../../domain/events";
+import { listWebhooks, registerWebhook, removeWebhook, webhookDeliveries } from "../../domain/events/webhooks";
+
+/** A stream whose client reads slower than events come is ended (it resumes with Last-Event-ID). */
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
+
+const frame = (event: MarketEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
+
+export const eventsRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/events",
+  summary: "The caller's marketplace events as a Server-Sent Events stream",
+  description:
+    "text/event-stream of `id:` (the event id), `event:` (the type) and `data:` (one line of JSON, the MarketEvent " +
+    "schema) records, and a `: keep-alive` comment every EVENTS_HEARTBEAT_MS (15 s). Resume with the Last-Event-ID " +
+    "header (or ?lastEventId=): every later event of the caller is replayed, then live ones follow; without it the " +
+    "stream starts with events from now on. Events are kept EVENTS_RETENTION_DAYS (7). At most " +
+    "EVENTS_MAX_STREAMS_PER_KEY (5) concurrent streams per API key: over it 429 RATE_LIMIT. The open stream does " +
+    "not count against the per-IP request budget (its opening request does, once).",
+  tags: ["push"],
+  auth: "required",
+  request: { query: eventsQuery },
+  response: marketEventSchema,
+  rawResponse: {
+    contentType: "text/event-stream",
+    description: "Server-Sent Events; each `data:` line is a MarketEvent",
+  },
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "RATE_LIMIT"],
+  handler: async ({ ctx, caller, deps, query }) => {
+    const header = ctx.get("last-event-id");
+    const lastEventId = header
+      ? parseLastEventId(header, "Last-Event-ID")
+      : query.lastEventId !== undefined
+        ? parseLastEventId(query.lastEventId, "lastEventId")
+        : undefined;
+    const body = new PassThrough();
+    let ended = false;
+    const timers: { heartbeat?: NodeJS.Timeout } = {};
+    const stream = await openEventStream(deps, caller!, lastEventId, {
+      send(event) {
+        if (ended) return;
+        if (body.writableLength > MAX_BUFFERED_BYTES) return end();
+        body.write(frame(event));
+      },
+      close: () => end(),
+    });
+    function end() {
+      if (ended) return;
+      ended = true;
+      clearInterval(timers.heartbeat);
+      stream.close();
+      body.end();
+    }
+    // The stream's own keep-alive replaces the server's idle timeout (docs/api.md, "Connections").
+    ctx.req.socket.setTimeout(0);
+    ctx.req.socket.setNoDelay(true);
+    ctx.status = 200;
+    ctx.type = "text/event-stream";
+    ctx.set("Cache-Control", "no-cache, no-transform");
+    ctx.set("X-Accel-Buffering", "no");
+    // A stream is never reused for another request: the socket closes with it (a stopping server waits for none).
+    ctx.set("Connection", "close");
+    ctx.body = body;
+    body.write("retry: 3000\n: connected\n\n");
+    timers.heartbeat = setInterval(() => body.write(": keep-alive\n\n"), deps.config.push.heartbeatMs);
+    ctx.res.once("close", end);
+    stream.start().catch((error) => {
+      deps.logger.warn("event stream failed; closing it (the client resumes with Last-Event-ID)", { error });
+      end();
+    });
+    // Answered: ctx.body is the stream (the router leaves it alone); the schema documents each `data:` line.
+    return undefined as never;
+  },
+});
+
+export const createWebhookRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/webhooks",
+  summary: "Register a webhook: the key's wallet's events are POSTed to `url`, signed",
+  description:
+    "Answers the signing secret once. Each delivery is a JSON POST of a MarketEvent with X-Market-Signature " +
+    "(t=<unix>,v1=<hex HMAC-SHA256(secret, '<t>.<raw body>')>), X-Market-Event-Id, X-Market-Event and " +
+    "X-Market-Delivery; any 2xx is delivered, anything else retried with exponential back-off " +
+    "(WEBHOOK_RETRY_BASE_MS doubled, WEBHOOK_MAX_ATTEMPTS attempts). Loopback, private, link-local and reserved " +
+    "addresses are refused (WEBHOOK_URL_NOT_PUBLIC) unless the server allows them (the devnet).",
+  tags: ["push"],
+  auth: "required",
+  request: { body: webhookBodySchema },
+  response: createdWebhookSchema,
+  successStatus: 201,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "WEBHOOK_URL_NOT_PUBLIC", "WEBHOOK_LIMIT"],
+  handler: ({ body, caller, deps }) => registerWebhook(deps, caller!, body),
+});
+
+export const listWebhooksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/webhooks",
+  summary: "The key's wallet's webhooks (without their secrets)",
+  tags: ["push"],
+  auth: "required",
+  response: webhookListSchema,
+  errors: ["UNAUTHORIZED"],
+  handler: ({ caller, deps }) => listWebhooks(deps, caller!.wallet),
+});
+
+export const deleteWebhookRoute = defineRoute({
+  method: "delete",
+  path: "/api/v1/webhooks/:id",
+  summary: "Delete a webhook and its deliveries",
+  tags: ["push"],
+  auth: "required",
+  request: { params: webhookIdParams },
+  response: deletedSchema,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],
+  handler: ({ params, caller, deps }) => removeWebhook(deps, caller!.wallet, params.id),
+});
+
+export const webhookDeliveriesRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/webhooks/:id/deliveries",
+  summary: "A webhook's deliveries, newest first: status, attempts, next try, last HTTP status and error",
+  tags: ["push"],
+  auth: "required",
+  request: { params: webhookIdParams, query: deliveriesQuery },
+  response: deliveryListSchema,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],
+  handler: ({ params, query, caller, deps }) => webhookDeliveries(deps, caller!.wallet, params.id, query),
+});
+
+export const eventRoutes: AnyRoute[] = [
+  eventsRoute,
+  createWebhookRoute,
+  listWebhooksRoute,
+  deleteWebhookRoute,
+  webhookDeliveriesRoute,
+];

@@ -1,0 +1,24 @@
+/**
+ * An agent's work list: the listed tasks it is the on-chain worker of, or holds a marketplace assignment of (an
+ * accept on its way to the chain), newest first.
+ */
+import { selectRows, type Queryable } from "./util";
+
+export async function listWorkingTaskIds(
+  db: Queryable,
+  agent: string,
+  page: { limit: number; offset: number },
+): Promise<{ taskIds: number[]; total: number }> {
+  const who = agent.toLowerCase();
+  const union =
+    `select "t"."task_id" from "tasks" "t" join "listings" "l" on "l"."task_id" = "t"."task_id" and "l"."task_hash" = "t"."task_hash" where "t"."worker" = ?` +
+    ` union select "a"."task_id" from "task_assignments" "a" join "listings" "l" on "l"."task_id" = "a"."task_id" where "a"."agent" = ?`;
+  const rows = await selectRows(db, `select "task_id" from (${union}) "w" order by "task_id" desc limit ? offset ?`, [
+    who,
+    who,
+    page.limit,
+    page.offset,
+  ]);
+  const [count] = await selectRows(db, `select count(*) as "n" from (${union}) "w"`, [who, who]);
+  return { taskIds: rows.map((r) => Number(r.task_id)), total: Number(count?.n ?? 0) };
+}

@@ -1,0 +1,421 @@
+/**
+ * Webhooks (docs/api.md, "Webhooks"): a wallet registers endpoints; each event of the wallet (the same `data` the
+ * SSE stream sends) is POSTed to each matching endpoint, signed with the webhook's secret:
+ *
+ *   X-Market-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
+ *
+ * Deliveries are rows (webhook_deliveries): fanned out from the event log behind a persisted cursor, tried at once,
+ * retried with exponential back-off up to a bounded number of attempts, and their outcomes readable; a restart picks
+ * up pending ones. Endpoints must be public addresses (checked at registration and again, on the resolved address,
+ * at each connection) unless WEBHOOK_ALLOW_PRIVATE (the devnet, tests).
+ */
+import crypto from "node:crypto";
+import dns from "node:dns";
+import http from "node:http";
+import https from "node:https";
+import net from "node:net";
+import type { Deps } from "../deps";
+import { fail } from "../../errors";
+import { findExecutor } from "../../db/repositories/executors";
+import { getMarketEvents, latestEventId, listEventsAfter } from "../../db/repositories/marketEvents";
+import {
+  allWebhooks,
+  claimDelivery,
+  countWebhooksOf,
+  deleteWebhook,
+  dueDeliveries,
+  findWebhook,
+  getFanOutCursor,
+  insertDeliveries,
+  insertWebhook,
+  listDeliveries,
+  listWebhooksOf,
+  recordAttempt,
+  setFanOutCursor,
+  type DeliveryRecord,
+  type DeliveryStatus,
+  type WebhookRecord,
+} from "../../db/repositories/webhooks";
+import { eventData, recipientRole } from "./log";
+import type { EventHub } from "./hub";
+import type { EventType, WebhookBody } from "../schemas/events";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Signing
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The hex HMAC-SHA256 of `"<timestamp>.<body>"` under `secret`: the `v1` of X-Market-Signature. */
+export function webhookSignature(secret: string, timestamp: number, body: string): string {
+  return crypto.createHmac("sha256", secret).update(`${timestamp}.${body}`).digest("hex");
+}
+
+export function signatureHeader(secret: string, timestamp: number, body: string): string {
+  return `t=${timestamp},v1=${webhookSignature(secret, timestamp, body)}`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Destinations
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Addresses a webhook never reaches unless private delivery is allowed: not on the public Internet. */
+const NON_PUBLIC = new net.BlockList();
+for (const [prefix, bits] of [
+  ["0.0.0.0", 8],
+  ["10.0.0.0", 8],
+  ["100.64.0.0", 10],
+  ["127.0.0.0", 8],
+  ["169.254.0.0", 16],
+  ["172.16.0.0", 12],
+  ["192.0.0.0", 24],
+  ["192.0.2.0", 24],
+  ["192.168.0.0", 16],
+  ["198.18.0.0", 15],
+  ["198.51.100.0", 24],
+  ["203.0.113.0", 24],
+  ["224.0.0.0", 4],
+  ["240.0.0.0", 4],
+] as const) {
+  NON_PUBLIC.addSubnet(prefix, bits, "ipv4");
+}
+for (const [prefix, bits] of [
+  ["::", 128],
+  ["::1", 128],
+  ["fc00::", 7],
+  ["fe80::", 10],
+  ["ff00::", 8],
+  ["2001:db8::", 32],
+  ["64:ff9b::", 96],
+] as const) {
+  NON_PUBLIC.addSubnet(prefix, bits, "ipv6");
+}
+
+/** Whether `ip` is a public unicast address (IPv4-mapped IPv6 addresses are judged as their IPv4 address). */
+export function isPublicAddress(ip: string): boolean {
+  const bare = ip.replace(/^\[|\]$/g, "");
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
+  if (mapped) return isPublicAddress(mapped[1]);
+  const family = net.isIP(bare);
+  if (family === 0) return false;
+  return !NON_PUBLIC.check(bare, family === 4 ? "ipv4" : "ipv6");
+}
+
+const notPublic = (url: URL, address: string): never =>
+  fail(
+    "WEBHOOK_URL_NOT_PUBLIC",
+    `url: ${url.hostname} is ${address === url.hostname.replace(/^\[|\]$/g, "") ? "" : `resolved to ${address}, `}not a public address (loopback, private, link-local and reserved ranges are refused)`,
+  );
+
+/** Checks a webhook URL: http(s), no credentials, and (unless allowed) a host whose every address is public. */
+export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promise<URL> {
+  const url = new URL(raw);
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    fail("VALIDATION_ERROR", `url: must be http or https, not ${url.protocol.replace(":", "")}`);
+  }
+  if (url.username || url.password) fail("VALIDATION_ERROR", "url: must not carry a user name or password");
+  if (allowPrivate) return url;
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  if (net.isIP(host)) {
+    if (!isPublicAddress(host)) notPublic(url, host);
+    return url;
+  }
+  let addresses: dns.LookupAddress[];
+  try {
+    addresses = await dns.promises.lookup(host, { all: true });
+  } catch {
+    return fail("VALIDATION_ERROR", `url: host ${host} does not resolve`);
+  }
+  for (const a of addresses) if (!isPublicAddress(a.address)) notPublic(url, a.address);
+  return url;
+}
+
+/** A dns.lookup that refuses non-public answers: the check made on the address actually connected to. */
+const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, "", 4);
+    const list = addresses as unknown as dns.LookupAddress[];
+    const bad = list.find((a) => !isPublicAddress(a.address));
+    if (bad) return callback(new Error(`${hostname} resolved to ${bad.address}, not a public address`), "", 4);
+    if ((options as { all?: boolean }).all)
+      return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, list);
+    callback(null, list[0].address, list[0].family);
+  });
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Routes' operations
+// ---------------------------------------------------------------------------------------------------------------
+
+const toView = (w: WebhookRecord) => ({
+  id: w.id,
+  url: w.url,
+  events: w.events as EventType[] | null,
+  createdAt: w.createdAt,
+});
+
+/** POST /webhooks: registers `body.url` for the key's wallet; the answer holds the signing secret, once. */
+export async function registerWebhook(deps: Deps, caller: { wallet: string; keyId: number | null }, body: WebhookBody) {
+  const { webhooks } = deps.config.push;
+  if ((await countWebhooksOf(deps.db, caller.wallet)) >= webhooks.maxPerWallet) {
+    fail("WEBHOOK_LIMIT", `a wallet has at most ${webhooks.maxPerWallet} webhooks; delete one first`);
+  }
+  const url = await checkWebhookUrl(body.url, webhooks.allowPrivate);
+  const record = await insertWebhook(deps.db, {
+    wallet: caller.wallet.toLowerCase(),
+    keyId: caller.keyId,
+    url: url.toString(),
+    events: body.events ? [...new Set(body.events)] : null,
+    secret: `whsec_${crypto.randomBytes(32).toString("hex")}`,
+    // Events already in the log predate the webhook: it receives the ones written after it.
+    afterEventId: await latestEventId(deps.db),
+    createdAt: deps.clock.wallNow(),
+  });
+  return { ...toView(record), secret: record.secret };
+}
+
+export async function listWebhooks(deps: Deps, wallet: string) {
+  return { webhooks: (await listWebhooksOf(deps.db, wallet)).map(toView) };
+}
+
+export async function removeWebhook(deps: Deps, wallet: string, id: number) {
+  if (!(await deleteWebhook(deps.db, id, wallet))) fail("NOT_FOUND", `webhook ${id} not found for this wallet`);
+  return { deleted: true as const };
+}
+
+/** GET /webhooks/:id/deliveries: the webhook's deliveries, newest first, with their outcome. */
+export async function webhookDeliveries(
+  deps: Deps,
+  wallet: string,
+  id: number,
+  query: { limit: number; status?: DeliveryStatus },
+) {
+  const hook = await findWebhook(deps.db, id);
+  if (!hook || hook.wallet !== wallet.toLowerCase())
+    return fail("NOT_FOUND", `webhook ${id} not found for this wallet`);
+  const deliveries = await listDeliveries(deps.db, id, query);
+  const events = await getMarketEvents(
+    deps.db,
+    deliveries.map((d) => d.eventId),
+  );
+  const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+  return {
+    deliveries: deliveries.map((d) => ({
+      id: d.id,
+      eventId: String(d.eventId),
+      eventType: events.get(d.eventId)?.type ?? null,
+      status: d.status,
+      attempts: d.attempts,
+      nextAttemptAt: d.status === "pending" ? iso(d.nextAttemptAtMs) : null,
+      lastStatusCode: d.lastStatusCode,
+      lastError: d.lastError,
+      createdAt: iso(d.createdAtMs)!,
+      updatedAt: iso(d.updatedAtMs)!,
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Delivery
+// ---------------------------------------------------------------------------------------------------------------
+
+const SEND_BATCH = 20;
+const FAN_OUT_PAGE = 500;
+
+/** The wait before attempt `attempts + 1`, after `attempts` failed ones: base, 2 x base, 4 x base, ... capped. */
+export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
+  return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Fans events out to webhooks and sends due deliveries; runs on each new event and on a timer for retries. */
+export class WebhookDispatcher {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = false;
+  private unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly deps: Deps,
+    private readonly hub: EventHub,
+  ) {}
+
+  start(): void {
+    this.unsubscribe = this.hub.onEvents(() => this.kick());
+    const { retryBaseMs } = this.deps.config.push.webhooks;
+    this.timer = setInterval(() => this.kick(), Math.max(20, Math.min(1000, Math.floor(retryBaseMs / 2))));
+    this.timer.unref();
+    this.kick();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
+  }
+
+  /** Runs a pass now, or right after the running one. */
+  kick(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.pass().finally(() => (this.running = undefined));
+  }
+
+  private async pass(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        await this.fanOut();
+        await this.sendDue();
+      } catch (error) {
+        this.deps.logger.warn("webhook pass failed; retrying on the next tick", { error });
+      }
+    } while (this.again && !this.stopped);
+  }
+
+  /** Writes a pending delivery per (webhook, event) for events past the cursor. */
+  private async fanOut(): Promise<void> {
+    const { db } = this.deps;
+    let cursor = (await getFanOutCursor(db)) ?? 0;
+    let hooks: WebhookRecord[] | undefined;
+    const executors = new Map<string, boolean>();
+    for (;;) {
+      const rows = await listEventsAfter(db, cursor, FAN_OUT_PAGE);
+      if (rows.length === 0) return;
+      hooks ??= await allWebhooks(db);
+      const pairs: { webhookId: number; eventId: number }[] = [];
+      for (const hook of hooks) {
+        if (!executors.has(hook.wallet)) executors.set(hook.wallet, Boolean(await findExecutor(db, hook.wallet)));
+        for (const row of rows) {
+          if (row.id <= hook.afterEventId) continue;
+          if (hook.events && !hook.events.includes(row.type)) continue;
+          if (!recipientRole(row, { wallet: hook.wallet, executor: executors.get(hook.wallet)! })) continue;
+          pairs.push({ webhookId: hook.id, eventId: row.id });
+        }
+      }
+      await insertDeliveries(db, pairs, this.deps.clock.wallNowMs());
+      cursor = rows[rows.length - 1].id;
+      await setFanOutCursor(db, cursor);
+      if (rows.length < FAN_OUT_PAGE) return;
+    }
+  }
+
+  private async sendDue(): Promise<void> {
+    const { db, clock } = this.deps;
+    const { timeoutMs } = this.deps.config.push.webhooks;
+    for (;;) {
+      const due = await dueDeliveries(db, clock.wallNowMs(), SEND_BATCH);
+      if (due.length === 0 || this.stopped) return;
+      let sent = 0;
+      for (const delivery of due) {
+        if (this.stopped) return;
+        if (!(await claimDelivery(db, delivery, clock.wallNowMs() + timeoutMs + 5_000))) continue;
+        await this.attempt(delivery);
+        sent++;
+      }
+      if (sent === 0) return;
+    }
+  }
+
+  /** One attempt of `delivery`; records its outcome and, on failure, the next try or the final failure. */
+  private async attempt(delivery: DeliveryRecord): Promise<void> {
+    const { db, clock } = this.deps;
+    const config = this.deps.config.push.webhooks;
+    const hook = await findWebhook(db, delivery.webhookId);
+    if (!hook) return; // deleted meanwhile: its deliveries go with it
+    const event = (await getMarketEvents(db, [delivery.eventId])).get(delivery.eventId);
+    const role = event && recipientRole(event, { wallet: hook.wallet, executor: true });
+    const attempts = delivery.attempts + 1;
+    if (!event || !role) {
+      await recordAttempt(db, delivery.id, {
+        status: "failed",
+        attempts: delivery.attempts,
+        nextAttemptAtMs: null,
+        lastStatusCode: null,
+        lastError: "the event left the event log (retention) before it could be delivered",
+        nowMs: clock.wallNowMs(),
+      });
+      return;
+    }
+    const body = JSON.stringify(eventData(event, role));
+    const outcome = await post(hook, delivery, body, clock.wallNow(), config);
+    const nowMs = clock.wallNowMs();
+    if (outcome.ok) {
+      await recordAttempt(db, delivery.id, {
+        status: "delivered",
+        attempts,
+        nextAttemptAtMs: null,
+        lastStatusCode: outcome.status,
+        lastError: null,
+        nowMs,
+      });
+      return;
+    }
+    const last = attempts >= config.maxAttempts;
+    await recordAttempt(db, delivery.id, {
+      status: last ? "failed" : "pending",
+      attempts,
+      nextAttemptAtMs: last ? null : nowMs + retryDelayMs(attempts, config.retryBaseMs, config.retryMaxMs),
+      lastStatusCode: outcome.status,
+      lastError: outcome.error,
+      nowMs,
+    });
+  }
+}
+
+interface PostOutcome {
+  ok: boolean;
+  status: number | null;
+  error: string | null;
+}
+
+/** POSTs one signed delivery; any 2xx is a success, anything else (3xx included: no redirect is followed) a failure. */
+function post(
+  hook: WebhookRecord,
+  delivery: DeliveryRecord,
+  body: string,
+  timestamp: number,
+  config: { allowPrivate: boolean; timeoutMs: number },
+): Promise<PostOutcome> {
+  return new Promise((resolve) => {
+    let url: URL;
+    try {
+      url = new URL(hook.url);
+    } catch {
+      return resolve({ ok: false, status: null, error: "the webhook URL does not parse" });
+    }
+    const host = url.hostname.replace(/^\[|\]$/g, "");
+    if (!config.allowPrivate && net.isIP(host) && !isPublicAddress(host)) {
+      return resolve({ ok: false, status: null, error: `${host} is not a public address` });
+    }
+    const event = JSON.parse(body) as { id: string; type: string };
+    const request = (url.protocol === "https:" ? https : http).request(
+      url,
+      {
+        method: "POST",
+        timeout: config.timeoutMs,
+        lookup: config.allowPrivate ? undefined : publicOnlyLookup,
+        headers: {
+          "content-type": "application/json",
+          "content-length": Buffer.byteLength(body),
+          "user-agent": "escrow-marketplace-webhooks/1",
+          "x-market-signature": signatureHeader(hook.secret, timestamp, body),
+          "x-market-event-id": event.id,
+          "x-market-event": event.type,
+          "x-market-delivery": String(delivery.id),
+        },
+      },
+      (response) => {
+        response.resume(); // the answer's body is not read
+        const status = response.statusCode ?? 0;
+        const ok = status >= 200 && status < 300;
+        resolve({ ok, status, error: ok ? null : `the endpoint answered HTTP ${status}` });
+      },
+    );
+    request.on("timeout", () => request.destroy(new Error(`no answer within ${config.timeoutMs} ms`)));
+    request.on("error", (error) => resolve({ ok: false, status: null, error: error.message }));
+    request.end(body);
+  });
+}
