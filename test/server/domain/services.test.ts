@@ -189,6 +189,10 @@ describe("Services (rent-an-agent)", () => {
       expect(JSON.parse(terms)).to.include({ serviceId: service.id, priceRaw: "30000000", agent: seller.address });
 
       const accept = (key: string) => m.api.request("POST", `/api/v1/a2a/tasks/${rental.taskHash}/accept`, { key });
+      // Another agent's bid is recorded but opens no offer window: the target accepts at once.
+      const bid = await m.post(`/api/v1/a2a/tasks/${rental.taskHash}/bid`, other.key, { message: "me too" });
+      expect(bid.status, bid.text).to.equal(200);
+      expect(bid.json.data.offer).to.equal(null);
       expectError(await accept(other.key), 403, "NOT_TARGET_EXECUTOR");
       const accepted = await accept(seller.key);
       expect(accepted.status, accepted.text).to.equal(200);
@@ -233,5 +237,14 @@ describe("Services (rent-an-agent)", () => {
       expectError(await m.post(`/api/v1/a2a/tasks/${taskHash}/accept`, seller.key), 409, "TASK_CANCELLED");
       const offered = await m.api.request("GET", "/api/v1/a2a/tasks/offered", { key: seller.key });
       expect(offered.json.data.tasks).to.deep.equal([]);
+
+      // A task pinned without a service is offered the same way, and counted nowhere public.
+      const pinned = await m.list({ targetExecutor: seller.address });
+      const mine = await m.api.request("GET", "/api/v1/a2a/tasks/offered", { key: seller.key });
+      expect(mine.json.data.tasks.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.deep.equal([
+        pinned.taskHash,
+      ]);
+      expect((await m.api.request("GET", "/api/v1/a2a/tasks")).json.data.total).to.equal(0);
+      expect((await m.api.request("GET", "/api/v1/stats")).json.data.openTasks).to.equal(0);
     }));
 });

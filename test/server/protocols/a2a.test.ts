@@ -106,6 +106,13 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       expect(list03.json.result.tasks[0]).to.include({ kind: "task", id: taskHash, contextId: taskHash });
       expect(list03.json.result.tasks[0].status.state).to.equal("submitted");
       expect(list03.json.result.totalSize).to.equal(1);
+      // The same public metadata as the REST open-task list.
+      const rest = (await m.api.request("GET", "/api/v1/a2a/tasks")).json.data.tasks[0];
+      expect(list03.json.result.tasks[0].metadata.marketplace).to.deep.equal({
+        ...rest.meta,
+        state: rest.state.status,
+        onChainStatus: rest.state.onChainStatus,
+      });
 
       const get03 = await rpc(m, call("tasks/get", { id: taskHash }));
       expect(get03.json.result.id, get03.text).to.equal(taskHash);
@@ -228,6 +235,8 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
         const got = await rpc(m, call(method, { id: taskHash }));
         expect(got.json.result.id, got.text).to.equal(taskHash);
         expect(got.json.result.metadata.marketplace).to.include({ privacy: "private", state: "submitted" });
+        // docs/agents.md "State mapping": submitted is working.
+        expect(got.json.result.status.state).to.equal(method === "GetTask" ? "TASK_STATE_WORKING" : "working");
         leaks(got.text);
         expect(got.text).not.to.contain(secretResult);
       }
