@@ -129,7 +129,7 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
 }
 
 /** A dns.lookup that refuses non-public answers: the check made on the address actually connected to. */
-const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
+export const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, "", 4);
     const list = addresses as unknown as dns.LookupAddress[];

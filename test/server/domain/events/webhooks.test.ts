@@ -4,6 +4,7 @@ import { expect } from "chai";
 import {
   checkWebhookUrl,
   isPublicAddress,
+  publicOnlyLookup,
   retryDelayMs,
   signatureHeader,
   webhookSignature,
@@ -59,6 +60,15 @@ describe("webhooks: addresses, back-off, signature", () => {
     await refused("ws://93.184.216.34/x", "VALIDATION_ERROR");
     expect((await checkWebhookUrl("https://93.184.216.34/hook", false)).hostname).to.equal("93.184.216.34");
     expect((await checkWebhookUrl("http://127.0.0.1:9/hook", true)).port).to.equal("9");
+  });
+
+  it("refuses, at connection time, a host name that resolves to a non-public address (both lookup forms)", async () => {
+    for (const options of [{}, { all: true }]) {
+      const error = await new Promise<Error | null>((resolve) =>
+        publicOnlyLookup("localhost", options, (e: Error | null) => resolve(e)),
+      );
+      expect(error?.message).to.match(/^localhost resolved to .+, not a public address$/);
+    }
   });
 
   it("waits base, 2 x base, 4 x base ... capped", () => {
