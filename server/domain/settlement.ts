@@ -5,6 +5,16 @@
 import type { Settlement } from "./schemas/settlement";
 import { isTokenAllowed } from "../db/repositories/allowedTokens";
 import type { Deps } from "./deps";
+import { agentPublicKey } from "./briefs";
+
+/**
+ * The public key of the service's custody key (CUSTODY_PRIVATE_KEY), which posters may wrap a private brief's key to
+ * (docs/api.md, "Private briefs"); null when the service holds none.
+ */
+function custodyPublicKey(deps: Deps): string | null {
+  const key = deps.config.marketplace.custodyPrivateKey;
+  return key ? agentPublicKey(key) : null;
+}
 
 export async function readSettlement(deps: Deps): Promise<Settlement> {
   const { api } = deps.config;
@@ -26,6 +36,7 @@ export async function readSettlement(deps: Deps): Promise<Settlement> {
         },
       ],
       settlementTier: api.settlementTier,
+      custodyPublicKey: custodyPublicKey(deps),
     };
   }
   const { book } = chain;
@@ -47,5 +58,6 @@ export async function readSettlement(deps: Deps): Promise<Settlement> {
       },
     ],
     settlementTier: api.settlementTier,
+    custodyPublicKey: custodyPublicKey(deps),
   };
 }

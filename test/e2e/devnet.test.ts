@@ -10,7 +10,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { Wallet } from "ethers";
+import { JsonRpcProvider, Wallet } from "ethers";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ClientFactory } from "@a2a-js/sdk/client";
@@ -60,6 +60,16 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       expect(admin.address.toLowerCase()).to.equal(devnet.deployment.book.admin.toLowerCase());
       expect(admin.warning).to.equal(ADMIN_WARNING);
       expect(new Wallet(admin.privateKey).address).to.equal(admin.address);
+      // Its key passes the escrow's admin check over the devnet's RPC (docs/api.md's dispute recipe): a ruling on a
+      // task that is not disputed fails on the status, not on NotAdmin as any other wallet's does.
+      const rpc = new JsonRpcProvider(devnet.rpcUrl);
+      const escrow = devnet.deployment.escrow;
+      const asAdmin = escrow.connect(new Wallet(admin.privateKey, rpc));
+      await expect(asAdmin.resolveDispute.staticCall(1, true)).to.be.revertedWithCustomError(escrow, "InvalidStatus");
+      const poster = accounts.find((a) => a.role === "poster")!;
+      const asPoster = escrow.connect(new Wallet(poster.privateKey, rpc));
+      await expect(asPoster.resolveDispute.staticCall(1, true)).to.be.revertedWithCustomError(escrow, "NotAdmin");
+      rpc.destroy();
     } finally {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });

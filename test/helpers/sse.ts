@@ -33,6 +33,8 @@ export interface SseStream {
 
 export interface SseOptions {
   key?: string;
+  /** Send the key as `Authorization: Bearer` instead of X-API-Key. */
+  bearer?: boolean;
   lastEventId?: string;
   query?: string;
 }
@@ -40,7 +42,8 @@ export interface SseOptions {
 export function openEvents(baseUrl: string, options: SseOptions = {}): Promise<SseStream> {
   const url = new URL(`${baseUrl}/api/v1/events${options.query ?? ""}`);
   const headers: Record<string, string> = { accept: "text/event-stream" };
-  if (options.key) headers["x-api-key"] = options.key;
+  if (options.key)
+    headers[options.bearer ? "authorization" : "x-api-key"] = options.bearer ? `Bearer ${options.key}` : options.key;
   if (options.lastEventId !== undefined) headers["last-event-id"] = options.lastEventId;
   return new Promise((resolve, reject) => {
     const request = http.get(url, { headers }, (response) => {

@@ -129,7 +129,7 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean): Promi
 }
 
 /** A dns.lookup that refuses non-public answers: the check made on the address actually connected to. */
-const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
+export const publicOnlyLookup: net.LookupFunction = (hostname, options, callback) => {
   dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
     if (error) return callback(error, "", 4);
     const list = addresses as unknown as dns.LookupAddress[];
@@ -302,19 +302,29 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * Sends due deliveries: webhooks in parallel (a slow endpoint holds back only its own deliveries), each webhook's in
+   * event order. A delivery waiting for a retry does not hold back later events.
+   */
   private async sendDue(): Promise<void> {
     const { db, clock } = this.deps;
     const { timeoutMs } = this.deps.config.push.webhooks;
     for (;;) {
       const due = await dueDeliveries(db, clock.wallNowMs(), SEND_BATCH);
       if (due.length === 0 || this.stopped) return;
+      const byWebhook = new Map<number, DeliveryRecord[]>();
+      for (const d of due) byWebhook.set(d.webhookId, [...(byWebhook.get(d.webhookId) ?? []), d]);
       let sent = 0;
-      for (const delivery of due) {
-        if (this.stopped) return;
-        if (!(await claimDelivery(db, delivery, clock.wallNowMs() + timeoutMs + 5_000))) continue;
-        await this.attempt(delivery);
-        sent++;
-      }
+      await Promise.all(
+        [...byWebhook.values()].map(async (deliveries) => {
+          for (const delivery of deliveries) {
+            if (this.stopped) return;
+            if (!(await claimDelivery(db, delivery, clock.wallNowMs() + timeoutMs + 5_000))) continue;
+            await this.attempt(delivery);
+            sent++;
+          }
+        }),
+      );
       if (sent === 0) return;
     }
   }

@@ -16,7 +16,15 @@ const chainEntry = z.object({
 });
 
 export const settlementSchema = z
-  .object({ postingChain: z.enum(["base", "arc"]), chains: z.array(chainEntry), settlementTier: z.string() })
+  .object({
+    postingChain: z.enum(["base", "arc"]),
+    chains: z.array(chainEntry),
+    settlementTier: z.string(),
+    custodyPublicKey: z.string().nullable().openapi({
+      description:
+        "The service's custody public key (130 hex, uncompressed secp256k1): wrap a private brief's key to it as custodyWrappedKey so the service can re-wrap it for the agent that accepts; null when the service holds no custody key",
+    }),
+  })
   .openapi("Settlement");
 
 export type Settlement = z.infer<typeof settlementSchema>;

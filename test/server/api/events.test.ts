@@ -9,6 +9,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import SwaggerParser from "@apidevtools/swagger-parser";
 import { ethers } from "hardhat";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { CATEGORY, DAY, USDC, ZONE, deployEscrowFixture } from "../../helpers/fixtures";
@@ -23,6 +24,7 @@ import { newApiKey } from "../../../server/domain/credentials";
 import { createDb, dbOptions } from "../../../server/db/knex";
 import { canonicalJson } from "../../../server/domain/marketplace/canonicalJson";
 import { assignKey } from "../../../server/verifier/types";
+import { insertMarketEvents } from "../../../server/db/repositories/marketEvents";
 
 const taskPath = (hash: string, op: string) => `/api/v1/a2a/tasks/${hash}/${op}`;
 const types = (events: SseEvent[]) => events.map((e) => e.event);
@@ -270,6 +272,75 @@ describe("GET /api/v1/events (SSE push)", function () {
         }
       },
       { RATE_IP_PER_WINDOW: "4" },
+    ));
+
+  it("takes the key as Authorization: Bearer too, and is described in the OpenAPI document with the push routes", () =>
+    withMarket(async (m) => {
+      const bearer = await openEvents(m.api.url, { key: m.posterKey, bearer: true });
+      expect(bearer.status).to.equal(200);
+      const { taskHash } = await m.list();
+      expect((await bearer.waitForEvents(1))[0].data).to.include({ type: "task.listed", taskHash });
+      bearer.close();
+
+      const doc = (await m.api.request("GET", "/api/v1/openapi.json")).json;
+      await SwaggerParser.validate(structuredClone(doc));
+      const events = doc.paths["/api/v1/events"].get;
+      expect(Object.keys(events.responses["200"].content)).to.deep.equal(["text/event-stream"]);
+      expect(events.responses["200"].content["text/event-stream"].schema.$ref).to.equal(
+        "#/components/schemas/MarketEvent",
+      );
+      expect(events.responses.default.description).to.include("RATE_LIMIT");
+      for (const [path, method] of [
+        ["/api/v1/webhooks", "post"],
+        ["/api/v1/webhooks", "get"],
+        ["/api/v1/webhooks/{id}", "delete"],
+        ["/api/v1/webhooks/{id}/deliveries", "get"],
+        ["/api/v1/a2a/tasks/working", "get"],
+        ["/api/v1/a2a/tasks/{hash}/keys", "post"],
+      ]) {
+        expect(doc.paths[path]?.[method], `${method} ${path}`).to.not.equal(undefined);
+      }
+      expect(doc.paths["/api/v1/webhooks"].post.responses.default.description).to.include("WEBHOOK_URL_NOT_PUBLIC");
+      expect(doc.paths["/api/v1/a2a/tasks/{hash}/keys"].post.responses.default.description).to.include(
+        "KEY_ALREADY_WRAPPED",
+      );
+    }));
+
+  it("finds events another process wrote (no in-process wake-up) by the slow poll", () =>
+    withMarket(
+      async (m) => {
+        const stream = await openEvents(m.api.url, { key: m.posterKey });
+        // Another process's indexer: its own connection pool, and nobody calls the hub's notify().
+        const other = m.api.testDb.reopen();
+        const taskHash = `0x${"ab".repeat(32)}`;
+        await other.transaction((trx) =>
+          insertMarketEvents(trx, [
+            {
+              type: "task.settled",
+              taskId: 99,
+              taskHash,
+              poster: m.poster.address.toLowerCase(),
+              worker: null,
+              target: null,
+              toPoster: true,
+              toWorker: false,
+              toTarget: false,
+              toExecutors: false,
+              onChainStatus: 5,
+              txHash: null,
+              fields: { outcome: "cancelled", refund: "1" },
+              atMs: Date.now(),
+              source: "test:other-process",
+            },
+          ]),
+        );
+        const started = Date.now();
+        const [event] = await stream.waitForEvents(1, 5_000);
+        expect(event.data).to.include({ type: "task.settled", taskHash, onChainTaskId: "99", state: "cancelled" });
+        expect(Date.now() - started).to.be.below(2_000);
+        stream.close();
+      },
+      { EVENTS_POLL_MS: "100" },
     ));
 
   it("refuses a malformed Last-Event-ID and a missing key", () =>

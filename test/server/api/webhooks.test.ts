@@ -172,7 +172,8 @@ describe("/api/v1/webhooks", function () {
         expect(endpoint.calls).to.have.length(3);
         // Every attempt carried the same event id, each signed afresh.
         expect(new Set(calls.map((c) => c.headers["x-market-event-id"])).size).to.equal(1);
-        for (const c of calls) expect(verify(hook.secret, String(c.headers["x-market-signature"]), c.body)).to.equal(true);
+        for (const c of calls)
+          expect(verify(hook.secret, String(c.headers["x-market-signature"]), c.body)).to.equal(true);
       } finally {
         await endpoint.close();
       }
@@ -199,38 +200,41 @@ describe("/api/v1/webhooks", function () {
     }, ALLOW));
 
   it("sends deliveries left pending by a stopped dispatcher when the next one starts", () =>
-    withMarket(async (m) => {
-      // An endpoint that is down: the first attempt fails and the delivery waits (a long back-off).
-      const down = await receiver();
-      const url = down.url;
-      await down.close();
-      const hook = await register(m, url);
-      await m.list();
-      await waitForDelivery(m, hook.id, "pending");
-      const until = Date.now() + 10_000;
-      while ((await deliveries(m, hook.id))[0].attempts < 1 && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      const [first] = await deliveries(m, hook.id);
-      expect(first.attempts).to.equal(1);
-      expect(first.lastError).to.match(/ECONNREFUSED/);
-      // The process stops; the endpoint comes back on the same port; a new process's dispatcher finds the row.
-      await stopPush(m.api.deps);
-      const port = Number(new URL(url).port);
-      const back = http.createServer((req, res) => {
-        req.resume();
-        req.on("end", () => res.end());
-      });
-      await new Promise<void>((resolve) => back.listen(port, "127.0.0.1", resolve));
-      try {
-        Object.assign(m.api.deps, createPush(m.api.deps));
-        await startPush(m.api.deps);
-        const [delivered] = await waitForDelivery(m, hook.id, "delivered", 20_000);
-        expect(delivered.attempts).to.equal(2);
-      } finally {
-        await new Promise<void>((r) => back.close(() => r()));
-      }
-    }, { ...ALLOW, WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_MAX_ATTEMPTS: "5" }));
+    withMarket(
+      async (m) => {
+        // An endpoint that is down: the first attempt fails and the delivery waits (a long back-off).
+        const down = await receiver();
+        const url = down.url;
+        await down.close();
+        const hook = await register(m, url);
+        await m.list();
+        await waitForDelivery(m, hook.id, "pending");
+        const until = Date.now() + 10_000;
+        while ((await deliveries(m, hook.id))[0].attempts < 1 && Date.now() < until) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        const [first] = await deliveries(m, hook.id);
+        expect(first.attempts).to.equal(1);
+        expect(first.lastError).to.match(/ECONNREFUSED/);
+        // The process stops; the endpoint comes back on the same port; a new process's dispatcher finds the row.
+        await stopPush(m.api.deps);
+        const port = Number(new URL(url).port);
+        const back = http.createServer((req, res) => {
+          req.resume();
+          req.on("end", () => res.end());
+        });
+        await new Promise<void>((resolve) => back.listen(port, "127.0.0.1", resolve));
+        try {
+          Object.assign(m.api.deps, createPush(m.api.deps));
+          await startPush(m.api.deps);
+          const [delivered] = await waitForDelivery(m, hook.id, "delivered", 20_000);
+          expect(delivered.attempts).to.equal(2);
+        } finally {
+          await new Promise<void>((r) => back.close(() => r()));
+        }
+      },
+      { ...ALLOW, WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_MAX_ATTEMPTS: "5" },
+    ));
 
   it("refuses non-public addresses and names the field of every validation error", () =>
     withMarket(async (m) => {
@@ -274,11 +278,14 @@ describe("/api/v1/webhooks", function () {
     }));
 
   it("caps the webhooks of a wallet (WEBHOOK_LIMIT)", () =>
-    withMarket(async (m) => {
-      await register(m, "http://127.0.0.1:9/a");
-      await register(m, "http://127.0.0.1:9/b");
-      const third = await m.post(WEBHOOKS, m.posterKey, { url: "http://127.0.0.1:9/c" });
-      expect(third.status).to.equal(409);
-      expect(third.json.error.code).to.equal("WEBHOOK_LIMIT");
-    }, { ...ALLOW, WEBHOOK_MAX_PER_WALLET: "2" }));
+    withMarket(
+      async (m) => {
+        await register(m, "http://127.0.0.1:9/a");
+        await register(m, "http://127.0.0.1:9/b");
+        const third = await m.post(WEBHOOKS, m.posterKey, { url: "http://127.0.0.1:9/c" });
+        expect(third.status).to.equal(409);
+        expect(third.json.error.code).to.equal("WEBHOOK_LIMIT");
+      },
+      { ...ALLOW, WEBHOOK_MAX_PER_WALLET: "2" },
+    ));
 });

@@ -4,9 +4,15 @@
  * public key and adds it, the agent's accept then hands out that key and the agent reads the brief.
  */
 import { expect } from "chai";
-import { withMarket } from "../../../helpers/market";
+import { CUSTODY_KEY, withMarket } from "../../../helpers/market";
 import type { ApiResponse } from "../../../helpers/api";
-import { decryptBrief, encryptBrief, unwrapBriefKey, wrapBriefKey } from "../../../../server/domain/briefs";
+import {
+  agentPublicKey,
+  decryptBrief,
+  encryptBrief,
+  unwrapBriefKey,
+  wrapBriefKey,
+} from "../../../../server/domain/briefs";
 
 const keysPath = (hash: string) => `/api/v1/a2a/tasks/${hash}/keys`;
 const acceptPath = (hash: string) => `/api/v1/a2a/tasks/${hash}/accept`;
@@ -99,4 +105,25 @@ describe("POST /a2a/tasks/{hash}/keys: the poster wraps a private brief to more 
       expect((await m.post(acceptPath(taskHash), other.key)).status).to.equal(200);
       expectError(await m.post(keysPath(taskHash), m.posterKey, body), 409, "NOT_OPEN");
     }));
+
+  it("publishes the custody public key a poster wraps to (null without a custody key), and it round-trips", async () => {
+    await withMarket(async (m) => {
+      expect((await m.api.request("GET", "/api/v1/health/settlement")).json.data.custodyPublicKey).to.equal(null);
+    });
+    await withMarket(
+      async (m) => {
+        const settlement = await m.api.request("GET", "/api/v1/health/settlement");
+        const custody = settlement.json.data.custodyPublicKey;
+        expect(custody).to.equal(agentPublicKey(CUSTODY_KEY));
+        const agent = await m.newAgent();
+        const { blob, key: briefKey } = encryptBrief(Buffer.from("custody route"));
+        const { taskHash } = await m.list({ privacy: "private", custodyWrappedKey: wrapBriefKey(briefKey, custody) });
+        const accepted = await m.post(acceptPath(taskHash), agent.key);
+        expect(accepted.status, accepted.text).to.equal(200);
+        const opened = unwrapBriefKey(accepted.json.data.wrappedKey, agent.privateKey);
+        expect(decryptBrief(blob, opened).toString()).to.equal("custody route");
+      },
+      { CUSTODY_PRIVATE_KEY: CUSTODY_KEY },
+    );
+  });
 });
