@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { ethers, upgrades } from "hardhat";
+import { artifacts, ethers, upgrades } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowPrevious, TaskEscrowV2 } from "../../typechain-types";
 import type { AddressBook } from "../../scripts/deploy";
@@ -280,6 +280,34 @@ describe("upgrades", () => {
   });
 
   describe("TaskEscrow", () => {
+    describe("room to grow", () => {
+      const LIMIT = 24_576; // EIP-170
+      const deployedSize = async (name: string) =>
+        ((await artifacts.readArtifact(name)).deployedBytecode.length - 2) / 2;
+
+      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async () => {
+        expect(await deployedSize("TaskEscrow")).to.be.at.most(LIMIT - 2_000);
+      });
+
+      it("gives the module, called directly, nothing to act on: it has no admin and no task", async () => {
+        const { escrow, admin, worker } = await loadFixture(deployEscrowFixture);
+        const module = await ethers.getContractAt("TaskEscrowModule", await escrow.MODULE());
+        await expect(module.connect(admin).pause()).to.be.revertedWithCustomError(escrow, "NotAdmin");
+        await expect(
+          module.connect(admin).sweepSurplus(ethers.ZeroAddress, admin.address),
+        ).to.be.revertedWithCustomError(escrow, "NotAdmin");
+        await expect(module.connect(worker).commitOpen(1n, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+          escrow,
+          "NotOpenTask",
+        );
+      });
+
+      it("keeps its module and the test V2 under the limit", async () => {
+        expect(await deployedSize("TaskEscrowModule")).to.be.at.most(LIMIT);
+        expect(await deployedSize("TaskEscrowV2")).to.be.at.most(LIMIT);
+      });
+    });
+
     describe("#upgradeProxy from the previous implementation (before issue 9) to the current one", () => {
       it("starts from tasks in every status", async () => {
         const { before } = await loadFixture(upgradedFromPreviousFixture);

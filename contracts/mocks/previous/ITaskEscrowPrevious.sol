@@ -3,9 +3,8 @@ pragma solidity 0.8.28;
 
 /// @title ITaskEscrowPrevious
 /// @author The escrow task marketplace
-/// @notice Test-only copy of ITaskEscrow before issue 9's contract items 2, 5, 6 and 8, for TaskEscrowPrevious. The escrow of the task marketplace. A poster funds a reward; a worker is assigned, submits evidence and is
-/// paid (less the platform fee) once a verifier passes the work. Every function, event and error selector declared
-/// here is part of the public contract listed in `shared/spec/selectors.json`.
+/// @notice Test-only copy of ITaskEscrow as it was before issue 9's contract items 2, 5, 6 and 8 (commit 04d4f47), for
+/// TaskEscrowPrevious, the implementation the upgrade tests start from.
 interface ITaskEscrowPrevious {
     /*//////////////////////////////////////////////////////////////
                                  TYPES
