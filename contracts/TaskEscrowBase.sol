@@ -279,10 +279,23 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
             return;
         }
         if (value != 0) revert ITaskEscrow.ZeroAmount();
-        uint256 balanceBefore = IERC20(token).balanceOf(address(this));
+        uint256 balanceBefore = _selfBalance(token);
         IERC20(token).safeTransferFrom(msg.sender, address(this), amount);
-        uint256 received = IERC20(token).balanceOf(address(this)) - balanceBefore;
+        uint256 received = _selfBalance(token) - balanceBefore;
         if (received != amount) revert ITaskEscrow.TransferAmountMismatch(received, amount);
+    }
+
+    /// @dev The escrow's balance of the ERC-20 `token`: `balanceOf(address(this))` without the ABI helpers. A token
+    /// without code, or one answering with less than a word, reverts the call.
+    function _selfBalance(address token) private view returns (uint256 amount) {
+        assembly ("memory-safe") {
+            mstore(0x00, 0x70a08231) // balanceOf(address)
+            mstore(0x20, address())
+            if iszero(and(gt(returndatasize(), 0x1f), staticcall(gas(), token, 0x1c, 0x24, 0x00, 0x20))) {
+                revert(0, 0)
+            }
+            amount := mload(0x00)
+        }
     }
 
     function _send(address token, address to, uint256 amount) internal {
