@@ -11,7 +11,7 @@ import {IWorkerReputation, ITaskRegistry} from "./interfaces/ITaskOutcomeHooks.s
 
 /// @title TaskEscrowBase
 /// @notice The escrow's storage, constants and internal rules, shared by `TaskEscrow` (the proxy's implementation) and
-/// `TaskEscrowOpen` (its open-submission and surplus module, run by delegatecall in the proxy's storage). Errors and
+/// `TaskEscrowModule` (its module of rarely used functions, run by delegatecall in the proxy's storage). Errors and
 /// events are those of `ITaskEscrow`.
 abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     using SafeERC20 for IERC20;
