@@ -22,12 +22,14 @@ interface ITaskEscrow {
         Disputed // 6: awaiting an admin ruling, or an escalation awaiting its window
     }
 
-    /// @notice Phase of an open-submission task, derived from time (see docs/contracts.md).
+    /// @notice Phase of an open-submission task, derived from time (see docs/contracts.md). Reveal was added last so
+    /// that the numbers of the others did not change.
     enum Phase {
-        Submission, // 0: before the effective deadline, anyone but the poster may submit once
-        Selection, // 1: after the deadline, the poster may pick a winner among the submitters
-        Expired, // 2: the selection window passed without a winner; the poster may reclaim
-        Closed // 3: settled (paid or refunded)
+        Submission, // 0: before the effective deadline, anyone but the poster may commit once, with a bond
+        Selection, // 1: after the reveal window, the poster may pick a winner among the revealed submissions
+        Expired, // 2: the selection window passed: the earliest revealed submission is paid, else the poster reclaims
+        Closed, // 3: settled (paid or refunded)
+        Reveal // 4: from the deadline for OPEN_REVEAL_WINDOW, committers reveal their evidence
     }
 
     /// @notice The task record as returned by `getTask`.
@@ -135,15 +137,35 @@ interface ITaskEscrow {
     /// @notice Emitted after TaskCreated for an open-submission task.
     /// @param taskId The task.
     event OpenTaskCreated(uint256 indexed taskId);
-    /// @notice Emitted when somebody submits to an open-submission task.
+    /// @notice Emitted when somebody commits to an open-submission task (its evidence stays hidden until the reveal).
     /// @param taskId The task.
-    /// @param submitter The submitting address.
+    /// @param submitter The committing address.
+    /// @param commitment keccak256(abi.encode(escrow, taskId, submitter, evidenceHash, salt)).
+    /// @param bond The bond paid with the commitment, returned on the reveal.
+    event OpenSubmissionCommitted(uint256 indexed taskId, address indexed submitter, bytes32 commitment, uint256 bond);
+    /// @notice Emitted when a committed submission to an open-submission task is revealed (its bond is returned).
+    /// @param taskId The task.
+    /// @param submitter The revealing address.
     /// @param evidenceHash The keccak256 of its deliverable.
     event OpenSubmission(uint256 indexed taskId, address indexed submitter, bytes32 evidenceHash);
-    /// @notice Emitted when the poster picks the winner of an open-submission task (TaskCompleted follows).
+    /// @notice Emitted when an open-submission task's winner is paid: picked by the poster, or the earliest revealed
+    /// submission after the selection window (TaskCompleted follows).
     /// @param taskId The task.
     /// @param winner The paid submitter.
     event WinnerSelected(uint256 indexed taskId, address indexed winner);
+    /// @notice Emitted when an open-submission task settles with commitments never revealed: their bonds go to the
+    /// poster.
+    /// @param taskId The task.
+    /// @param amount The forfeited bonds.
+    event OpenBondsForfeited(uint256 indexed taskId, uint256 amount);
+    /// @notice Emitted when the admin sweeps tokens the escrow holds beyond what its tasks hold.
+    /// @param token The token (the zero address for the native currency).
+    /// @param to The recipient.
+    /// @param amount The surplus sent.
+    event SurplusSwept(address indexed token, address indexed to, uint256 amount);
+    /// @notice Emitted when the admin's bookkeeping of held rewards advances (reconcileHeld).
+    /// @param reconciledBelow Every task below this id is settled or counted as held.
+    event HeldReconciled(uint256 reconciledBelow);
 
     /// @notice Emitted when the admin changes the fee recipient.
     /// @param previousTreasury The former treasury.
@@ -269,10 +291,16 @@ interface ITaskEscrow {
     /// @param current The task's phase.
     /// @param required The phase the call needs.
     error WrongPhase(Phase current, Phase required);
-    /// @notice Thrown when an address submits twice to an open-submission task.
+    /// @notice Thrown when an address commits twice to an open-submission task, or reveals twice.
     error AlreadySubmitted();
-    /// @notice Thrown when the chosen winner did not submit to the open-submission task.
+    /// @notice Thrown when the chosen winner revealed no submission, or a revealing address made no commitment.
     error NotSubmitter();
+    /// @notice Thrown when a reveal's evidence and salt do not hash to the caller's commitment.
+    error CommitmentMismatch();
+    /// @notice Thrown when releasing an open-submission task's default payout while no submission was revealed.
+    error NoRevealedSubmission();
+    /// @notice Thrown when a sweep finds no tokens beyond what the tasks hold.
+    error NoSurplus();
     /// @notice Thrown when a native-token task is funded with a value other than its amount.
     /// @param sent The value sent.
     /// @param required The amount (a batch: the sum).
@@ -289,7 +317,8 @@ interface ITaskEscrow {
     /// @notice Thrown when a hook (reputation contract, task registry) is set to an address without code.
     /// @param account The address without code.
     error NotAContract(address account);
-    /// @notice Thrown when cancelling an open-submission task that already has submissions.
+    /// @notice Thrown when cancelling an open-submission task that has commitments, or reclaiming one whose submissions
+    /// were revealed (one of them is paid).
     error OpenTaskHasSubmissions();
     /// @notice Thrown when the category is longer than 65535 bytes.
     error LabelTooLong();
@@ -356,8 +385,10 @@ interface ITaskEscrow {
     /// @return firstTaskId The first new id.
     function createTasks(address token, NewTask[] calldata tasks) external payable returns (uint256 firstTaskId);
 
-    /// @notice Funds an open-submission task: anyone but the poster may submit once before the deadline, then the
-    /// poster picks a winner within OPEN_SELECTION_WINDOW (see docs/contracts.md). Emits TaskCreated, OpenTaskCreated.
+    /// @notice Funds an open-submission task: anyone but the poster may commit once before the deadline (with a bond),
+    /// reveal within OPEN_REVEAL_WINDOW, then the poster picks a winner within OPEN_SELECTION_WINDOW, failing which the
+    /// earliest revealed submission is paid (see docs/contracts.md). Emits TaskCreated, OpenTaskCreated. Reverts as
+    /// createTask.
     /// @param taskHash The SHA-256 of the brief blob.
     /// @param token The reward token.
     /// @param amount The reward.
@@ -400,7 +431,8 @@ interface ITaskEscrow {
     function submitEvidence(uint256 taskId, bytes32 evidenceHash) external;
 
     /// @notice The task's judge (its verifier agent if set, else the marketplace verifier; never the worker) gives a
-    /// verdict on a Submitted task, with no deadline check. Passed: pays the worker (amount minus fee) and the
+    /// verdict on a Submitted task, with no deadline check. When setVerifier made the marketplace verifier the worker of
+    /// a task in flight, the admin judges that task instead. Passed: pays the worker (amount minus fee) and the
     /// treasury, Completed. Failed: Verified, the appeal window opens. Emits VerificationCompleted (and TaskCompleted).
     /// Reverts NotVerifier, InvalidStatus, EnforcedPause.
     /// @param taskId The task.
@@ -457,20 +489,42 @@ interface ITaskEscrow {
     /// @param taskId The task.
     function releaseUnjudgedWork(uint256 taskId) external;
 
-    /// @notice Submits once to an open-submission task during its Submission phase (not the poster). Emits
-    /// OpenSubmission. Reverts NotOpenTask, WrongPhase, SelfAssignment, EmptyHash, AlreadySubmitted, EnforcedPause.
+    /// @notice Commits once to an open-submission task during its Submission phase (not the poster), paying the bond
+    /// (OPEN_BOND_BPS of the reward, at least 1 unit; approve it, or send it as value for a native task). The
+    /// commitment binds the evidence to the caller: keccak256(abi.encode(escrow, taskId, caller, evidenceHash, salt)).
+    /// Emits OpenSubmissionCommitted. Reverts NotOpenTask, WrongPhase, SelfAssignment, EmptyHash, AlreadySubmitted,
+    /// NativeValueMismatch, TransferAmountMismatch, EnforcedPause.
+    /// @param taskId The task.
+    /// @param commitment The commitment (nonzero).
+    function commitOpen(uint256 taskId, bytes32 commitment) external payable;
+
+    /// @notice Reveals the caller's commitment during the Reveal phase: its evidence becomes a submission the poster may
+    /// pick, the bond is returned, and the first reveal becomes the default winner. Emits OpenSubmission. Reverts
+    /// NotOpenTask, WrongPhase, NotSubmitter (no commitment), AlreadySubmitted, EmptyHash, CommitmentMismatch,
+    /// EnforcedPause.
     /// @param taskId The task.
     /// @param evidenceHash The keccak256 of the deliverable.
-    function submitOpen(uint256 taskId, bytes32 evidenceHash) external;
+    /// @param salt The secret salt of the commitment.
+    function revealOpen(uint256 taskId, bytes32 evidenceHash, bytes32 salt) external;
 
-    /// @notice The poster pays one submitter of an open-submission task during the Selection phase. Emits
-    /// WinnerSelected, TaskCompleted. Reverts NotAgent, NotOpenTask, WrongPhase, NotSubmitter, EnforcedPause.
+    /// @notice The poster pays one revealed submission of an open-submission task during the Selection phase; the bonds
+    /// of unrevealed commitments go to the poster. Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted. Reverts
+    /// NotAgent, NotOpenTask, WrongPhase, NotSubmitter, EnforcedPause.
     /// @param taskId The task.
-    /// @param winner A submitter.
+    /// @param winner A submitter who revealed.
     function selectWinner(uint256 taskId, address winner) external;
 
-    /// @notice The poster takes back an open-submission task's reward once it Expired (or when nobody submitted
-    /// after the deadline). Emits DeadlineExpired. Reverts NotAgent, NotOpenTask, WrongPhase, EnforcedPause.
+    /// @notice Anyone pays the earliest revealed submission of an open-submission task whose poster let the selection
+    /// window pass; the bonds of unrevealed commitments go to the poster. Emits WinnerSelected, (OpenBondsForfeited,)
+    /// TaskCompleted. Reverts NotOpenTask, WrongPhase, NoRevealedSubmission, EnforcedPause.
+    /// @param taskId The task.
+    function releaseOpenDefault(uint256 taskId) external;
+
+    /// @notice The poster takes back an open-submission task's reward when no submission was revealed: from the
+    /// deadline when nobody committed, from the Selection phase when commitments were not revealed (their bonds go to
+    /// the poster too). Tasks with plain submissions made before issue 9 reclaim once Expired. Emits
+    /// (OpenBondsForfeited,) DeadlineExpired. Reverts NotAgent, NotOpenTask, WrongPhase, OpenTaskHasSubmissions,
+    /// EnforcedPause.
     /// @param taskId The task.
     function reclaimOpen(uint256 taskId) external;
 
@@ -487,7 +541,8 @@ interface ITaskEscrow {
     function setTreasury(address newTreasury) external;
 
     /// @notice Sets the marketplace verifier (judge of tasks without a verifier agent, and marketplaceAssign's caller).
-    /// Emits VerifierUpdated. Reverts NotAdmin, ZeroAddress.
+    /// A task in flight whose worker is the new verifier is judged by the admin. Emits VerifierUpdated. Reverts
+    /// NotAdmin, ZeroAddress.
     /// @param newVerifier The new marketplace verifier.
     function setVerifier(address newVerifier) external;
 
@@ -533,6 +588,26 @@ interface ITaskEscrow {
     /// PauseStartRecorded. Reverts NotAdmin, ExpectedPause, InvalidPauseStart.
     /// @param pauseStart The incident's start (Unix seconds).
     function recordPauseStart(uint256 pauseStart) external;
+
+    /// @notice Advances the bookkeeping of held rewards over at most `maxTasks` tasks from where it stopped: each unsettled
+    /// task is counted as held until releaseSettled releases it. Bounds the scan sweepSurplus makes. Emits
+    /// HeldReconciled. Reverts NotAdmin.
+    /// @param maxTasks The most tasks to scan.
+    /// @return reconciledBelow Every task below this id is now settled or counted.
+    function reconcileHeld(uint256 maxTasks) external returns (uint256 reconciledBelow);
+
+    /// @notice Releases from the held count the listed tasks that were counted by reconcileHeld and have settled since;
+    /// other ids are skipped. Reverts NotAdmin.
+    /// @param taskIds The tasks.
+    function releaseSettled(uint256[] calldata taskIds) external;
+
+    /// @notice Sends `to` what the escrow holds in `token` beyond the unsettled rewards and bonds of its tasks (tokens
+    /// sent to it directly). Never a task's funds: counted tasks whose release is pending still count. Emits
+    /// SurplusSwept. Reverts NotAdmin, ZeroAddress, NoSurplus.
+    /// @param token The token (the zero address for the native currency).
+    /// @param to The recipient.
+    /// @return amount The surplus sent.
+    function sweepSurplus(address token, address to) external returns (uint256 amount);
 
     /// @notice Proposes a new admin (two-step transfer). Emits AdminTransferProposed. Reverts NotAdmin, ZeroAddress.
     /// @param newAdmin The proposed admin.
@@ -585,16 +660,33 @@ interface ITaskEscrow {
     /// @return The phase.
     function openPhase(uint256 taskId) external view returns (Phase);
 
-    /// @notice What `submitter` submitted to an open-submission task.
+    /// @notice What `submitter` revealed to (before issue 9: submitted to) an open-submission task.
     /// @param taskId The task.
     /// @param submitter The submitter.
     /// @return The evidence hash (zero: none).
     function openSubmission(uint256 taskId, address submitter) external view returns (bytes32);
 
-    /// @notice How many addresses submitted to an open-submission task.
+    /// @notice How many addresses committed to an open-submission task (before issue 9: submitted).
     /// @param taskId The task.
     /// @return The count.
     function openSubmissionCount(uint256 taskId) external view returns (uint256);
+
+    /// @notice The commitment `submitter` made to an open-submission task.
+    /// @param taskId The task.
+    /// @param submitter The committer.
+    /// @return The commitment (zero: none).
+    function openCommitment(uint256 taskId, address submitter) external view returns (bytes32);
+
+    /// @notice The commit-reveal state of an open-submission task.
+    /// @param taskId The task.
+    /// @return earliestRevealer The first address that revealed (the default winner; zero: none).
+    /// @return commitCount The commitments made.
+    /// @return revealCount The commitments revealed.
+    /// @return bond The bond of one commitment.
+    function openState(uint256 taskId)
+        external
+        view
+        returns (address earliestRevealer, uint256 commitCount, uint256 revealCount, uint256 bond);
 
     /// @notice The payload a trusted-execution signer signs for a verdict (binds chain id, escrow, task, attempt).
     /// @param taskId The task.

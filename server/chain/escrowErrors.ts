@@ -54,6 +54,9 @@ export const ESCROW_ERROR_CODES = {
   LabelTooLong: "VALIDATION_ERROR",
   TaskNotFound: "NOT_FOUND",
   InsufficientGasForHook: "TX_REVERTED",
+  CommitmentMismatch: "VALIDATION_ERROR",
+  NoRevealedSubmission: "INVALID_STATE",
+  NoSurplus: "INVALID_STATE",
   // OpenZeppelin's upgrade and initialization machinery (admin operations; no API route reaches them).
   AddressEmptyCode: "TX_REVERTED",
   ERC1967InvalidImplementation: "VALIDATION_ERROR",

@@ -102,6 +102,10 @@ export const TASK_HANDLERS: Record<string, TaskHandler> = {
   UnjudgedWorkEscalated: update(() => ({ escalated: true })),
   DisputeResolved: update(() => ({})),
   UnjudgedWorkReleased: update(() => ({})),
+  // A commitment (evidence hidden, bond paid): the count follows the escrow's openSubmissionCount, which counts
+  // commitments.
+  OpenSubmissionCommitted: update((t) => ({ openSubmissionCount: t.openSubmissionCount + 1 })),
+  // A revealed commitment: its evidence becomes selectable. The commitment was counted already.
   OpenSubmission: update((t, e, ctx) => {
     const submitter = str(e, "submitter");
     const evidenceHash = str(e, "evidenceHash");
@@ -109,8 +113,9 @@ export const TASK_HANDLERS: Record<string, TaskHandler> = {
     if (!byTask) ctx.openSubmissions.set(t.taskId, (byTask = new Map()));
     byTask.set(submitter, evidenceHash);
     ctx.newSubmissions.push({ taskId: t.taskId, submitter, evidenceHash, blockNumber: e.blockNumber });
-    return { openSubmissionCount: t.openSubmissionCount + 1 };
+    return {};
   }),
+  OpenBondsForfeited: update(() => ({})),
   WinnerSelected: update((t, e, ctx) => {
     const winner = str(e, "winner");
     return { worker: winner, evidenceHash: ctx.openSubmissions.get(t.taskId)?.get(winner) ?? t.evidenceHash };

@@ -249,6 +249,44 @@ describe("TaskEscrow", () => {
         .withArgs(taskId, worker.address);
     });
 
+    describe("to the worker of a task in flight", () => {
+      it("leaves the task judgeable: the admin judges it in the verifier's place", async () => {
+        const { escrow, admin, worker, taskId, usdc, amount } = await loadFixture(submittedTaskFixture);
+        await escrow.connect(admin).setVerifier(worker.address);
+        const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+        const tx = escrow.connect(admin).completeVerification(taskId, true);
+        await expect(tx)
+          .to.emit(escrow, "TaskCompleted")
+          .withArgs(taskId, amount - fee, fee);
+        await expect(tx).to.changeTokenBalance(usdc, worker, amount - fee);
+      });
+
+      it("still refuses the worker as its own judge", async () => {
+        const { escrow, admin, worker, taskId } = await loadFixture(submittedTaskFixture);
+        await escrow.connect(admin).setVerifier(worker.address);
+        await expect(escrow.connect(worker).completeVerification(taskId, true)).to.be.revertedWithCustomError(
+          escrow,
+          "NotVerifier",
+        );
+      });
+
+      it("gives the admin no verdict on tasks its verifier can judge", async () => {
+        const { escrow, admin, taskId } = await loadFixture(submittedTaskFixture);
+        await expect(escrow.connect(admin).completeVerification(taskId, true)).to.be.revertedWithCustomError(
+          escrow,
+          "NotVerifier",
+        );
+      });
+
+      it("lets the new verifier judge the tasks of other workers", async () => {
+        const { escrow, admin, stranger, taskId } = await loadFixture(submittedTaskFixture);
+        await escrow.connect(admin).setVerifier(stranger.address);
+        await expect(escrow.connect(stranger).completeVerification(taskId, false))
+          .to.emit(escrow, "VerificationCompleted")
+          .withArgs(taskId, false);
+      });
+    });
+
     it("takes the rights of the previous verifier", async () => {
       const { escrow, admin, verifier, stranger, worker, taskId } = await loadFixture(fundedTaskFixture);
       await escrow.connect(admin).setVerifier(stranger.address);

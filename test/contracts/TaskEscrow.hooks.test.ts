@@ -6,11 +6,14 @@ import {
   DAY,
   EVIDENCE_HASH,
   FEE_BPS,
+  OPEN_SALT,
   STATUS,
   TASK_HASH,
   USDC,
   ZONE,
+  commitOpen,
   deployEscrowFixture,
+  openPhaseStarts,
 } from "../helpers/fixtures";
 import {
   hookedAssignedFixture,
@@ -191,8 +194,10 @@ describe("TaskEscrow", () => {
         const { escrow, reputation, poster, worker, usdc } = await loadFixture(hookedEscrowFixture);
         const amount = USDC(100);
         await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY);
-        await escrow.connect(worker).submitOpen(1n, EVIDENCE_HASH);
+        await commitOpen(escrow, worker, 1n, EVIDENCE_HASH);
         await time.increaseTo(await escrow.effectiveDeadline(1n));
+        await escrow.connect(worker).revealOpen(1n, EVIDENCE_HASH, OPEN_SALT);
+        await time.increaseTo((await openPhaseStarts(escrow, 1n)).selection);
         await expect(escrow.connect(poster).selectWinner(1n, worker.address))
           .to.emit(reputation, "OutcomeRecorded")
           .withArgs(worker.address, 1n, true, amount);
@@ -203,8 +208,8 @@ describe("TaskEscrow", () => {
       it("records nothing for an open task, which has no worker", async () => {
         const { escrow, reputation, poster, worker, usdc } = await loadFixture(hookedEscrowFixture);
         await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY);
-        await escrow.connect(worker).submitOpen(1n, EVIDENCE_HASH);
-        await time.increaseTo((await escrow.effectiveDeadline(1n)) + (await escrow.OPEN_SELECTION_WINDOW()));
+        await commitOpen(escrow, worker, 1n, EVIDENCE_HASH);
+        await time.increaseTo((await openPhaseStarts(escrow, 1n)).selection);
         await expect(escrow.connect(poster).reclaimOpen(1n)).not.to.emit(reputation, "OutcomeRecorded");
       });
     });
@@ -415,8 +420,10 @@ describe("TaskEscrow", () => {
       it("reports the payout as Completed with the winner", async () => {
         const { escrow, registry, poster, worker, usdc } = await loadFixture(hookedEscrowFixture);
         await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(100), CATEGORY, ZONE, DAY);
-        await escrow.connect(worker).submitOpen(1n, EVIDENCE_HASH);
+        await commitOpen(escrow, worker, 1n, EVIDENCE_HASH);
         await time.increaseTo(await escrow.effectiveDeadline(1n));
+        await escrow.connect(worker).revealOpen(1n, EVIDENCE_HASH, OPEN_SALT);
+        await time.increaseTo((await openPhaseStarts(escrow, 1n)).selection);
         await expect(escrow.connect(poster).selectWinner(1n, worker.address))
           .to.emit(registry, "TaskSettledReported")
           .withArgs(await escrow.getAddress(), 1n, STATUS.Completed, worker.address);

@@ -6,55 +6,72 @@ import {
   DAY,
   EVIDENCE_HASH,
   FEE_BPS,
+  OPEN_SALT,
   PHASE,
   STATUS,
   TASK_HASH,
   USDC,
   ZONE,
+  commitOpen,
   deployEscrowFixture,
   fundedTaskFixture,
+  openCommitment,
+  openPhaseStarts,
 } from "../helpers/fixtures";
 import { escrowEventNames } from "../helpers/events";
 
 /** A second submitter's evidence, distinct from EVIDENCE_HASH. */
 const OTHER_EVIDENCE_HASH = ethers.keccak256(ethers.toUtf8Bytes('{"result":"another delivery"}'));
 
-/** Open-submission task 1 (100 USDC, one day) in its Submission phase, nobody submitted. */
+/** Open-submission task 1 (100 USDC, one day) in its Submission phase, nobody committed. */
 async function openTaskFixture() {
   const base = await deployEscrowFixture();
   const { escrow, usdc, poster } = base;
   const amount = USDC(100);
   await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), amount, CATEGORY, ZONE, DAY);
-  const { deadline } = await escrow.getTask(1n);
-  return { ...base, taskId: 1n, amount, deadline };
+  const taskId = 1n;
+  const bond = (amount * (await escrow.OPEN_BOND_BPS())) / (await escrow.BPS_DENOMINATOR());
+  return { ...base, taskId, amount, bond, starts: await openPhaseStarts(escrow, taskId) };
 }
 
-/** Open task 1 with two submissions: `worker` (EVIDENCE_HASH) and `stranger` (OTHER_EVIDENCE_HASH). */
-async function submittedOpenTaskFixture() {
+/** Open task 1 with three commitments: `worker` (EVIDENCE_HASH), `stranger` (OTHER_EVIDENCE_HASH), `others[0]`. */
+async function committedFixture() {
   const base = await openTaskFixture();
-  await base.escrow.connect(base.worker).submitOpen(base.taskId, EVIDENCE_HASH);
-  await base.escrow.connect(base.stranger).submitOpen(base.taskId, OTHER_EVIDENCE_HASH);
+  const { escrow, worker, stranger, others, taskId } = base;
+  await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
+  await commitOpen(escrow, stranger, taskId, OTHER_EVIDENCE_HASH);
+  await commitOpen(escrow, others[0], taskId, EVIDENCE_HASH);
   return base;
 }
 
-/** Open task 1 with two submissions, at the start of its Selection phase. */
+/** The committed task at the start of its Reveal phase. */
+async function revealFixture() {
+  const base = await committedFixture();
+  await time.increaseTo(base.starts.reveal);
+  return base;
+}
+
+/** Revealed by `stranger` first, then `worker`; `others[0]` never reveals. At the start of the Selection phase. */
 async function selectionFixture() {
-  const base = await submittedOpenTaskFixture();
-  await time.increaseTo(base.deadline);
+  const base = await revealFixture();
+  const { escrow, worker, stranger, taskId } = base;
+  await escrow.connect(stranger).revealOpen(taskId, OTHER_EVIDENCE_HASH, OPEN_SALT);
+  await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+  await time.increaseTo(base.starts.selection);
   return base;
 }
 
-/** Open task 1 without submissions, at the start of its Selection phase. */
-async function emptySelectionFixture() {
-  const base = await openTaskFixture();
-  await time.increaseTo(base.deadline);
-  return base;
-}
-
-/** Open task 1 with two submissions, at the start of its Expired phase. */
+/** As selectionFixture, at the start of the Expired phase: the poster chose nobody. */
 async function expiredFixture() {
-  const base = await submittedOpenTaskFixture();
-  await time.increaseTo(base.deadline + (await base.escrow.OPEN_SELECTION_WINDOW()));
+  const base = await selectionFixture();
+  await time.increaseTo(base.starts.expired);
+  return base;
+}
+
+/** Commitments nobody revealed, at the start of the Selection phase. */
+async function unrevealedSelectionFixture() {
+  const base = await committedFixture();
+  await time.increaseTo(base.starts.selection);
   return base;
 }
 
@@ -173,148 +190,278 @@ describe("TaskEscrow", () => {
     });
   });
 
-  describe("#submitOpen", () => {
-    it("records the submission and emits OpenSubmission", async () => {
-      const { escrow, worker, taskId } = await loadFixture(openTaskFixture);
-      await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH))
-        .to.emit(escrow, "OpenSubmission")
-        .withArgs(taskId, worker.address, EVIDENCE_HASH);
-      expect(await escrow.openSubmission(taskId, worker.address)).to.equal(EVIDENCE_HASH);
-      expect(await escrow.openSubmissionCount(taskId)).to.equal(1n);
+  describe("#commitOpen", () => {
+    it("records the commitment, emits OpenSubmissionCommitted and takes the bond", async () => {
+      const { escrow, usdc, worker, taskId, bond } = await loadFixture(openTaskFixture);
+      const commitment = openCommitment(await escrow.getAddress(), taskId, worker.address, EVIDENCE_HASH);
+      const tx = escrow.connect(worker).commitOpen(taskId, commitment);
+      await expect(tx).to.emit(escrow, "OpenSubmissionCommitted").withArgs(taskId, worker.address, commitment, bond);
+      await expect(tx).to.changeTokenBalances(usdc, [worker, escrow], [-bond, bond]);
+      expect(await escrow.openCommitment(taskId, worker.address)).to.equal(commitment);
     });
 
-    it("counts one submission per submitter", async () => {
-      const { escrow, worker, stranger, taskId } = await loadFixture(submittedOpenTaskFixture);
-      expect(await escrow.openSubmissionCount(taskId)).to.equal(2n);
-      expect(await escrow.openSubmission(taskId, worker.address)).to.equal(EVIDENCE_HASH);
-      expect(await escrow.openSubmission(taskId, stranger.address)).to.equal(OTHER_EVIDENCE_HASH);
+    it("takes OPEN_BOND_BPS of the reward as bond, 5%", async () => {
+      const { escrow, taskId, amount } = await loadFixture(openTaskFixture);
+      expect(await escrow.OPEN_BOND_BPS()).to.equal(500n);
+      expect((await escrow.openState(taskId)).bond).to.equal(amount / 20n);
     });
 
-    it("leaves the task Funded and unassigned", async () => {
-      const { escrow, taskId } = await loadFixture(submittedOpenTaskFixture);
-      const task = await escrow.getTask(taskId);
-      expect(task.status).to.equal(STATUS.Funded);
-      expect(task.worker).to.equal(ethers.ZeroAddress);
+    it("takes a bond of one unit when 5% of the reward rounds to zero", async () => {
+      const { escrow, usdc, poster, worker } = await loadFixture(deployEscrowFixture);
+      await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), 19n, CATEGORY, ZONE, DAY);
+      expect((await escrow.openState(1n)).bond).to.equal(1n);
+      await expect(commitOpen(escrow, worker, 1n, EVIDENCE_HASH)).to.changeTokenBalance(usdc, worker, -1n);
     });
 
-    it("accepts a submission one second before the deadline", async () => {
-      const { escrow, worker, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.setNextBlockTimestamp(deadline - 1n);
-      await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH))
-        .to.emit(escrow, "OpenSubmission")
-        .withArgs(taskId, worker.address, EVIDENCE_HASH);
+    it("counts each committer once, leaves the evidence hidden and the task Funded", async () => {
+      const { escrow, worker, taskId } = await loadFixture(committedFixture);
+      expect(await escrow.openSubmissionCount(taskId)).to.equal(3n);
+      const state = await escrow.openState(taskId);
+      expect([state.earliestRevealer, state.commitCount, state.revealCount]).to.deep.equal([
+        ethers.ZeroAddress,
+        3n,
+        0n,
+      ]);
+      expect(await escrow.openSubmission(taskId, worker.address)).to.equal(ethers.ZeroHash);
+      expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Funded);
+    });
+
+    it("accepts a commitment one second before the deadline", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(openTaskFixture);
+      await time.setNextBlockTimestamp(starts.reveal - 1n);
+      await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH)).to.emit(escrow, "OpenSubmissionCommitted");
+    });
+
+    it("takes a native task's bond as value, and refuses another value", async () => {
+      const { escrow, admin, poster, worker } = await loadFixture(deployEscrowFixture);
+      await escrow.connect(admin).allowToken(ethers.ZeroAddress);
+      const amount = ethers.parseEther("1");
+      await escrow
+        .connect(poster)
+        .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount });
+      const bond = amount / 20n;
+      await expect(commitOpen(escrow, worker, 1n, EVIDENCE_HASH, { value: bond - 1n }))
+        .to.be.revertedWithCustomError(escrow, "NativeValueMismatch")
+        .withArgs(bond - 1n, bond);
+      await expect(commitOpen(escrow, worker, 1n, EVIDENCE_HASH, { value: bond })).to.changeEtherBalances(
+        [worker, escrow],
+        [-bond, bond],
+      );
     });
 
     it("reverts when the task is not an open-submission task", async () => {
       const { escrow, worker, taskId } = await loadFixture(fundedTaskFixture);
-      await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+      await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
         "NotOpenTask",
       );
     });
 
     it("reverts when the task was never created", async () => {
-      const { escrow, worker, taskId } = await loadFixture(openTaskFixture);
-      await expect(escrow.connect(worker).submitOpen(taskId + 1n, EVIDENCE_HASH)).to.be.revertedWithCustomError(
-        escrow,
-        "NotOpenTask",
-      );
+      const { escrow, worker } = await loadFixture(openTaskFixture);
+      await expect(commitOpen(escrow, worker, 99n, EVIDENCE_HASH)).to.be.revertedWithCustomError(escrow, "NotOpenTask");
     });
 
-    it("reverts at the deadline, in the Selection phase", async () => {
-      const { escrow, worker, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.setNextBlockTimestamp(deadline);
-      await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH))
+    it("reverts at the deadline, in the Reveal phase", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(openTaskFixture);
+      await time.setNextBlockTimestamp(starts.reveal);
+      await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Selection, PHASE.Submission);
-    });
-
-    it("reverts in the Expired phase", async () => {
-      const { escrow, others, taskId } = await loadFixture(expiredFixture);
-      await expect(escrow.connect(others[0]).submitOpen(taskId, EVIDENCE_HASH))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Expired, PHASE.Submission);
+        .withArgs(PHASE.Reveal, PHASE.Submission);
     });
 
     it("reverts in the Closed phase after a cancellation", async () => {
       const { escrow, poster, worker, taskId } = await loadFixture(openTaskFixture);
       await escrow.connect(poster).cancelTask(taskId);
-      await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH))
+      await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Closed, PHASE.Submission);
     });
 
-    it("reverts when the poster submits", async () => {
+    it("reverts when the poster commits", async () => {
       const { escrow, poster, taskId } = await loadFixture(openTaskFixture);
-      await expect(escrow.connect(poster).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+      await expect(commitOpen(escrow, poster, taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
         "SelfAssignment",
       );
     });
 
-    it("reverts when the evidence hash is zero", async () => {
+    it("reverts when the commitment is zero", async () => {
       const { escrow, worker, taskId } = await loadFixture(openTaskFixture);
-      await expect(escrow.connect(worker).submitOpen(taskId, ethers.ZeroHash)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(worker).commitOpen(taskId, ethers.ZeroHash)).to.be.revertedWithCustomError(
         escrow,
         "EmptyHash",
       );
     });
 
-    it("reverts when the submitter already submitted", async () => {
-      const { escrow, worker, taskId } = await loadFixture(submittedOpenTaskFixture);
-      await expect(escrow.connect(worker).submitOpen(taskId, OTHER_EVIDENCE_HASH)).to.be.revertedWithCustomError(
+    it("reverts when the address already committed", async () => {
+      const { escrow, worker, taskId } = await loadFixture(committedFixture);
+      await expect(commitOpen(escrow, worker, taskId, OTHER_EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
         "AlreadySubmitted",
       );
     });
   });
 
-  describe("#selectWinner", () => {
-    it("pays the winner the reward less the fee and the treasury the fee", async () => {
-      const { escrow, poster, worker, stranger, treasury, usdc, taskId, amount } = await loadFixture(selectionFixture);
-      const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
-      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeTokenBalances(
-        usdc,
-        [worker, treasury, stranger, poster, escrow],
-        [amount - fee, fee, 0, 0, -amount],
+  describe("#revealOpen", () => {
+    it("records the evidence, emits OpenSubmission and returns the bond", async () => {
+      const { escrow, usdc, worker, taskId, bond } = await loadFixture(revealFixture);
+      const tx = escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+      await expect(tx).to.emit(escrow, "OpenSubmission").withArgs(taskId, worker.address, EVIDENCE_HASH);
+      await expect(tx).to.changeTokenBalances(usdc, [worker, escrow], [bond, -bond]);
+      expect(await escrow.openSubmission(taskId, worker.address)).to.equal(EVIDENCE_HASH);
+    });
+
+    it("makes the first revealer the default winner, whoever committed first", async () => {
+      const { escrow, worker, stranger, taskId } = await loadFixture(selectionFixture);
+      const state = await escrow.openState(taskId);
+      expect([state.earliestRevealer, state.commitCount, state.revealCount]).to.deep.equal([stranger.address, 3n, 2n]);
+      expect(await escrow.openSubmission(taskId, worker.address)).to.equal(EVIDENCE_HASH);
+    });
+
+    it("accepts a reveal one second before the reveal window ends", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(committedFixture);
+      await time.setNextBlockTimestamp(starts.selection - 1n);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.emit(
+        escrow,
+        "OpenSubmission",
       );
     });
 
-    it("emits WinnerSelected then TaskCompleted with their arguments", async () => {
-      const { escrow, poster, worker, taskId, amount } = await loadFixture(selectionFixture);
-      const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
+    it("binds the evidence to its committer: a copied commitment does not reveal for the copier", async () => {
+      const { escrow, worker, stranger, taskId } = await loadFixture(openTaskFixture);
+      const commitment = openCommitment(await escrow.getAddress(), taskId, worker.address, EVIDENCE_HASH);
+      await escrow.connect(worker).commitOpen(taskId, commitment);
+      await escrow.connect(stranger).commitOpen(taskId, commitment);
+      await time.increaseTo((await openPhaseStarts(escrow, taskId)).reveal);
+      await expect(escrow.connect(stranger).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.be.revertedWithCustomError(
+        escrow,
+        "CommitmentMismatch",
+      );
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT))
+        .to.emit(escrow, "OpenSubmission")
+        .withArgs(taskId, worker.address, EVIDENCE_HASH);
+    });
+
+    it("reverts when the salt is not the committed one", async () => {
+      const { escrow, worker, taskId } = await loadFixture(revealFixture);
+      await expect(
+        escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, ethers.id("another salt")),
+      ).to.be.revertedWithCustomError(escrow, "CommitmentMismatch");
+    });
+
+    it("reverts when the evidence is not the committed one", async () => {
+      const { escrow, worker, taskId } = await loadFixture(revealFixture);
+      await expect(
+        escrow.connect(worker).revealOpen(taskId, OTHER_EVIDENCE_HASH, OPEN_SALT),
+      ).to.be.revertedWithCustomError(escrow, "CommitmentMismatch");
+    });
+
+    it("reverts when the evidence is zero", async () => {
+      const { escrow, worker, taskId } = await loadFixture(revealFixture);
+      await expect(escrow.connect(worker).revealOpen(taskId, ethers.ZeroHash, OPEN_SALT)).to.be.revertedWithCustomError(
+        escrow,
+        "EmptyHash",
+      );
+    });
+
+    it("reverts when the caller made no commitment", async () => {
+      const { escrow, others, taskId } = await loadFixture(revealFixture);
+      await expect(
+        escrow.connect(others[1]).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT),
+      ).to.be.revertedWithCustomError(escrow, "NotSubmitter");
+    });
+
+    it("reverts on a second reveal", async () => {
+      const { escrow, worker, taskId } = await loadFixture(revealFixture);
+      await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.be.revertedWithCustomError(
+        escrow,
+        "AlreadySubmitted",
+      );
+    });
+
+    it("reverts in the Submission phase: nothing is revealed before the deadline", async () => {
+      const { escrow, worker, taskId } = await loadFixture(committedFixture);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Submission, PHASE.Reveal);
+    });
+
+    it("reverts in the Selection phase", async () => {
+      const { escrow, others, taskId } = await loadFixture(selectionFixture);
+      await expect(escrow.connect(others[0]).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Selection, PHASE.Reveal);
+    });
+
+    it("reverts when the task is not an open-submission task", async () => {
+      const { escrow, worker, taskId } = await loadFixture(fundedTaskFixture);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.be.revertedWithCustomError(
+        escrow,
+        "NotOpenTask",
+      );
+    });
+  });
+
+  describe("#selectWinner", () => {
+    it("pays the winner the reward less the fee, the treasury the fee, the poster the unrevealed bond", async () => {
+      const { escrow, usdc, poster, treasury, worker, taskId, amount, bond } = await loadFixture(selectionFixture);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeTokenBalances(
+        usdc,
+        [worker, treasury, poster, escrow],
+        [amount - fee, fee, bond, -(amount + bond)],
+      );
+    });
+
+    it("emits WinnerSelected, OpenBondsForfeited, then TaskCompleted", async () => {
+      const { escrow, poster, worker, taskId, amount, bond } = await loadFixture(selectionFixture);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
       const tx = await escrow.connect(poster).selectWinner(taskId, worker.address);
       await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
+      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, bond);
       await expect(tx)
         .to.emit(escrow, "TaskCompleted")
         .withArgs(taskId, amount - fee, fee);
-      expect(await escrowEventNames(escrow, tx)).to.deep.equal(["WinnerSelected", "TaskCompleted"]);
+      expect(await escrowEventNames(escrow, tx)).to.deep.equal([
+        "WinnerSelected",
+        "OpenBondsForfeited",
+        "TaskCompleted",
+      ]);
     });
 
     it("records the winner as worker with its evidence and completes the task", async () => {
-      const { escrow, poster, stranger, taskId } = await loadFixture(selectionFixture);
-      await escrow.connect(poster).selectWinner(taskId, stranger.address);
+      const { escrow, poster, worker, taskId } = await loadFixture(selectionFixture);
+      await escrow.connect(poster).selectWinner(taskId, worker.address);
       const task = await escrow.getTask(taskId);
-      expect(task.worker).to.equal(stranger.address);
-      expect(task.evidenceHash).to.equal(OTHER_EVIDENCE_HASH);
-      expect(task.status).to.equal(STATUS.Completed);
+      expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
+        worker.address,
+        EVIDENCE_HASH,
+        BigInt(STATUS.Completed),
+      ]);
+      expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
     });
 
-    it("accepts a winner one second before the selection window ends", async () => {
-      const { escrow, poster, worker, taskId, deadline } = await loadFixture(submittedOpenTaskFixture);
-      await time.setNextBlockTimestamp(deadline + (await escrow.OPEN_SELECTION_WINDOW()) - 1n);
+    it("lets the poster pick a later revealer over the default winner", async () => {
+      const { escrow, poster, stranger, worker, taskId } = await loadFixture(selectionFixture);
+      expect((await escrow.openState(taskId)).earliestRevealer).to.equal(stranger.address);
       await expect(escrow.connect(poster).selectWinner(taskId, worker.address))
         .to.emit(escrow, "WinnerSelected")
         .withArgs(taskId, worker.address);
     });
 
-    it("pays only the chosen submitter", async () => {
-      const { escrow, poster, worker, stranger, usdc, taskId, amount } = await loadFixture(selectionFixture);
-      const fee = (amount * BigInt(FEE_BPS)) / (await escrow.BPS_DENOMINATOR());
-      await expect(escrow.connect(poster).selectWinner(taskId, stranger.address)).to.changeTokenBalances(
-        usdc,
-        [stranger, worker],
-        [amount - fee, 0],
+    it("accepts a winner one second before the selection window ends", async () => {
+      const { escrow, poster, worker, taskId, starts } = await loadFixture(selectionFixture);
+      await time.setNextBlockTimestamp(starts.expired - 1n);
+      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.emit(escrow, "WinnerSelected");
+    });
+
+    it("reverts when the winner committed but never revealed", async () => {
+      const { escrow, poster, others, taskId } = await loadFixture(selectionFixture);
+      await expect(escrow.connect(poster).selectWinner(taskId, others[0].address)).to.be.revertedWithCustomError(
+        escrow,
+        "NotSubmitter",
       );
     });
 
@@ -334,11 +481,12 @@ describe("TaskEscrow", () => {
       );
     });
 
-    it("reverts in the Submission phase", async () => {
-      const { escrow, poster, worker, taskId } = await loadFixture(submittedOpenTaskFixture);
+    it("reverts in the Reveal phase, while submissions may still be revealed", async () => {
+      const { escrow, poster, worker, taskId } = await loadFixture(revealFixture);
+      await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
       await expect(escrow.connect(poster).selectWinner(taskId, worker.address))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Submission, PHASE.Selection);
+        .withArgs(PHASE.Reveal, PHASE.Selection);
     });
 
     it("reverts in the Expired phase", async () => {
@@ -355,39 +503,132 @@ describe("TaskEscrow", () => {
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Closed, PHASE.Selection);
     });
+  });
 
-    it("reverts when the winner did not submit", async () => {
-      const { escrow, poster, others, taskId } = await loadFixture(selectionFixture);
-      await expect(escrow.connect(poster).selectWinner(taskId, others[0].address)).to.be.revertedWithCustomError(
+  describe("#releaseOpenDefault", () => {
+    it("pays the earliest revealed submission once the poster let the selection window pass", async () => {
+      const { escrow, usdc, poster, treasury, stranger, others, taskId, amount, bond } =
+        await loadFixture(expiredFixture);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      const tx = escrow.connect(others[2]).releaseOpenDefault(taskId);
+      await expect(tx).to.changeTokenBalances(
+        usdc,
+        [stranger, treasury, poster, escrow],
+        [amount - fee, fee, bond, -(amount + bond)],
+      );
+      await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, stranger.address);
+      const task = await escrow.getTask(taskId);
+      expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
+        stranger.address,
+        OTHER_EVIDENCE_HASH,
+        BigInt(STATUS.Completed),
+      ]);
+    });
+
+    it("emits no OpenBondsForfeited when every commitment was revealed", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(openTaskFixture);
+      await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
+      await time.increaseTo(starts.reveal);
+      await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+      await time.increaseTo(starts.expired);
+      const tx = await escrow.connect(worker).releaseOpenDefault(taskId);
+      expect(await escrowEventNames(escrow, tx)).to.deep.equal(["WinnerSelected", "TaskCompleted"]);
+    });
+
+    it("reverts in the Selection phase: the poster chooses first", async () => {
+      const { escrow, stranger, taskId } = await loadFixture(selectionFixture);
+      await expect(escrow.connect(stranger).releaseOpenDefault(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Selection, PHASE.Expired);
+    });
+
+    it("reverts when no submission was revealed", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(committedFixture);
+      await time.increaseTo(starts.expired);
+      await expect(escrow.connect(worker).releaseOpenDefault(taskId)).to.be.revertedWithCustomError(
         escrow,
-        "NotSubmitter",
+        "NoRevealedSubmission",
+      );
+    });
+
+    it("reverts in the Closed phase after the default payout", async () => {
+      const { escrow, stranger, taskId } = await loadFixture(expiredFixture);
+      await escrow.connect(stranger).releaseOpenDefault(taskId);
+      await expect(escrow.connect(stranger).releaseOpenDefault(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Closed, PHASE.Expired);
+    });
+
+    it("reverts when the task is not an open-submission task", async () => {
+      const { escrow, worker, taskId } = await loadFixture(fundedTaskFixture);
+      await expect(escrow.connect(worker).releaseOpenDefault(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "NotOpenTask",
       );
     });
   });
 
   describe("#reclaimOpen", () => {
-    it("refunds the poster in the Expired phase and emits DeadlineExpired", async () => {
-      const { escrow, poster, usdc, taskId, amount } = await loadFixture(expiredFixture);
+    it("refunds the poster from the deadline when nobody committed", async () => {
+      const { escrow, usdc, poster, taskId, amount, starts } = await loadFixture(openTaskFixture);
+      await time.increaseTo(starts.reveal);
       const tx = escrow.connect(poster).reclaimOpen(taskId);
       await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
       await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount, -amount]);
-    });
-
-    it("refunds the poster in the Selection phase when nobody submitted", async () => {
-      const { escrow, poster, usdc, taskId, amount } = await loadFixture(emptySelectionFixture);
-      const tx = escrow.connect(poster).reclaimOpen(taskId);
-      await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
-      await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount, -amount]);
-    });
-
-    it("marks the task Cancelled", async () => {
-      const { escrow, poster, taskId } = await loadFixture(expiredFixture);
-      await escrow.connect(poster).reclaimOpen(taskId);
       expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Cancelled);
     });
 
+    it("refunds the poster with the bonds when commitments were never revealed", async () => {
+      const { escrow, usdc, poster, taskId, amount, bond } = await loadFixture(unrevealedSelectionFixture);
+      const tx = escrow.connect(poster).reclaimOpen(taskId);
+      await expect(tx)
+        .to.emit(escrow, "OpenBondsForfeited")
+        .withArgs(taskId, 3n * bond);
+      await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
+      await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount + 3n * bond, -(amount + 3n * bond)]);
+    });
+
+    it("refuses while a revealed submission awaits the choice: the poster cannot take everything back", async () => {
+      const { escrow, poster, taskId } = await loadFixture(selectionFixture);
+      await expect(escrow.connect(poster).reclaimOpen(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "OpenTaskHasSubmissions",
+      );
+    });
+
+    it("refuses after the selection window too: the earliest revealed submission is paid instead", async () => {
+      const { escrow, poster, taskId } = await loadFixture(expiredFixture);
+      await expect(escrow.connect(poster).reclaimOpen(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "OpenTaskHasSubmissions",
+      );
+    });
+
+    it("reverts in the Reveal phase when commitments may still be revealed", async () => {
+      const { escrow, poster, taskId } = await loadFixture(revealFixture);
+      await expect(escrow.connect(poster).reclaimOpen(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Reveal, PHASE.Selection);
+    });
+
+    it("reverts in the Submission phase", async () => {
+      const { escrow, poster, taskId } = await loadFixture(openTaskFixture);
+      await expect(escrow.connect(poster).reclaimOpen(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Submission, PHASE.Reveal);
+    });
+
+    it("reverts in the Closed phase after a reclaim", async () => {
+      const { escrow, poster, taskId, starts } = await loadFixture(openTaskFixture);
+      await time.increaseTo(starts.reveal);
+      await escrow.connect(poster).reclaimOpen(taskId);
+      await expect(escrow.connect(poster).reclaimOpen(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Closed, PHASE.Reveal);
+    });
+
     it("reverts when the caller is not the poster", async () => {
-      const { escrow, worker, taskId } = await loadFixture(expiredFixture);
+      const { escrow, worker, taskId } = await loadFixture(unrevealedSelectionFixture);
       await expect(escrow.connect(worker).reclaimOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotAgent");
     });
 
@@ -395,27 +636,22 @@ describe("TaskEscrow", () => {
       const { escrow, poster, taskId } = await loadFixture(fundedTaskFixture);
       await expect(escrow.connect(poster).reclaimOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotOpenTask");
     });
+  });
 
-    it("reverts in the Submission phase", async () => {
-      const { escrow, poster, taskId } = await loadFixture(openTaskFixture);
-      await expect(escrow.connect(poster).reclaimOpen(taskId))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Submission, PHASE.Expired);
-    });
-
-    it("reverts in the Selection phase when somebody submitted", async () => {
-      const { escrow, poster, taskId } = await loadFixture(selectionFixture);
-      await expect(escrow.connect(poster).reclaimOpen(taskId))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Selection, PHASE.Expired);
-    });
-
-    it("reverts in the Closed phase after a reclaim", async () => {
-      const { escrow, poster, taskId } = await loadFixture(expiredFixture);
-      await escrow.connect(poster).reclaimOpen(taskId);
-      await expect(escrow.connect(poster).reclaimOpen(taskId))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Closed, PHASE.Expired);
+  describe("griefing", () => {
+    it("costs a junk committer its bond, paid to the poster, and frees the reward at the end of the reveal window", async () => {
+      const { escrow, usdc, poster, stranger, taskId, amount, bond, starts } = await loadFixture(openTaskFixture);
+      await commitOpen(escrow, stranger, taskId, ethers.id("junk"));
+      await expect(escrow.connect(poster).cancelTask(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "OpenTaskHasSubmissions",
+      );
+      await time.increaseTo(starts.selection);
+      await expect(escrow.connect(poster).reclaimOpen(taskId)).to.changeTokenBalances(
+        usdc,
+        [poster, stranger, escrow],
+        [amount + bond, 0n, -(amount + bond)],
+      );
     });
   });
 
@@ -425,39 +661,34 @@ describe("TaskEscrow", () => {
       await expect(escrow.openPhase(taskId)).to.be.revertedWithCustomError(escrow, "NotOpenTask");
     });
 
-    it("is Submission one second before the deadline", async () => {
-      const { escrow, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.increaseTo(deadline - 1n);
+    it("is Submission one second before the deadline, Reveal from it", async () => {
+      const { escrow, taskId, starts } = await loadFixture(openTaskFixture);
+      await time.increaseTo(starts.reveal - 1n);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Submission);
+      await time.increaseTo(starts.reveal);
+      expect(await escrow.openPhase(taskId)).to.equal(PHASE.Reveal);
     });
 
-    it("is Selection from the deadline", async () => {
-      const { escrow, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.increaseTo(deadline);
+    it("is Reveal one second before the reveal window ends, Selection from its end", async () => {
+      const { escrow, taskId, starts } = await loadFixture(openTaskFixture);
+      expect(starts.selection - starts.reveal).to.equal(BigInt(DAY));
+      await time.increaseTo(starts.selection - 1n);
+      expect(await escrow.openPhase(taskId)).to.equal(PHASE.Reveal);
+      await time.increaseTo(starts.selection);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Selection);
     });
 
-    it("is Selection one second before the selection window ends", async () => {
-      const { escrow, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.increaseTo(deadline + (await escrow.OPEN_SELECTION_WINDOW()) - 1n);
+    it("is Selection one second before the selection window ends, Expired from its end", async () => {
+      const { escrow, taskId, starts } = await loadFixture(openTaskFixture);
+      await time.increaseTo(starts.expired - 1n);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Selection);
-    });
-
-    it("is Expired from the end of the selection window", async () => {
-      const { escrow, taskId, deadline } = await loadFixture(openTaskFixture);
-      await time.increaseTo(deadline + (await escrow.OPEN_SELECTION_WINDOW()));
+      await time.increaseTo(starts.expired);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Expired);
     });
 
     it("is Closed after a winner was paid", async () => {
-      const { escrow, poster, worker, taskId } = await loadFixture(selectionFixture);
-      await escrow.connect(poster).selectWinner(taskId, worker.address);
-      expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
-    });
-
-    it("is Closed after a reclaim", async () => {
-      const { escrow, poster, taskId } = await loadFixture(expiredFixture);
-      await escrow.connect(poster).reclaimOpen(taskId);
+      const { escrow, stranger, taskId } = await loadFixture(expiredFixture);
+      await escrow.connect(stranger).releaseOpenDefault(taskId);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
     });
 
@@ -468,10 +699,11 @@ describe("TaskEscrow", () => {
     });
   });
 
-  describe("#openSubmission", () => {
-    it("is zero for an address that did not submit", async () => {
-      const { escrow, others, taskId } = await loadFixture(submittedOpenTaskFixture);
-      expect(await escrow.openSubmission(taskId, others[0].address)).to.equal(ethers.ZeroHash);
+  describe("#openSubmission, #openCommitment", () => {
+    it("are zero for an address that did not commit", async () => {
+      const { escrow, others, taskId } = await loadFixture(selectionFixture);
+      expect(await escrow.openSubmission(taskId, others[3].address)).to.equal(ethers.ZeroHash);
+      expect(await escrow.openCommitment(taskId, others[3].address)).to.equal(ethers.ZeroHash);
     });
   });
 
@@ -483,15 +715,15 @@ describe("TaskEscrow", () => {
   });
 
   describe("#cancelTask", () => {
-    it("refunds an open task nobody submitted to", async () => {
+    it("refunds an open task nobody committed to", async () => {
       const { escrow, poster, usdc, taskId, amount } = await loadFixture(openTaskFixture);
       const tx = escrow.connect(poster).cancelTask(taskId);
       await expect(tx).to.emit(escrow, "TaskCancelled").withArgs(taskId, amount);
       await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount, -amount]);
     });
 
-    it("reverts when the open task has submissions", async () => {
-      const { escrow, poster, taskId } = await loadFixture(submittedOpenTaskFixture);
+    it("reverts when the open task has commitments", async () => {
+      const { escrow, poster, taskId } = await loadFixture(committedFixture);
       await expect(escrow.connect(poster).cancelTask(taskId)).to.be.revertedWithCustomError(
         escrow,
         "OpenTaskHasSubmissions",
@@ -521,7 +753,7 @@ describe("TaskEscrow", () => {
 
   describe("single-worker functions on an open task", () => {
     it("#submitEvidence reverts NotWorker for a submitter", async () => {
-      const { escrow, worker, taskId } = await loadFixture(submittedOpenTaskFixture);
+      const { escrow, worker, taskId } = await loadFixture(selectionFixture);
       await expect(escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
         escrow,
         "NotWorker",
@@ -536,7 +768,7 @@ describe("TaskEscrow", () => {
     });
 
     it("#raiseDispute reverts InvalidStatus for the poster", async () => {
-      const { escrow, poster, taskId } = await loadFixture(submittedOpenTaskFixture);
+      const { escrow, poster, taskId } = await loadFixture(selectionFixture);
       await expect(escrow.connect(poster).raiseDispute(taskId))
         .to.be.revertedWithCustomError(escrow, "InvalidStatus")
         .withArgs(STATUS.Funded, STATUS.Submitted);

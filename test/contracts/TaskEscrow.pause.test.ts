@@ -8,16 +8,19 @@ import {
   EVIDENCE_HASH,
   FEE_BPS,
   HOUR,
+  OPEN_SALT,
   PHASE,
   TASK_HASH,
   USDC,
   ZONE,
   assignedTaskFixture,
+  commitOpen,
   deployEscrowFixture,
   disputedTaskFixture,
   escalatedTaskFixture,
   failedVerdictFixture,
   fundedTaskFixture,
+  openPhaseStarts,
   submittedTaskFixture,
 } from "../helpers/fixtures";
 
@@ -50,11 +53,14 @@ async function openTaskFixture() {
   return { ...base, taskId: 1n, createdAt, deadline };
 }
 
-/** Open task 1 with the worker's submission, in its Selection phase. */
+/** Open task 1 with the worker's submission committed and revealed, in its Selection phase. */
 async function openSelectionFixture() {
   const base = await openTaskFixture();
-  await base.escrow.connect(base.worker).submitOpen(base.taskId, EVIDENCE_HASH);
+  const { escrow, worker, taskId } = base;
+  await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
   await time.increaseTo(base.deadline);
+  await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+  await time.increaseTo((await openPhaseStarts(escrow, taskId)).selection);
   return base;
 }
 
@@ -284,11 +290,36 @@ describe("TaskEscrow", () => {
       });
     });
 
-    describe("#submitOpen", () => {
+    describe("#commitOpen", () => {
       it("reverts with EnforcedPause", async () => {
         const { escrow, admin, worker, taskId } = await loadFixture(openTaskFixture);
         await escrow.connect(admin).pause();
-        await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+        await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+          escrow,
+          "EnforcedPause",
+        );
+      });
+    });
+
+    describe("#revealOpen", () => {
+      it("reverts with EnforcedPause", async () => {
+        const { escrow, admin, worker, taskId, deadline } = await loadFixture(openTaskFixture);
+        await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
+        await time.increaseTo(deadline);
+        await escrow.connect(admin).pause();
+        await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.be.revertedWithCustomError(
+          escrow,
+          "EnforcedPause",
+        );
+      });
+    });
+
+    describe("#releaseOpenDefault", () => {
+      it("reverts with EnforcedPause", async () => {
+        const { escrow, admin, worker, taskId } = await loadFixture(openSelectionFixture);
+        await time.increaseTo((await openPhaseStarts(escrow, taskId)).expired);
+        await escrow.connect(admin).pause();
+        await expect(escrow.connect(worker).releaseOpenDefault(taskId)).to.be.revertedWithCustomError(
           escrow,
           "EnforcedPause",
         );
@@ -609,29 +640,31 @@ describe("TaskEscrow", () => {
     });
 
     describe("#openPhase", () => {
-      it("moves from Submission to Selection exactly at the extended deadline", async () => {
+      it("moves from Submission to Reveal exactly at the extended deadline", async () => {
         const { escrow, admin, taskId, createdAt, deadline } = await loadFixture(openTaskFixture);
         await pauseBetween(escrow, admin, createdAt + ONE_HOUR, PAUSE_LENGTH);
         await time.increaseTo(deadline + PAUSE_LENGTH - 1n);
         expect(await escrow.openPhase(taskId)).to.equal(PHASE.Submission);
         await time.increaseTo(deadline + PAUSE_LENGTH);
-        expect(await escrow.openPhase(taskId)).to.equal(PHASE.Selection);
+        expect(await escrow.openPhase(taskId)).to.equal(PHASE.Reveal);
       });
 
-      it("moves from Selection to Expired exactly at the selection window after the extended deadline", async () => {
+      it("moves from Selection to Expired exactly at the windows after the extended deadline", async () => {
         const { escrow, admin, taskId, createdAt, deadline } = await loadFixture(openTaskFixture);
         await pauseBetween(escrow, admin, createdAt + ONE_HOUR, PAUSE_LENGTH);
-        const expiry = deadline + PAUSE_LENGTH + (await escrow.OPEN_SELECTION_WINDOW());
+        const expiry =
+          deadline + PAUSE_LENGTH + (await escrow.OPEN_REVEAL_WINDOW()) + (await escrow.OPEN_SELECTION_WINDOW());
         await time.increaseTo(expiry - 1n);
         expect(await escrow.openPhase(taskId)).to.equal(PHASE.Selection);
         await time.increaseTo(expiry);
         expect(await escrow.openPhase(taskId)).to.equal(PHASE.Expired);
       });
 
-      it("extends the selection window by a pause inside it", async () => {
+      it("extends the windows by a pause inside them", async () => {
         const { escrow, admin, taskId, deadline } = await loadFixture(openTaskFixture);
         await pauseBetween(escrow, admin, deadline + ONE_HOUR, PAUSE_LENGTH);
-        const expiry = deadline + PAUSE_LENGTH + (await escrow.OPEN_SELECTION_WINDOW());
+        const expiry =
+          deadline + PAUSE_LENGTH + (await escrow.OPEN_REVEAL_WINDOW()) + (await escrow.OPEN_SELECTION_WINDOW());
         await time.increaseTo(expiry - 1n);
         expect(await escrow.openPhase(taskId)).to.equal(PHASE.Selection);
         await time.increaseTo(expiry);
@@ -646,26 +679,24 @@ describe("TaskEscrow", () => {
       });
     });
 
-    describe("#submitOpen", () => {
-      it("accepts a submission one second before the extended deadline", async () => {
+    describe("#commitOpen", () => {
+      it("accepts a commitment one second before the extended deadline", async () => {
         const { escrow, admin, worker, taskId, createdAt, deadline } = await loadFixture(openTaskFixture);
         await pauseBetween(escrow, admin, createdAt + ONE_HOUR, PAUSE_LENGTH);
         await time.setNextBlockTimestamp(deadline + PAUSE_LENGTH - 1n);
-        await expect(escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH))
-          .to.emit(escrow, "OpenSubmission")
-          .withArgs(taskId, worker.address, EVIDENCE_HASH);
+        await expect(commitOpen(escrow, worker, taskId, EVIDENCE_HASH)).to.emit(escrow, "OpenSubmissionCommitted");
       });
     });
 
     describe("#reclaimOpen", () => {
-      it("refuses a reclaim with submissions one second before the extended selection window ends", async () => {
+      it("refuses a reclaim with unrevealed commitments one second before the extended reveal window ends", async () => {
         const { escrow, admin, poster, worker, taskId, createdAt, deadline } = await loadFixture(openTaskFixture);
-        await escrow.connect(worker).submitOpen(taskId, EVIDENCE_HASH);
+        await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
         await pauseBetween(escrow, admin, createdAt + ONE_HOUR, PAUSE_LENGTH);
-        await time.setNextBlockTimestamp(deadline + PAUSE_LENGTH + (await escrow.OPEN_SELECTION_WINDOW()) - 1n);
+        await time.setNextBlockTimestamp(deadline + PAUSE_LENGTH + (await escrow.OPEN_REVEAL_WINDOW()) - 1n);
         await expect(escrow.connect(poster).reclaimOpen(taskId))
           .to.be.revertedWithCustomError(escrow, "WrongPhase")
-          .withArgs(PHASE.Selection, PHASE.Expired);
+          .withArgs(PHASE.Reveal, PHASE.Selection);
       });
     });
   });

@@ -6,7 +6,8 @@
  * after the previous block), so the model knows the block time of each call. For every step the model predicts either
  * the exact revert or success with the events, the transfers and the new state; then every task record, the escrow's
  * balances and the global state are compared with the model and these invariants are checked:
- *   (a) the escrow holds, per token, exactly the sum of the amounts of its non-terminal tasks;
+ *   (a) the escrow holds, per token, exactly the sum of the amounts of its non-terminal tasks plus what was sent to it
+ *       directly (the surplus), and the admin's sweep takes exactly that surplus, never a task's funds;
  *   (b) each payout sends amount - floor(amount * feeBps / 10000) to the worker and the fee to the treasury, with the
  *       fee read from the contract just before the payout;
  *   (c) no task settles twice: a terminal record never changes again and each task has at most one TaskCompleted,
@@ -118,6 +119,9 @@ type Step =
   | { kind: "resolveDispute"; caller: CallerSel; task: TaskSel; workerFavored: boolean }
   | { kind: "pause" | "unpause"; caller: CallerSel }
   | { kind: "setFeeBps"; caller: CallerSel; feeBps: number }
+  /** A plain USDC transfer to the escrow by an actor. */
+  | { kind: "donate"; caller: number; amount: bigint }
+  | { kind: "sweepSurplus"; caller: CallerSel; token: "usdc" | "native"; to: number }
   | { kind: "timeJump"; seconds: number }
   /**
    * Moves the clock to `offset` seconds from an instant that matters to a live task (its effective deadline, the end of
@@ -305,6 +309,23 @@ const STEP_MIX: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = [
       kind: fc.constant("setFeeBps" as const),
       caller: callerArb,
       feeBps: fc.integer({ min: 0, max: Number(LIMITS.maxFeeBps) + 500 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("donate" as const),
+      caller: fc.constantFrom(ACTOR.poster, ACTOR.worker, ACTOR.stranger),
+      amount: fc.bigInt({ min: 1n, max: USDC(50) }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("sweepSurplus" as const),
+      caller: callerArb,
+      token: fc.constantFrom("usdc" as const, "native" as const),
+      to: fc.constantFrom(ACTOR.stranger, ACTOR.verifierAgent),
     }),
   },
   { weight: 6, arbitrary: fc.record({ kind: fc.constant("timeJump" as const), seconds: timeJumpArb }) },
@@ -539,6 +560,23 @@ class Run {
         return {
           op: { kind: "createTasks", caller: signer.address, token, value, tasks },
           send: () => escrow.connect(signer).createTasks(token, tasks, { value }),
+        };
+      }
+      case "donate": {
+        const signer = this.signers[step.caller];
+        const token = this.usdcAddress;
+        return {
+          op: { kind: "donate", caller: signer.address, token, amount: step.amount },
+          send: () => this.f.usdc.connect(signer).transfer(this.escrowAddress, step.amount),
+        };
+      }
+      case "sweepSurplus": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        const token = this.tokenAddress(step.token);
+        const to = this.signers[step.to].address;
+        return {
+          op: { kind: "sweepSurplus", caller: signer.address, token, to },
+          send: () => escrow.connect(signer).sweepSurplus(token, to),
         };
       }
       case "pause":

@@ -2,9 +2,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { ethers, upgrades } from "hardhat";
+import { artifacts, ethers, upgrades } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
-import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowV2 } from "../../typechain-types";
+import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowPrevious, TaskEscrowV2 } from "../../typechain-types";
 import type { AddressBook } from "../../scripts/deploy";
 import { upgradeContract } from "../../scripts/upgrade";
 import {
@@ -12,6 +12,11 @@ import {
   DAY,
   deployEscrowFixture,
   EVIDENCE_HASH,
+  FEE_BPS,
+  OPEN_SALT,
+  PHASE,
+  commitOpen,
+  openPhaseStarts,
   HOUR,
   STATUS,
   TASK_HASH,
@@ -62,13 +67,19 @@ const POPULATED_STATUSES = [
   STATUS.Funded,
 ];
 
+type EscrowBase = Awaited<ReturnType<typeof deployEscrowFixture>>;
+
 /**
- * The escrow with tasks in every status (plus an escalated, an agent-verified, an open and a native task) and every
- * configuration value moved away from its default: fee, TEE signer, min rated amount, pending admin, a pause.
+ * Fills `escrow` with tasks in every status (plus an escalated, an agent-verified, an open and a native task) and moves
+ * every configuration value away from its default: fee, TEE signer, min rated amount, pending admin, a pause. The open
+ * task gets one submission from `stranger` through `submitOpen` (which differs between implementations).
  */
-async function populatedEscrowFixture() {
-  const base = await deployEscrowFixture();
-  const { escrow, usdc, admin, verifier, poster, worker, verifierAgent, stranger, others } = base;
+async function populate(
+  base: EscrowBase,
+  escrow: TaskEscrow,
+  submitOpen: (taskId: bigint) => Promise<unknown>,
+): Promise<void> {
+  const { usdc, admin, verifier, poster, worker, verifierAgent, others } = base;
   const token = await usdc.getAddress();
   const amount = USDC(100);
   const create = (duration: number = DAY) =>
@@ -110,7 +121,7 @@ async function populatedEscrowFixture() {
   await assign(TASK.agentVerified);
   // Open submission, one submission.
   await escrow.connect(poster).createTaskOpen(TASK_HASH, token, amount, CATEGORY, ZONE, DAY);
-  await escrow.connect(stranger).submitOpen(TASK.open, EVIDENCE_HASH);
+  await submitOpen(TASK.open);
   // Native currency.
   await escrow.connect(admin).allowToken(ethers.ZeroAddress);
   await escrow.connect(poster).createTask(TASK_HASH, ethers.ZeroAddress, amount, "", LONG_ZONE, DAY, { value: amount });
@@ -124,7 +135,47 @@ async function populatedEscrowFixture() {
   await time.increase(HOUR);
   await escrow.connect(admin).unpause();
   await escrow.connect(admin).proposeAdmin(others[1].address);
-  return { ...base, amount };
+}
+
+/** The deployment of the fixtures (the current TaskEscrow), populated; the open task got a commitment. */
+async function populatedEscrowFixture() {
+  const base = await deployEscrowFixture();
+  await populate(base, base.escrow, (taskId) => commitOpen(base.escrow, base.stranger, taskId, EVIDENCE_HASH));
+  return { ...base, amount: USDC(100) };
+}
+
+/**
+ * A proxy of TaskEscrowPrevious (the implementation before issue 9's contract items 2, 5, 6 and 8), initialized as the
+ * deploy script initializes the escrow, and populated; the open task got a plain submission (its old submitOpen).
+ */
+async function previousEscrowFixture() {
+  const base = await deployEscrowFixture();
+  const { usdc, admin, treasury, verifier, poster, worker, stranger, others } = base;
+  const previous = (await upgrades.deployProxy(
+    await ethers.getContractFactory("TaskEscrowPrevious", admin),
+    [admin.address, treasury.address, verifier.address, FEE_BPS, [await usdc.getAddress()]],
+    { kind: "uups" },
+  )) as unknown as TaskEscrowPrevious;
+  const address = await previous.getAddress();
+  for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
+    await usdc.connect(account).approve(address, ethers.MaxUint256);
+  }
+  await populate(base, previous as unknown as TaskEscrow, (taskId) =>
+    previous.connect(stranger).submitOpen(taskId, EVIDENCE_HASH),
+  );
+  return { ...base, previous, amount: USDC(100) };
+}
+
+/** The previous implementation's populated proxy upgraded to the current TaskEscrow, and its state read before. */
+async function upgradedFromPreviousFixture() {
+  const base = await previousEscrowFixture();
+  const { previous, admin, stranger } = base;
+  const before = await readEscrowState(previous as unknown as TaskEscrow, stranger.address);
+  const previousImplementation = await upgrades.erc1967.getImplementationAddress(await previous.getAddress());
+  const upgraded = (await upgrades.upgradeProxy(previous, await ethers.getContractFactory("TaskEscrow", admin), {
+    kind: "uups",
+  })) as unknown as TaskEscrow;
+  return { ...base, upgraded, before, previousImplementation };
 }
 
 /** The populated escrow upgraded to TaskEscrowV2 with the plugin, and the state read just before. */
@@ -229,6 +280,145 @@ describe("upgrades", () => {
   });
 
   describe("TaskEscrow", () => {
+    describe("room to grow", () => {
+      const LIMIT = 24_576; // EIP-170
+      const deployedSize = async (name: string) =>
+        ((await artifacts.readArtifact(name)).deployedBytecode.length - 2) / 2;
+
+      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async () => {
+        expect(await deployedSize("TaskEscrow")).to.be.at.most(LIMIT - 2_000);
+      });
+
+      it("gives the module, called directly, nothing to act on: it has no admin and no task", async () => {
+        const { escrow, admin, worker } = await loadFixture(deployEscrowFixture);
+        const module = await ethers.getContractAt("TaskEscrowModule", await escrow.MODULE());
+        await expect(module.connect(admin).pause()).to.be.revertedWithCustomError(escrow, "NotAdmin");
+        await expect(
+          module.connect(admin).sweepSurplus(ethers.ZeroAddress, admin.address),
+        ).to.be.revertedWithCustomError(escrow, "NotAdmin");
+        await expect(module.connect(worker).commitOpen(1n, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+          escrow,
+          "NotOpenTask",
+        );
+      });
+
+      it("keeps its module and the test V2 under the limit", async () => {
+        expect(await deployedSize("TaskEscrowModule")).to.be.at.most(LIMIT);
+        expect(await deployedSize("TaskEscrowV2")).to.be.at.most(LIMIT);
+      });
+    });
+
+    describe("#upgradeProxy from the previous implementation (before issue 9) to the current one", () => {
+      it("starts from tasks in every status", async () => {
+        const { before } = await loadFixture(upgradedFromPreviousFixture);
+        expect(before.tasks.map((t) => Number(t.status))).to.deep.equal(POPULATED_STATUSES);
+      });
+
+      it("keeps every task field by field", async () => {
+        const { upgraded, stranger, before } = await loadFixture(upgradedFromPreviousFixture);
+        const after = await readEscrowState(upgraded, stranger.address);
+        expect(after.tasks).to.have.lengthOf(POPULATED_STATUSES.length);
+        for (const [index, task] of after.tasks.entries()) {
+          expect(task, `task ${task.id}`).to.deep.equal(before.tasks[index]);
+        }
+      });
+
+      it("keeps every configuration view and the balances", async () => {
+        const { upgraded, stranger, before } = await loadFixture(upgradedFromPreviousFixture);
+        const after = await readEscrowState(upgraded, stranger.address);
+        expect(after.config).to.deep.equal(before.config);
+        expect(after.balances).to.deep.equal(before.balances);
+      });
+
+      it("points the proxy at the new implementation, which brings its module", async () => {
+        const { upgraded, previousImplementation } = await loadFixture(upgradedFromPreviousFixture);
+        const implementation = await upgrades.erc1967.getImplementationAddress(await upgraded.getAddress());
+        expect(implementation).to.not.equal(previousImplementation);
+        const module = await upgraded.MODULE();
+        expect(await ethers.provider.getCode(module)).to.not.equal("0x");
+      });
+
+      it("pays out a task submitted before the upgrade, judged by the marketplace verifier", async () => {
+        const { upgraded, usdc, verifier, worker, treasury, amount } = await loadFixture(upgradedFromPreviousFixture);
+        const fee = (amount * (await upgraded.feeBps())) / (await upgraded.BPS_DENOMINATOR());
+        await expect(upgraded.connect(verifier).completeVerification(TASK.submitted, true)).to.changeTokenBalances(
+          usdc,
+          [upgraded, worker, treasury],
+          [-amount, amount - fee, fee],
+        );
+      });
+
+      it("keeps the verifier agent of a task assigned before the upgrade as its only judge", async () => {
+        const { upgraded, verifier, verifierAgent, worker } = await loadFixture(upgradedFromPreviousFixture);
+        await upgraded.connect(worker).submitEvidence(TASK.agentVerified, EVIDENCE_HASH);
+        await expect(
+          upgraded.connect(verifier).completeVerification(TASK.agentVerified, true),
+        ).to.be.revertedWithCustomError(upgraded, "NotVerifier");
+        await expect(upgraded.connect(verifierAgent).completeVerification(TASK.agentVerified, true)).to.emit(
+          upgraded,
+          "TaskCompleted",
+        );
+      });
+
+      it("continues the submission count of a task failed before the upgrade", async () => {
+        const { upgraded, worker } = await loadFixture(upgradedFromPreviousFixture);
+        await expect(upgraded.connect(worker).submitEvidence(TASK.failedVerdict, EVIDENCE_HASH))
+          .to.emit(upgraded, "EvidenceSubmitted")
+          .withArgs(TASK.failedVerdict, worker.address, EVIDENCE_HASH, 2);
+        expect((await upgraded.getTask(TASK.failedVerdict)).submissionAttempts).to.equal(2n);
+      });
+
+      it("keeps a plain open submission made before the upgrade selectable, and its old reclaim rule", async () => {
+        const { upgraded, poster, stranger } = await loadFixture(upgradedFromPreviousFixture);
+        const starts = await openPhaseStarts(upgraded, TASK.open);
+        await time.increaseTo(starts.selection);
+        await expect(upgraded.connect(poster).reclaimOpen(TASK.open))
+          .to.be.revertedWithCustomError(upgraded, "WrongPhase")
+          .withArgs(PHASE.Selection, PHASE.Expired);
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address))
+          .to.emit(upgraded, "WinnerSelected")
+          .withArgs(TASK.open, stranger.address);
+        expect((await upgraded.getTask(TASK.open)).evidenceHash).to.equal(EVIDENCE_HASH);
+      });
+
+      it("refunds a plain open submission's task once expired, as before the upgrade", async () => {
+        const { upgraded, poster, amount } = await loadFixture(upgradedFromPreviousFixture);
+        await time.increaseTo((await openPhaseStarts(upgraded, TASK.open)).expired);
+        await expect(upgraded.connect(poster).reclaimOpen(TASK.open))
+          .to.emit(upgraded, "DeadlineExpired")
+          .withArgs(TASK.open, amount);
+      });
+
+      it("sweeps exactly what was sent to the escrow directly, counting the tasks made before the upgrade", async () => {
+        const { upgraded, usdc, admin, stranger, treasury } = await loadFixture(upgradedFromPreviousFixture);
+        await usdc.connect(stranger).transfer(await upgraded.getAddress(), USDC(3));
+        const token = await usdc.getAddress();
+        await expect(upgraded.connect(admin).sweepSurplus(token, treasury.address)).to.changeTokenBalance(
+          usdc,
+          treasury,
+          USDC(3),
+        );
+        await expect(upgraded.connect(admin).sweepSurplus(token, treasury.address)).to.be.revertedWithCustomError(
+          upgraded,
+          "NoSurplus",
+        );
+      });
+
+      it("runs the new open-submission rules for tasks created after the upgrade", async () => {
+        const { upgraded, usdc, poster, worker } = await loadFixture(upgradedFromPreviousFixture);
+        const id = await upgraded.nextTaskId();
+        await upgraded
+          .connect(poster)
+          .createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(10), CATEGORY, ZONE, DAY);
+        await usdc.connect(worker).approve(await upgraded.getAddress(), ethers.MaxUint256);
+        await commitOpen(upgraded, worker, id, EVIDENCE_HASH);
+        await time.increaseTo((await openPhaseStarts(upgraded, id)).reveal);
+        await expect(upgraded.connect(worker).revealOpen(id, EVIDENCE_HASH, OPEN_SALT))
+          .to.emit(upgraded, "OpenSubmission")
+          .withArgs(id, worker.address, EVIDENCE_HASH);
+      });
+    });
+
     describe("#upgradeProxy to TaskEscrowV2", () => {
       it("starts from tasks in every status", async () => {
         const { before } = await loadFixture(upgradedEscrowFixture);

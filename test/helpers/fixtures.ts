@@ -4,7 +4,9 @@
  * verifierAgent (a task's own verifier), stranger; `others` are further funded accounts.
  */
 import { ethers } from "hardhat";
+import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import { deployAll } from "../../scripts/deploy";
+import type { TaskEscrow } from "../../typechain-types";
 
 export const USDC = (whole: number | bigint | string) => ethers.parseUnits(String(whole), 6);
 export const HOUR = 3600;
@@ -16,7 +18,46 @@ export const CATEGORY = "general";
 export const ZONE = "global";
 /** The escrow's status numbers, from the one definition the server uses. */
 export { TASK_STATUS as STATUS } from "../../server/escrow/records";
-export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3 } as const;
+/** Open-submission phases (ITaskEscrow.Phase): Reveal was appended last, so the older numbers did not move. */
+export const PHASE = { Submission: 0, Selection: 1, Expired: 2, Closed: 3, Reveal: 4 } as const;
+
+/** The salt open-submission tests commit with unless they pass their own. */
+export const OPEN_SALT = ethers.id("open-submission salt");
+
+/** The commitment of an open submission: keccak256(abi.encode(escrow, taskId, submitter, evidenceHash, salt)). */
+export function openCommitment(
+  escrowAddress: string,
+  taskId: bigint,
+  submitter: string,
+  evidenceHash: string,
+  salt: string = OPEN_SALT,
+): string {
+  return ethers.keccak256(
+    ethers.AbiCoder.defaultAbiCoder().encode(
+      ["address", "uint256", "address", "bytes32", "bytes32"],
+      [escrowAddress, taskId, submitter, evidenceHash, salt],
+    ),
+  );
+}
+
+/** `submitter` commits `evidenceHash` to open task `taskId` (its bond approved, or sent as `value`). */
+export async function commitOpen(
+  escrow: TaskEscrow,
+  submitter: HardhatEthersSigner,
+  taskId: bigint,
+  evidenceHash: string,
+  options: { salt?: string; value?: bigint } = {},
+) {
+  const commitment = openCommitment(await escrow.getAddress(), taskId, submitter.address, evidenceHash, options.salt);
+  return escrow.connect(submitter).commitOpen(taskId, commitment, { value: options.value ?? 0n });
+}
+
+/** The start of an open task's Reveal phase (its effective deadline) and of its Selection and Expired phases. */
+export async function openPhaseStarts(escrow: TaskEscrow, taskId: bigint) {
+  const reveal = await escrow.effectiveDeadline(taskId);
+  const selection = reveal + (await escrow.OPEN_REVEAL_WINDOW());
+  return { reveal, selection, expired: selection + (await escrow.OPEN_SELECTION_WINDOW()) };
+}
 
 /** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */
 export async function deployEscrowFixture() {

@@ -78,7 +78,10 @@ export type Op =
   | { kind: "releaseUnjudgedWork"; caller: string; taskId: bigint }
   | { kind: "pause"; caller: string }
   | { kind: "unpause"; caller: string }
-  | { kind: "setFeeBps"; caller: string; feeBps: bigint };
+  | { kind: "setFeeBps"; caller: string; feeBps: bigint }
+  /** A plain token transfer to the escrow (not an escrow call): surplus only the admin's sweep can take out. */
+  | { kind: "donate"; caller: string; token: string; amount: bigint }
+  | { kind: "sweepSurplus"; caller: string; token: string; to: string };
 
 export type ExpectedRevert = { kind: "custom"; name: string; args: unknown[] } | { kind: "string"; reason: string };
 
@@ -170,6 +173,8 @@ export class EscrowModel {
   readonly tasks = new Map<bigint, TaskRecord>();
   private readonly allowedTokens: Set<string>;
   private readonly pauses: PauseInterval[] = [];
+  /** Per token (lowercase): what was sent to the escrow outside any task and not swept yet. */
+  private readonly surplus = new Map<string, bigint>();
 
   constructor(config: ModelConfig) {
     this.escrow = config.escrow;
@@ -196,6 +201,7 @@ export class EscrowModel {
     copy.nextTaskId = this.nextTaskId;
     for (const [id, t] of this.tasks) copy.tasks.set(id, { ...t });
     copy.pauses.push(...this.pauses.map((p) => ({ ...p })));
+    for (const [token, amount] of this.surplus) copy.surplus.set(token, amount);
     return copy;
   }
 
@@ -215,13 +221,23 @@ export class EscrowModel {
     this.now = timestamp;
   }
 
-  /** Sum of the amounts of non-terminal tasks in `token`: what the escrow must hold. */
-  escrowedAmount(token: string): bigint {
+  /** Sum of the amounts of non-terminal tasks in `token`: what the escrow holds for its tasks. */
+  heldAmount(token: string): bigint {
     let total = 0n;
     for (const t of this.tasks.values()) {
       if (same(t.token, token) && !isTerminal(t.status)) total += t.amount;
     }
     return total;
+  }
+
+  /** Tokens sent to the escrow outside any task and not swept yet. */
+  surplusOf(token: string): bigint {
+    return this.surplus.get(token.toLowerCase()) ?? 0n;
+  }
+
+  /** What the escrow's balance of `token` must be: the held amounts plus the surplus. */
+  escrowedAmount(token: string): bigint {
+    return this.heldAmount(token) + this.surplusOf(token);
   }
 
   /** Seconds of [since, now] the escrow spent paused: the intersection with every pause interval. */
@@ -329,6 +345,21 @@ export class EscrowModel {
         const previous = this.feeBps;
         this.feeBps = op.feeBps;
         return success([{ name: "FeeBpsUpdated", args: [previous, op.feeBps] }]);
+      }
+      case "donate":
+        this.surplus.set(op.token.toLowerCase(), this.surplusOf(op.token) + op.amount);
+        return success([], [{ token: op.token, from: op.caller, to: this.escrow, amount: op.amount }]);
+      case "sweepSurplus": {
+        // Admin only, not pause-gated; never a task's funds.
+        this.onlyAdmin(op.caller);
+        if (same(op.to, ZERO_ADDRESS)) fail("ZeroAddress");
+        const amount = this.surplusOf(op.token);
+        if (amount === 0n) fail("NoSurplus");
+        this.surplus.set(op.token.toLowerCase(), 0n);
+        return success(
+          [{ name: "SurplusSwept", args: [op.token, op.to, amount] }],
+          [{ token: op.token, from: this.escrow, to: op.to, amount }],
+        );
       }
     }
   }

@@ -6,7 +6,7 @@ import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import type { MockUSDC, TaskEscrow } from "../../typechain-types";
-import { DAY, HOUR, USDC } from "./fixtures";
+import { DAY, HOUR, OPEN_SALT, USDC, commitOpen } from "./fixtures";
 
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
@@ -39,6 +39,13 @@ export async function runRandomScenario(actors: ScenarioActors, seed: number, st
   const amount = () => USDC(1 + Math.floor(rand() * 500));
   const duration = () => HOUR + Math.floor(rand() * 5 * DAY);
   let ok = 0;
+  // Open-submission commitments pay a bond: every worker holds and approved some USDC.
+  for (const worker of workers) {
+    await (await usdc.mint(worker.address, USDC(100_000))).wait();
+    await (await usdc.connect(worker).approve(await escrow.getAddress(), ethers.MaxUint256)).wait();
+  }
+  /** The evidence each worker committed to each open task, for its reveal. */
+  const committed = new Map<string, string>();
 
   const attempt = async (send: () => Promise<{ wait(): Promise<unknown> }>) => {
     try {
@@ -101,12 +108,23 @@ export async function runRandomScenario(actors: ScenarioActors, seed: number, st
       await attempt(() => escrow.connect(admin).resolveDispute(id, rand() < 0.5));
     } else if (roll < 0.8) {
       await attempt(() => escrow.connect(workerOf()).releaseUnjudgedWork(id));
+    } else if (roll < 0.82) {
+      const w = pick(workers);
+      const evidence = hash();
+      committed.set(`${id}:${w.address}`, evidence);
+      await attempt(() => commitOpen(escrow, w, BigInt(id), evidence));
     } else if (roll < 0.84) {
-      await attempt(() => escrow.connect(pick(workers)).submitOpen(id, hash()));
+      const w = pick(workers);
+      const evidence = committed.get(`${id}:${w.address}`) ?? hash();
+      await attempt(() => escrow.connect(w).revealOpen(id, evidence, OPEN_SALT));
     } else if (roll < 0.86) {
       await attempt(() => escrow.connect(posterOf()).selectWinner(id, pick(workers).address));
     } else if (roll < 0.87) {
-      await attempt(() => escrow.connect(posterOf()).reclaimOpen(id));
+      await attempt(() =>
+        rand() < 0.5
+          ? escrow.connect(posterOf()).reclaimOpen(id)
+          : escrow.connect(pick(workers)).releaseOpenDefault(id),
+      );
     } else if (roll < 0.89) {
       await attempt(() => (rand() < 0.5 ? escrow.connect(admin).pause() : escrow.connect(admin).unpause()));
     } else if (roll < 0.9) {

@@ -1,0 +1,90 @@
+/**
+ * The pure event handlers of the indexer, for the open-submission events of the commit-reveal design: the projection
+ * counts commitments as the escrow's openSubmissionCount does, records revealed evidence, and gives the winner its
+ * revealed evidence.
+ */
+import { expect } from "chai";
+import { emptyConfig, foldEvents, type FoldContext } from "../../../server/indexer/handlers";
+import { TASK_STATUS, type StoredEvent, type TaskRecord } from "../../../server/escrow/records";
+
+const POSTER = "0x00000000000000000000000000000000000000a1";
+const FIRST = "0x00000000000000000000000000000000000000b1";
+const SECOND = "0x00000000000000000000000000000000000000b2";
+const EVIDENCE = `0x${"11".repeat(32)}`;
+const OTHER_EVIDENCE = `0x${"22".repeat(32)}`;
+
+let logIndex = 0;
+function event(eventName: string, args: Record<string, unknown>, blockNumber = 1): StoredEvent {
+  return {
+    blockNumber,
+    logIndex: logIndex++,
+    blockHash: `0x${"00".repeat(32)}`,
+    txHash: `0x${"ab".repeat(32)}`,
+    txIndex: 0,
+    blockTimestamp: 1_700_000_000 + blockNumber,
+    eventName,
+    taskId: 7,
+    args: { taskId: "7", ...args } as StoredEvent["args"],
+  };
+}
+
+function fold(events: StoredEvent[]): { task: TaskRecord; ctx: FoldContext } {
+  const tasks = new Map<number, TaskRecord>();
+  const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };
+  foldEvents(events, tasks, emptyConfig(), ctx);
+  return { task: tasks.get(7)!, ctx };
+}
+
+const created = [
+  event("TaskCreated", {
+    agent: POSTER,
+    token: POSTER,
+    amount: "100",
+    taskHash: EVIDENCE,
+    category: "general",
+    locationZone: "global",
+    deadline: "1700086400",
+  }),
+  event("OpenTaskCreated", {}),
+];
+const commitments = [
+  event("OpenSubmissionCommitted", { submitter: FIRST, commitment: EVIDENCE, bond: "5" }, 2),
+  event("OpenSubmissionCommitted", { submitter: SECOND, commitment: OTHER_EVIDENCE, bond: "5" }, 2),
+];
+
+describe("server/indexer/handlers.ts (open submissions)", () => {
+  it("counts each commitment, as the escrow's openSubmissionCount does", () => {
+    const { task, ctx } = fold([...created, ...commitments]);
+    expect(task.isOpen).to.equal(true);
+    expect(task.openSubmissionCount).to.equal(2);
+    expect(ctx.newSubmissions).to.deep.equal([]);
+  });
+
+  it("records a revealed submission's evidence without counting it again", () => {
+    const { task, ctx } = fold([
+      ...created,
+      ...commitments,
+      event("OpenSubmission", { submitter: SECOND, evidenceHash: OTHER_EVIDENCE }, 3),
+    ]);
+    expect(task.openSubmissionCount).to.equal(2);
+    expect(ctx.openSubmissions.get(7)?.get(SECOND)).to.equal(OTHER_EVIDENCE);
+    expect(ctx.newSubmissions).to.deep.equal([
+      { taskId: 7, submitter: SECOND, evidenceHash: OTHER_EVIDENCE, blockNumber: 3 },
+    ]);
+  });
+
+  it("gives the winner its revealed evidence, through forfeited bonds, and settles the task", () => {
+    const { task } = fold([
+      ...created,
+      ...commitments,
+      event("OpenSubmission", { submitter: SECOND, evidenceHash: OTHER_EVIDENCE }, 3),
+      event("WinnerSelected", { winner: SECOND }, 4),
+      event("OpenBondsForfeited", { amount: "5" }, 4),
+      event("TaskCompleted", { workerPayout: "90", platformFee: "10" }, 4),
+    ]);
+    expect(task.worker).to.equal(SECOND);
+    expect(task.evidenceHash).to.equal(OTHER_EVIDENCE);
+    expect(task.status).to.equal(TASK_STATUS.Completed);
+    expect(task.updatedBlock).to.equal(4);
+  });
+});
