@@ -55,6 +55,8 @@ describe("The agent deploy fee", () => {
       expect(approve[0].toLowerCase()).to.equal(mine.factory);
       expect(approve[1]).to.equal(BigInt(mine.amount_raw));
       expect(mine.transactions.deployAgent.to).to.equal(mine.factory);
+      const [funding] = m.agentFactory.interface.decodeFunctionData("deployAgent", mine.transactions.deployAgent.data);
+      expect(funding).to.equal(0n);
     }));
 
   it("answers { required: false } where no fee is charged", () =>
@@ -84,6 +86,14 @@ describe("The agent deploy fee", () => {
       const verified = await m.api.request("POST", VERIFY, { key, body: { txHash: paid } });
       expect(verified.status, verified.text).to.equal(200);
       expect(verified.json.data).to.include({ payer: m.worker.address.toLowerCase(), credits: 1 });
+      // A fee paid before the factory's fee was raised is below the current fee.
+      const older = await payFee(m, m.stranger, strangerKey);
+      const fee = await m.agentFactory.deployFee();
+      await (await m.agentFactory.connect(m.admin).setDeployFee(fee * 2n)).wait();
+      const low = await m.api.request("POST", VERIFY, { key: strangerKey, body: { txHash: older } });
+      expectError(low, 402, "DEPLOY_FEE_NOT_PAID");
+      expect(low.json.error.reason).to.equal("FEE_TOO_LOW");
+      await (await m.agentFactory.connect(m.admin).setDeployFee(fee)).wait();
       expectError(await m.api.request("POST", VERIFY, { key, body: { txHash: paid } }), 409, "DEPLOY_FEE_IN_USE");
       expect((await m.api.request("GET", FEE, { key })).json.data.credits).to.equal(1);
 

@@ -157,6 +157,14 @@ describe("Services (rent-an-agent)", () => {
         409,
         "SERVICE_NOT_ACTIVE",
       );
+      const retired = (await m.api.request("POST", SERVICES, { key: seller.key, body: body({ name: "Old" }) })).json
+        .data;
+      await m.api.request("DELETE", `${SERVICES}/${retired.id}`, { key: seller.key });
+      expectError(
+        (await index(USDC(30), { targetExecutor: seller.address, serviceId: retired.id })).res,
+        409,
+        "SERVICE_NOT_ACTIVE",
+      );
       // A settlement token changed since the service was listed.
       await m.api.deps
         .db("services")

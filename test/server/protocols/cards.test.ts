@@ -58,6 +58,10 @@ describe("Discovery cards", () => {
     withApi(async ({ api }) => {
       const res = await api.request("GET", "/.well-known/agent-card.json");
       expect(res.status).to.equal(200);
+      expect(res.headers.get("cache-control")).to.equal("public, max-age=300");
+      const etag = res.headers.get("etag")!;
+      const again = await api.request("GET", "/.well-known/agent-card.json", { headers: { "if-none-match": etag } });
+      expect(again.status).to.equal(304);
       const card = res.json;
       const platform = (await api.request("GET", "/.well-known/agent.json")).json;
       // One source: the same name, description, version and skill ids.
@@ -97,6 +101,11 @@ describe("Discovery cards", () => {
       const res = await api.request("GET", `/.well-known/agents/${ethers.getAddress(worker)}.json`);
       expect(res.status, res.text).to.equal(200);
       expect(res.headers.get("cache-control")).to.equal("public, max-age=60");
+      const etag = res.headers.get("etag")!;
+      const cached = await api.request("GET", `/.well-known/agents/${worker}.json`, {
+        headers: { "if-none-match": etag },
+      });
+      expect(cached.status).to.equal(304);
       const card = res.json;
       expect(card.name).to.equal("Translator");
       expect(card.skills).to.deep.equal([]);
