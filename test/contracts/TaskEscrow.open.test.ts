@@ -638,6 +638,50 @@ describe("TaskEscrow", () => {
     });
   });
 
+  describe("native currency", () => {
+    /** A native open task of 1 ether: `worker` and `stranger` committed (bond 0.05 ether each). */
+    async function nativeCommittedFixture() {
+      const base = await deployEscrowFixture();
+      const { escrow, admin, poster, worker, stranger } = base;
+      await escrow.connect(admin).allowToken(ethers.ZeroAddress);
+      const amount = ethers.parseEther("1");
+      await escrow
+        .connect(poster)
+        .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount });
+      const bond = amount / 20n;
+      await commitOpen(escrow, worker, 1n, EVIDENCE_HASH, { value: bond });
+      await commitOpen(escrow, stranger, 1n, OTHER_EVIDENCE_HASH, { value: bond });
+      return { ...base, taskId: 1n, amount, bond, starts: await openPhaseStarts(escrow, 1n) };
+    }
+
+    it("returns a revealed commitment's bond and forfeits the other's to the poster with the payout", async () => {
+      const { escrow, poster, worker, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
+      await time.increaseTo(starts.reveal);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.changeEtherBalances(
+        [worker, escrow],
+        [bond, -bond],
+      );
+      await time.increaseTo(starts.selection);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeEtherBalances(
+        [worker, poster, escrow],
+        [amount - fee, bond, -(amount + bond)],
+      );
+    });
+
+    it("refunds the reward and both forfeited bonds once expired without a reveal", async () => {
+      const { escrow, poster, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
+      await time.increaseTo(starts.expired);
+      await expect(escrow.connect(poster).reclaimOpen(taskId)).to.changeEtherBalances(
+        [poster, escrow],
+        [amount + 2n * bond, -(amount + 2n * bond)],
+      );
+      await expect(escrow.connect(poster).reclaimOpen(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Closed, PHASE.Selection);
+    });
+  });
+
   describe("griefing", () => {
     it("costs a junk committer its bond, paid to the poster, and frees the reward at the end of the reveal window", async () => {
       const { escrow, usdc, poster, stranger, taskId, amount, bond, starts } = await loadFixture(openTaskFixture);
