@@ -104,7 +104,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         // Check: the winner revealed its submission (or submitted before issue 9).
         bytes32 evidence = _getEscrowStorage().openSubmissions[taskId][winner];
         if (evidence == bytes32(0)) revert ITaskEscrow.NotSubmitter();
-        _payWinner(taskId, t, winner, evidence);
+        _payWinner(taskId, t, winner, evidence, msg.sender);
     }
 
     /// @notice See ITaskEscrow.releaseOpenDefault.
@@ -116,7 +116,9 @@ contract TaskEscrowModule is TaskEscrowBase {
         EscrowStorage storage $ = _getEscrowStorage();
         address winner = $.openStates[taskId].earliestRevealer;
         if (winner == address(0)) revert ITaskEscrow.NoRevealedSubmission();
-        _payWinner(taskId, t, winner, $.openSubmissions[taskId][winner]);
+        // The silent poster's share of the forfeited bonds goes to the paid submitter: a poster that cannot receive
+        // (a contract refusing native currency, a blacklisted address) cannot block the payout.
+        _payWinner(taskId, t, winner, $.openSubmissions[taskId][winner], winner);
     }
 
     /// @notice See ITaskEscrow.reclaimOpen.
@@ -144,7 +146,7 @@ contract TaskEscrowModule is TaskEscrowBase {
             revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Selection);
         }
 
-        _forfeitBonds(taskId, t);
+        _forfeitBonds(taskId, t, msg.sender);
         uint256 refund = _refund(taskId, t, false); // open task: no worker
         emit ITaskEscrow.DeadlineExpired(taskId, refund);
     }
@@ -155,25 +157,25 @@ contract TaskEscrowModule is TaskEscrowBase {
         if (!t.open) revert ITaskEscrow.NotOpenTask();
     }
 
-    /// @dev Records the winner and its evidence, sends the unrevealed commitments' bonds to the poster, pays out.
-    function _payWinner(uint256 taskId, Task storage t, address winner, bytes32 evidence) private {
+    /// @dev Records the winner and its evidence, sends the unrevealed commitments' bonds to `bondsTo`, pays out.
+    function _payWinner(uint256 taskId, Task storage t, address winner, bytes32 evidence, address bondsTo) private {
         t.worker = winner;
         t.evidenceHash = evidence;
         emit ITaskEscrow.WinnerSelected(taskId, winner);
-        _forfeitBonds(taskId, t);
+        _forfeitBonds(taskId, t, bondsTo);
         _payout(taskId, t);
     }
 
-    /// @dev Sends the bonds of commitments that were never revealed to the poster (the griefer's cost).
-    function _forfeitBonds(uint256 taskId, Task storage t) private {
+    /// @dev Sends the bonds of commitments that were never revealed (the griefer's cost) to `to`.
+    function _forfeitBonds(uint256 taskId, Task storage t, address to) private {
         OpenState storage o = _getEscrowStorage().openStates[taskId];
         uint256 unrevealed = o.commitCount - o.revealCount;
         if (unrevealed == 0) return;
         address token = t.token;
         uint256 forfeited = unrevealed * _openBond(t.amount);
         _getEscrowStorage().bondsHeld[token] -= forfeited;
-        emit ITaskEscrow.OpenBondsForfeited(taskId, forfeited);
-        _send(token, t.poster, forfeited);
+        emit ITaskEscrow.OpenBondsForfeited(taskId, to, forfeited);
+        _send(token, to, forfeited);
     }
 
     /*//////////////////////////////////////////////////////////////

@@ -154,10 +154,11 @@ interface ITaskEscrow {
     /// @param winner The paid submitter.
     event WinnerSelected(uint256 indexed taskId, address indexed winner);
     /// @notice Emitted when an open-submission task settles with commitments never revealed: their bonds go to the
-    /// poster.
+    /// poster, or to the paid submitter when the poster let the selection window pass (releaseOpenDefault).
     /// @param taskId The task.
+    /// @param recipient Who received the forfeited bonds.
     /// @param amount The forfeited bonds.
-    event OpenBondsForfeited(uint256 indexed taskId, uint256 amount);
+    event OpenBondsForfeited(uint256 indexed taskId, address indexed recipient, uint256 amount);
     /// @notice Emitted when the admin sweeps tokens the escrow holds beyond what its tasks hold.
     /// @param token The token (the zero address for the native currency).
     /// @param to The recipient.
@@ -515,8 +516,9 @@ interface ITaskEscrow {
     function selectWinner(uint256 taskId, address winner) external;
 
     /// @notice Anyone pays the earliest revealed submission of an open-submission task whose poster let the selection
-    /// window pass; the bonds of unrevealed commitments go to the poster. Emits WinnerSelected, (OpenBondsForfeited,)
-    /// TaskCompleted. Reverts NotOpenTask, WrongPhase, NoRevealedSubmission, EnforcedPause.
+    /// window pass; the bonds of unrevealed commitments go to that submitter too (a poster unable to receive cannot
+    /// block the payout). Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted. Reverts NotOpenTask, WrongPhase,
+    /// NoRevealedSubmission, EnforcedPause.
     /// @param taskId The task.
     function releaseOpenDefault(uint256 taskId) external;
 

@@ -15,8 +15,13 @@ export const MAX_SUBMISSIONS = 3;
 export const APPEAL_WINDOW_SECONDS = 3 * 86_400;
 /** TaskEscrow.DISPUTE_WINDOW: time for a ruling before a timeout claim or a release. */
 export const DISPUTE_WINDOW_SECONDS = 14 * 86_400;
-/** TaskEscrow.OPEN_SELECTION_WINDOW: an open task's poster's time to select a submission after the deadline. */
+/** TaskEscrow.OPEN_REVEAL_WINDOW: an open task's committers' time to reveal their evidence after the deadline. */
+export const OPEN_REVEAL_WINDOW_SECONDS = 86_400;
+/** TaskEscrow.OPEN_SELECTION_WINDOW: an open task's poster's time to select a revealed submission after the reveal
+ * window; the earliest revealed submission is paid after it. */
 export const OPEN_SELECTION_WINDOW_SECONDS = 3 * 86_400;
+/** TaskEscrow.OPEN_BOND_BPS: an open-submission commitment's bond, in basis points of the reward (at least 1 unit). */
+export const OPEN_BOND_BPS = 500;
 /** TaskEscrow.ESCALATION_GRACE: how long after the effective deadline a worker may escalate unjudged work. */
 export const ESCALATION_GRACE_SECONDS = 3 * 86_400;
 /** TaskEscrow.MAX_FEE_BPS: the highest platform fee, in basis points. */

@@ -420,7 +420,7 @@ describe("TaskEscrow", () => {
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
       const tx = await escrow.connect(poster).selectWinner(taskId, worker.address);
       await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
-      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, bond);
+      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, poster.address, bond);
       await expect(tx)
         .to.emit(escrow, "TaskCompleted")
         .withArgs(taskId, amount - fee, fee);
@@ -511,11 +511,13 @@ describe("TaskEscrow", () => {
         await loadFixture(expiredFixture);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
       const tx = escrow.connect(others[2]).releaseOpenDefault(taskId);
+      // The silent poster's forfeited bonds go to the paid submitter.
       await expect(tx).to.changeTokenBalances(
         usdc,
         [stranger, treasury, poster, escrow],
-        [amount - fee, fee, bond, -(amount + bond)],
+        [amount - fee + bond, fee, 0n, -(amount + bond)],
       );
+      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, stranger.address, bond);
       await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, stranger.address);
       const task = await escrow.getTask(taskId);
       expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
@@ -583,7 +585,7 @@ describe("TaskEscrow", () => {
       const tx = escrow.connect(poster).reclaimOpen(taskId);
       await expect(tx)
         .to.emit(escrow, "OpenBondsForfeited")
-        .withArgs(taskId, 3n * bond);
+        .withArgs(taskId, poster.address, 3n * bond);
       await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
       await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount + 3n * bond, -(amount + 3n * bond)]);
     });
@@ -635,6 +637,86 @@ describe("TaskEscrow", () => {
     it("reverts when the task is not an open-submission task", async () => {
       const { escrow, poster, taskId } = await loadFixture(fundedTaskFixture);
       await expect(escrow.connect(poster).reclaimOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotOpenTask");
+    });
+  });
+
+  describe("native currency", () => {
+    /** A native open task of 1 ether: `worker` and `stranger` committed (bond 0.05 ether each). */
+    async function nativeCommittedFixture() {
+      const base = await deployEscrowFixture();
+      const { escrow, admin, poster, worker, stranger } = base;
+      await escrow.connect(admin).allowToken(ethers.ZeroAddress);
+      const amount = ethers.parseEther("1");
+      await escrow
+        .connect(poster)
+        .createTaskOpen(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, { value: amount });
+      const bond = amount / 20n;
+      await commitOpen(escrow, worker, 1n, EVIDENCE_HASH, { value: bond });
+      await commitOpen(escrow, stranger, 1n, OTHER_EVIDENCE_HASH, { value: bond });
+      return { ...base, taskId: 1n, amount, bond, starts: await openPhaseStarts(escrow, 1n) };
+    }
+
+    it("returns a revealed commitment's bond and forfeits the other's to the poster with the payout", async () => {
+      const { escrow, poster, worker, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
+      await time.increaseTo(starts.reveal);
+      await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.changeEtherBalances(
+        [worker, escrow],
+        [bond, -bond],
+      );
+      await time.increaseTo(starts.selection);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeEtherBalances(
+        [worker, poster, escrow],
+        [amount - fee, bond, -(amount + bond)],
+      );
+    });
+
+    it("refunds the reward and both forfeited bonds once expired without a reveal", async () => {
+      const { escrow, poster, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
+      await time.increaseTo(starts.expired);
+      await expect(escrow.connect(poster).reclaimOpen(taskId)).to.changeEtherBalances(
+        [poster, escrow],
+        [amount + 2n * bond, -(amount + 2n * bond)],
+      );
+      await expect(escrow.connect(poster).reclaimOpen(taskId))
+        .to.be.revertedWithCustomError(escrow, "WrongPhase")
+        .withArgs(PHASE.Closed, PHASE.Selection);
+    });
+  });
+
+  describe("a poster that refuses payments", () => {
+    it("cannot block the default payout: the forfeited bonds go to the paid submitter", async () => {
+      const { escrow, admin, poster, worker, stranger } = await loadFixture(deployEscrowFixture);
+      await escrow.connect(admin).allowToken(ethers.ZeroAddress);
+      const posterContract = await ethers.deployContract("ReentrantReceiver");
+      const amount = ethers.parseEther("1");
+      const bond = amount / 20n;
+      await posterContract
+        .connect(poster)
+        .execute(
+          await escrow.getAddress(),
+          escrow.interface.encodeFunctionData("createTaskOpen", [
+            TASK_HASH,
+            ethers.ZeroAddress,
+            amount,
+            CATEGORY,
+            ZONE,
+            DAY,
+          ]),
+          { value: amount },
+        );
+      await commitOpen(escrow, worker, 1n, EVIDENCE_HASH, { value: bond });
+      await commitOpen(escrow, stranger, 1n, OTHER_EVIDENCE_HASH, { value: bond });
+      const starts = await openPhaseStarts(escrow, 1n);
+      await time.increaseTo(starts.reveal);
+      await escrow.connect(worker).revealOpen(1n, EVIDENCE_HASH, OPEN_SALT);
+      await posterContract.setMode(1, ethers.ZeroAddress, "0x"); // rejects every payment from now on
+      await time.increaseTo(starts.expired);
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      await expect(escrow.connect(worker).releaseOpenDefault(1n)).to.changeEtherBalances(
+        [worker, posterContract, escrow],
+        [amount - fee + bond, 0n, -(amount + bond)],
+      );
     });
   });
 

@@ -21,6 +21,8 @@ import {
   MAX_FEE_BPS,
   MAX_SUBMISSIONS,
   MIN_DURATION,
+  OPEN_BOND_BPS,
+  OPEN_REVEAL_WINDOW_SECONDS,
   OPEN_SELECTION_WINDOW_SECONDS,
   effectiveDeadline,
   escrowPaused,
@@ -51,7 +53,9 @@ describe("server/escrow/rules.ts mirrors TaskEscrow", () => {
     expect(MAX_SUBMISSIONS).to.equal(Number(await escrow.MAX_SUBMISSIONS()));
     expect(APPEAL_WINDOW_SECONDS).to.equal(Number(await escrow.APPEAL_WINDOW()));
     expect(DISPUTE_WINDOW_SECONDS).to.equal(Number(await escrow.DISPUTE_WINDOW()));
+    expect(OPEN_REVEAL_WINDOW_SECONDS).to.equal(Number(await escrow.OPEN_REVEAL_WINDOW()));
     expect(OPEN_SELECTION_WINDOW_SECONDS).to.equal(Number(await escrow.OPEN_SELECTION_WINDOW()));
+    expect(OPEN_BOND_BPS).to.equal(Number(await escrow.OPEN_BOND_BPS()));
     expect(MAX_FEE_BPS).to.equal(Number(await escrow.MAX_FEE_BPS()));
     expect(ESCALATION_GRACE_SECONDS).to.equal(Number(await escrow.ESCALATION_GRACE()));
   });

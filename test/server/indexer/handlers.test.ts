@@ -79,7 +79,7 @@ describe("server/indexer/handlers.ts (open submissions)", () => {
       ...commitments,
       event("OpenSubmission", { submitter: SECOND, evidenceHash: OTHER_EVIDENCE }, 3),
       event("WinnerSelected", { winner: SECOND }, 4),
-      event("OpenBondsForfeited", { amount: "5" }, 4),
+      event("OpenBondsForfeited", { recipient: POSTER, amount: "5" }, 4),
       event("TaskCompleted", { workerPayout: "90", platformFee: "10" }, 4),
     ]);
     expect(task.worker).to.equal(SECOND);
