@@ -11,7 +11,7 @@ import { TASK_STATUS, ZERO_ADDRESS, type StoredEvent, type TaskRecord } from "..
 type Derived = { type: string; status: number; fields: Record<string, unknown>; worker?: string };
 
 /** The event type, the escrow status after it and the type's own fields, for each log that is a push event. */
-function derive(e: StoredEvent, task: TaskRecord, sameTx: readonly StoredEvent[]): Derived | undefined {
+function derive(e: StoredEvent, task: TaskRecord, ruled: boolean): Derived | undefined {
   switch (e.eventName) {
     case "WorkerAssigned":
       return { type: "task.assigned", status: TASK_STATUS.Assigned, fields: {}, worker: String(e.args.worker) };
@@ -52,7 +52,6 @@ function derive(e: StoredEvent, task: TaskRecord, sameTx: readonly StoredEvent[]
       };
     case "TaskCancelled": {
       // A ruling against the worker refunds the poster; a poster's cancel of an untaken task is a cancellation.
-      const ruled = sameTx.some((o) => o.eventName === "DisputeResolved");
       return {
         type: "task.settled",
         status: TASK_STATUS.Cancelled,
@@ -76,13 +75,16 @@ export async function writeChainEvents(
   const relevant = fresh.filter((e) => e.taskId !== null && tasks.has(e.taskId));
   if (relevant.length === 0) return 0;
   const listings = await getListings(trx, [...new Set(relevant.map((e) => e.taskId!))]);
+  // Transactions that ruled on a task's dispute: their TaskCancelled is a refund.
+  const rulings = new Set(
+    relevant.filter((e) => e.eventName === "DisputeResolved").map((e) => `${e.txHash}:${e.taskId}`),
+  );
   const rows: NewMarketEvent[] = [];
   for (const e of relevant) {
     const task = tasks.get(e.taskId!)!;
     const listing = listings.get(e.taskId!);
     if (!listing || listing.taskHash !== task.taskHash) continue;
-    const sameTx = fresh.filter((o) => o.txHash === e.txHash && o.taskId === e.taskId);
-    const d = derive(e, task, sameTx);
+    const d = derive(e, task, rulings.has(`${e.txHash}:${e.taskId}`));
     if (!d) continue;
     const worker = (d.worker ?? task.worker).toLowerCase();
     const hasWorker = worker !== ZERO_ADDRESS;

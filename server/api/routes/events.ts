@@ -82,6 +82,8 @@ export const eventsRoute = defineRoute({
     body.write("retry: 3000\n: connected\n\n");
     timers.heartbeat = setInterval(() => body.write(": keep-alive\n\n"), deps.config.push.heartbeatMs);
     ctx.res.once("close", end);
+    // A client gone while the stream was being opened: its close event has passed already.
+    if (ctx.req.socket.destroyed) end();
     stream.start().catch((error) => {
       deps.logger.warn("event stream failed; closing it (the client resumes with Last-Event-ID)", { error });
       end();

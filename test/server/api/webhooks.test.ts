@@ -180,24 +180,30 @@ describe("/api/v1/webhooks", function () {
     }, ALLOW));
 
   it("delivers on a later attempt after failures (pending in between, with its next try)", () =>
-    withMarket(async (m) => {
-      const endpoint = await receiver((n) => (n < 2 ? 503 : 204));
-      try {
-        const hook = await register(m, endpoint.url);
-        await m.list();
-        await endpoint.waitForCalls(1);
-        const [pending] = await deliveries(m, hook.id);
-        if (pending.status === "pending") {
-          expect(pending.attempts).to.equal(1);
-          expect(pending.lastStatusCode).to.equal(503);
-          expect(Date.parse(pending.nextAttemptAt)).to.be.a("number");
+    withMarket(
+      async (m) => {
+        const endpoint = await receiver((n) => (n < 2 ? 503 : 204));
+        try {
+          const hook = await register(m, endpoint.url);
+          await m.list();
+          await endpoint.waitForCalls(1);
+          // The first attempt's outcome is recorded just after its answer; the retry waits a second.
+          let pending = (await deliveries(m, hook.id))[0];
+          for (let i = 0; pending.attempts < 1 && i < 100; i++) {
+            await new Promise((r) => setTimeout(r, 20));
+            pending = (await deliveries(m, hook.id))[0];
+          }
+          expect(pending).to.include({ status: "pending", attempts: 1, lastStatusCode: 503 });
+          expect(pending.lastError).to.match(/HTTP 503/);
+          expect(Date.parse(pending.nextAttemptAt) - Date.parse(pending.updatedAt)).to.be.within(900, 1100);
+          const [delivered] = await waitForDelivery(m, hook.id, "delivered");
+          expect(delivered).to.include({ attempts: 2, lastStatusCode: 204, lastError: null, nextAttemptAt: null });
+        } finally {
+          await endpoint.close();
         }
-        const [delivered] = await waitForDelivery(m, hook.id, "delivered");
-        expect(delivered).to.include({ attempts: 2, lastStatusCode: 204, lastError: null });
-      } finally {
-        await endpoint.close();
-      }
-    }, ALLOW));
+      },
+      { ...ALLOW, WEBHOOK_RETRY_BASE_MS: "1000" },
+    ));
 
   it("sends deliveries left pending by a stopped dispatcher when the next one starts", () =>
     withMarket(
