@@ -1,0 +1,100 @@
+/**
+ * The `market` binary as a user meets it first: `--help` lists the commands and the exit codes, a mistake shows its
+ * code, the message and what to do with a non-zero exit, and `login` signs in with the wallet and saves a working
+ * API key in a config file only its owner can read.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { expect } from "chai";
+import { runCli, startCliDevnet, type CliDevnet } from "./run";
+
+const COMMANDS = [
+  "login",
+  "whoami",
+  "post",
+  "post-many",
+  "tasks",
+  "status",
+  "watch",
+  "review",
+  "agent",
+  "services",
+  "deploy-fee",
+];
+
+describe("market CLI: help, errors and login", () => {
+  it("--help lists every command, the configuration variables and the exit codes", async () => {
+    const help = await runCli(["--help"], {});
+    expect(help.code, help.stderr).to.equal(0);
+    for (const command of COMMANDS) expect(help.stdout).to.match(new RegExp(`^  ${command}\\b`, "m"));
+    for (const variable of ["MARKET_API_URL", "MARKET_API_KEY", "MARKET_PRIVATE_KEY", "MARKET_RPC_URL"]) {
+      expect(help.stdout).to.include(variable);
+    }
+    expect(help.stdout).to.include("Exit codes");
+    const agent = await runCli(["agent", "--help"], {});
+    expect(agent.stdout)
+      .to.match(/^ {2}register\b/m)
+      .and.to.match(/^ {2}run\b/m);
+  });
+
+  it("a bad input shows the code, the message and what to do, and exits non-zero", async () => {
+    const human = await runCli(["status", "42"], {});
+    expect(human.code).to.equal(2);
+    expect(human.stderr).to.include("error INVALID_TASK:").and.to.include("what to do:");
+
+    const json = await runCli(["post", "--text", "x", "--public", "--amount", "1.5.0", "--json"], {});
+    expect(json.code).to.equal(2);
+    expect(json.json.error).to.include({ code: "INVALID_AMOUNT", exitCode: 2 });
+    expect(json.json.error.hint).to.be.a("string").that.is.not.empty;
+
+    const unknown = await runCli(["post", "--no-such-flag", "--json"], {});
+    expect(unknown.code).to.equal(2);
+    expect(unknown.json.error.code).to.equal("USAGE");
+  });
+
+  describe("against a devnet", () => {
+    let net: CliDevnet;
+    before(async function () {
+      this.timeout(120_000);
+      net = await startCliDevnet();
+    });
+    after(async () => net?.close());
+
+    it("login signs in with the wallet and saves a working API key with mode 0600", async () => {
+      const { MARKET_API_KEY: _unused, ...env } = net.env("poster-2");
+      const configPath = path.join(net.home, "conf", "market.json");
+      const login = await runCli(["login", "--json", "--config", configPath], env);
+      expect(login.code, login.stdout + login.stderr).to.equal(0);
+      const poster = net.devnet.accounts.find((a) => a.role === "poster-2")!;
+      expect(login.json).to.include({ address: poster.address.toLowerCase(), configPath });
+
+      expect(fs.statSync(configPath).mode & 0o777).to.equal(0o600);
+      expect(fs.statSync(path.dirname(configPath)).mode & 0o777).to.equal(0o700);
+      const saved = JSON.parse(fs.readFileSync(configPath, "utf8"));
+      expect(saved.apiKey).to.match(/^sk_[0-9a-f]{64}$/);
+      expect(saved.apiUrl).to.equal(net.devnet.apiUrl);
+      expect(JSON.stringify(saved)).to.not.include(poster.privateKey.slice(2));
+
+      // The saved key works without MARKET_API_KEY: whoami reads it from the file.
+      const { MARKET_PRIVATE_KEY: _pk, ...noSecrets } = env;
+      const whoami = await runCli(["whoami", "--json", "--config", configPath], noSecrets);
+      expect(whoami.code, whoami.stderr).to.equal(0);
+      expect(whoami.json).to.include({ address: poster.address.toLowerCase() });
+      expect(whoami.json.sources.apiKey).to.equal("config");
+    });
+
+    it("without a key, a command that needs one says how to get one (exit 3)", async () => {
+      const { MARKET_API_KEY: _unused, ...env } = net.env("poster");
+      const tasks = await runCli(["tasks", "--config", path.join(net.home, "none.json")], env);
+      expect(tasks.code).to.equal(3);
+      expect(tasks.stderr).to.include("error NO_API_KEY:").and.to.include("market login");
+    });
+
+    it("a refusal of the service shows its code (exit 4)", async () => {
+      const missing = `0x${"ab".repeat(32)}`;
+      const status = await runCli(["status", missing, "--json"], net.env("poster"));
+      expect(status.code).to.equal(4);
+      expect(status.json.error).to.include({ code: "NOT_FOUND", status: 404 });
+    });
+  });
+});
