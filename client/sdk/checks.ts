@@ -193,17 +193,30 @@ function norm(v: unknown): string {
  * (WRONG_CHAIN), where the escrow has code (WRONG_RPC: another network with the same chain id, e.g. a restarted
  * devnet). Answers the provider.
  */
-export async function checkRpc(signer: Signer | undefined, pin: Pick<SettlementPin, "chainId" | "escrow">) {
+export async function checkRpc(
+  signer: Signer | undefined,
+  pin: Pick<SettlementPin, "chainId" | "escrow">,
+  options: { timeoutMs?: number } = {},
+) {
   if (!signer) refuse("NO_SIGNER", "no signer: posting signs transactions with the key's wallet");
   const provider = signer.provider;
   if (!provider) refuse("NO_RPC", "the signer has no provider: connect it to an RPC of the posting chain");
   let chainId: bigint;
   let code: string;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  let timer: NodeJS.Timeout | undefined;
   try {
-    chainId = (await provider.getNetwork()).chainId;
-    code = await provider.getCode(pin.escrow);
+    // A JsonRpcProvider whose node is down retries its network detection forever: bound it.
+    [chainId, code] = await Promise.race([
+      (async () => [(await provider.getNetwork()).chainId, await provider.getCode(pin.escrow)] as const)(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
   } catch (error) {
     throw new ClientError("RPC_UNREACHABLE", `the RPC did not answer: ${(error as Error).message}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
   }
   if (chainId !== BigInt(pin.chainId)) {
     refuse("WRONG_CHAIN", `the RPC is on chain ${chainId}, the posting chain is ${pin.chainId}`, {
@@ -267,6 +280,42 @@ export function checkApproveTx(tx: UnsignedTx, token: string, spender: string, a
   }
   if (call?.name !== "approve" || lc(call.args[0]) !== lc(spender) || call.args[1] !== amount) {
     refuse("TX_MISMATCH", `the transaction is not approve(${spender}, ${amount})`);
+  }
+}
+
+/** A service a task rents (its quote): the price and agent the rental must match, before anything is paid. */
+export interface ServiceQuote {
+  id: number;
+  price_raw: number;
+  agent_address: string;
+  token: string;
+  active: boolean;
+}
+
+/**
+ * A rental pays at least the service's price, in the settlement token, to the agent selling it: QUOTE_REQUIRED when
+ * there is no active quote, QUOTE_MISMATCH when the task does not match it. The service checks the same when listing
+ * (SERVICE_*, UNDERPAID), but only after the reward is in escrow.
+ */
+export function checkQuote(
+  quote: ServiceQuote | undefined,
+  rental: { serviceId: number; targetExecutor: string; amount: bigint; token: string },
+) {
+  if (!quote || !quote.active) {
+    refuse("QUOTE_REQUIRED", `service ${rental.serviceId} has no active quote: it cannot be rented`);
+  }
+  const mismatch =
+    lc(quote.agent_address) !== lc(rental.targetExecutor)
+      ? `it is sold by ${lc(quote.agent_address)}, not ${lc(rental.targetExecutor)}`
+      : lc(quote.token) !== lc(rental.token)
+        ? `it is priced in ${lc(quote.token)}, not the settlement token ${lc(rental.token)}`
+        : rental.amount < BigInt(quote.price_raw)
+          ? `its price is ${quote.price_raw}, the reward ${rental.amount}`
+          : undefined;
+  if (mismatch) {
+    refuse("QUOTE_MISMATCH", `the rental does not match service ${rental.serviceId}: ${mismatch}`, {
+      details: { serviceId: rental.serviceId, price_raw: quote.price_raw, agent: lc(quote.agent_address) },
+    });
   }
 }
 

@@ -18,6 +18,7 @@ export type PostingStage =
   | "approve-signed" // the approve is signed (and saved) but maybe not broadcast
   | "approved" // the approve is mined
   | "create-signed" // the funding transaction is signed (and saved) but maybe not broadcast
+  | "create-sent" // the funding transaction is broadcast
   | "confirmed" // the funding transaction is mined
   | "indexed"; // the tasks are listed
 
@@ -47,6 +48,8 @@ export interface PostingRecord {
   stage: PostingStage;
   pin: SettlementPin;
   items: JournalItem[];
+  /** The built (and checked) funding transaction. */
+  built?: { to: string; data: string; gas?: string };
   approve?: JournalTx;
   create?: JournalTx;
   indexed?: IndexResult[];

@@ -130,12 +130,18 @@ export class TxSender {
    * mined: `details.txHash`), TX_REVERTED when it reverted.
    */
   async wait(hash: string, timeoutMs = this.confirmTimeoutMs): Promise<TransactionReceipt> {
+    // Polls the receipt itself (from 300 ms, backing off to 2 s) rather than waiting on the provider's block
+    // polling (4 s by default), and never twice within the provider's 250 ms read cache.
+    const deadline = Date.now() + timeoutMs;
     let receipt: TransactionReceipt | null;
-    try {
-      receipt = await this.provider.waitForTransaction(hash, 1, timeoutMs);
-    } catch (error) {
-      if ((error as { code?: string }).code === "TIMEOUT") receipt = null;
-      else throw new ClientError("RPC_UNREACHABLE", `waiting for ${hash}: ${String(error)}`, { cause: error });
+    for (let delay = 300; ; delay = Math.min(Math.round(delay * 1.5), 2000)) {
+      try {
+        receipt = await this.provider.getTransactionReceipt(hash);
+      } catch (error) {
+        throw new ClientError("RPC_UNREACHABLE", `waiting for ${hash}: ${String(error)}`, { cause: error });
+      }
+      if (receipt || Date.now() >= deadline) break;
+      await new Promise((r) => setTimeout(r, Math.min(delay, Math.max(0, deadline - Date.now()))));
     }
     if (!receipt) {
       refuse("UNCONFIRMED", `transaction ${hash} not confirmed within ${Math.round(timeoutMs / 1000)} s`, {
