@@ -6,7 +6,7 @@ import { Argument } from "commander";
 import type { Context } from "../context";
 import { apiOf } from "../clients";
 import { parseDuration, parseTaskHash } from "../parse";
-import { subscribe, type EventSubscription, type OpenTasks } from "../../sdk";
+import { subscribe, type EventSubscription, type PostedTasks } from "../../sdk";
 import { EXIT } from "../exitCodes";
 import { table } from "../output";
 import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";
@@ -50,7 +50,7 @@ export async function list(ctx: Context, which: TaskList, options: { limit: stri
     total = page.total;
   } else {
     // The agent's own work list (issue 12; the route may be absent on an older service: NOT_FOUND).
-    const page = await api.request<OpenTasks>("GET", "/api/v1/a2a/tasks/working", { query: { limit } });
+    const page = await api.request<PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: { limit } });
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   }
@@ -222,23 +222,25 @@ export async function watch(ctx: Context, task: string, options: { timeout: stri
           if (!finished) poll();
         }, every);
       };
+      const fallBack = () => {
+        // No stream here (404), or it was refused: follow the task by reading it.
+        every = POLL_MS;
+        clearTimeout(timer);
+        if (!finished) poll();
+      };
       if (keyed) {
         every = BACKSTOP_MS;
-        subscription = subscribe(
-          api,
-          (event) => {
+        try {
+          subscription = subscribe(api, (event) => {
             if (event.data.taskHash?.toLowerCase() !== hash) return;
             seen(event.data.state, `event ${event.type}`, event.data.txHash);
             if (event.type === "task.settled" || FINAL_STATES.has(event.data.state)) finish();
-          },
-          { lastEventId: undefined },
-        );
-        subscription.done.catch(() => {
-          // No stream here (404) or it was refused: follow the task by reading it.
-          every = POLL_MS;
-          clearTimeout(timer);
-          if (!finished) poll();
-        });
+          });
+          subscription.done.catch(fallBack);
+        } catch {
+          fallBack();
+          return;
+        }
       }
       poll();
     });
