@@ -26,6 +26,8 @@ export interface RequestOptions {
   /** Overrides the API key with this bearer credential (a sign-in session for the account routes). */
   bearer?: string;
   headers?: Record<string, string>;
+  /** Aborts the request (instead of the default time limit: for long-lived streams). */
+  signal?: AbortSignal;
 }
 
 const DEFAULT_TIMEOUT_MS = 90_000;
@@ -108,7 +110,7 @@ export class MarketApi {
         method,
         headers,
         body,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: options.signal ?? AbortSignal.timeout(this.timeoutMs),
       });
     } catch (error) {
       throw new ClientError("API_UNREACHABLE", `${method} ${path}: the API did not answer (${String(error)})`, {

@@ -2,10 +2,22 @@
  * An agent runtime: registers the agent, finds work through the event stream (falling back to slow polling only
  * when the server has no stream), accepts, fetches and decrypts the brief, runs the agent's work, delivers (checking
  * the submitEvidence transaction before signing it), and follows verdicts and settlement.
+ *
+ * Request budget (the service allows 100 requests a minute per IP): with the stream, requests are made only for
+ * events (one read of an announced task, its accept, its delivery) plus one catch-up scan of open and offered tasks
+ * when a connection opens and a heartbeat every 5 minutes. Without it (404), one discovery request every
+ * pollIntervalMs (at least 10 s), alternating open and offered tasks; jobs in progress add their own calls (submit
+ * retries while the assignment is pending back off from 1 s to 10 s; a delivered job's state is read once per tick).
  */
-import type { Provider } from "ethers";
+import { Wallet, type Provider } from "ethers";
 import type { MarketApi } from "./api";
-import type { ChainName, MarketEvent, MarketplaceTask, TaskMeta } from "./types";
+import { agentPublicKey, openBrief } from "./briefCrypto";
+import { evidenceHash } from "./canonicalJson";
+import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type SettlementPin } from "./checks";
+import { ApiError, MarketError, isMarketError } from "./errors";
+import { subscribe, type EventSubscription } from "./events";
+import { TxSender } from "./sender";
+import type { AcceptResult, ChainName, MarketEvent, MarketplaceTask, TaskMeta } from "./types";
 
 /** The fallback polling interval's floor: at most one discovery request every 10 s. */
 export const MIN_POLL_INTERVAL_MS = 10_000;
@@ -61,34 +73,332 @@ export interface AgentRuntimeOptions {
   onJob?: (job: JobView) => void;
 }
 
+const HEARTBEAT_MS = 5 * 60_000;
+const MAX_ATTEMPTS = 3;
+
+interface JobState extends JobView {
+  meta: TaskMeta;
+  wrappedKey?: string;
+  delivered: boolean;
+  busy: boolean;
+  retryMs: number;
+}
+
 export class AgentRuntime {
-  constructor(readonly options: AgentRuntimeOptions) {}
+  private readonly wallet: Wallet;
+  private readonly sender: TxSender;
+  private readonly jobMap = new Map<string, JobState>();
+  private readonly refused = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private pin: SettlementPin | undefined;
+  private subscription: EventSubscription | undefined;
+  private modeValue: "stream" | "polling" | undefined;
+  private running = false;
+  private tickCount = 0;
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(readonly options: AgentRuntimeOptions) {
+    this.wallet = new Wallet(options.privateKey, options.provider);
+    this.sender = new TxSender(this.wallet, { confirmTimeoutMs: options.confirmTimeoutMs });
+  }
 
   get address(): string {
-    throw new Error("not implemented yet");
+    return this.wallet.address;
   }
 
   /** "stream" while subscribed to /api/v1/events, "polling" on a server without it; undefined before start. */
   get mode(): "stream" | "polling" | undefined {
-    throw new Error("not implemented yet");
+    return this.modeValue;
+  }
+
+  private get api() {
+    return this.options.api;
+  }
+
+  private log(message: string) {
+    this.options.log?.(`[agent ${this.wallet.address.slice(0, 8)}] ${message}`);
   }
 
   /** Registers the agent and starts finding work. */
   async start(): Promise<void> {
-    throw new Error("not implemented yet");
+    const settlement = await this.api.settlement();
+    this.pin = pinSettlement(settlement);
+    await checkRpc(this.wallet, this.pin);
+    checkOwner((await this.api.whoami()).address, this.wallet.address);
+    await this.api.registerExecutor({
+      publicKey: agentPublicKey(this.options.privateKey),
+      capabilities: this.options.capabilities,
+      supportedChains: this.options.supportedChains ?? [settlement.postingChain],
+      minReward: this.options.minReward ?? "0",
+    });
+    this.log(`registered with capabilities ${this.options.capabilities.join(", ")}`);
+    this.running = true;
+    this.every(HEARTBEAT_MS, () => this.api.heartbeat().then(() => undefined));
+    this.subscription = subscribe(this.api, (event) => this.onEvent(event), {
+      ...this.options.reconnect,
+      onOpen: () => {
+        this.modeValue = "stream";
+        this.log("event stream open");
+        this.enqueue(() => this.scan("open").then(() => this.scan("offered")));
+      },
+      onError: (error, retryInMs) => this.log(`event stream: ${String(error)}; retry in ${retryInMs} ms`),
+    });
+    this.subscription.done.catch((error) => {
+      if (!this.running) return;
+      if (error instanceof ApiError && error.status === 404) {
+        this.log("the server has no event stream: polling");
+        this.startPolling();
+      } else this.log(`event stream ended: ${String(error)}`);
+    });
   }
 
   /** Stops finding work and waits for the job in progress. */
   async stop(): Promise<void> {
-    throw new Error("not implemented yet");
+    this.running = false;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await this.subscription?.close();
+    await this.work;
   }
 
   jobs(): JobView[] {
-    throw new Error("not implemented yet");
+    return [...this.jobMap.values()].map(({ taskHash, onChainTaskId, stage, attempt, error }) => ({
+      taskHash,
+      onChainTaskId,
+      stage,
+      attempt,
+      ...(error ? { error } : {}),
+    }));
   }
 
   /** Hashes of the tasks this agent delivered. */
   delivered(): string[] {
-    throw new Error("not implemented yet");
+    return [...this.jobMap.values()].filter((j) => j.delivered).map((j) => j.taskHash);
+  }
+
+  // ------------------------------------------------------------------------------------------ scheduling
+
+  /** Runs `fn` after the work before it (one thing at a time: jobs never race each other's nonces or state). */
+  private enqueue(fn: () => Promise<void>) {
+    this.work = this.work.then(async () => {
+      if (!this.running) return;
+      try {
+        await fn();
+      } catch (error) {
+        this.log(`failed: ${String(error)}`);
+      }
+    });
+  }
+
+  private later(ms: number, fn: () => Promise<void>) {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue(fn);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private every(ms: number, fn: () => Promise<void>) {
+    const tick = () => {
+      if (!this.running) return;
+      this.later(ms, async () => {
+        await fn();
+        tick();
+      });
+    };
+    tick();
+  }
+
+  private startPolling() {
+    this.modeValue = "polling";
+    const interval = Math.max(this.options.pollIntervalMs ?? MIN_POLL_INTERVAL_MS, MIN_POLL_INTERVAL_MS);
+    const tick = async () => {
+      await this.scan(this.tickCount++ % 2 === 0 ? "open" : "offered");
+      for (const job of this.jobMap.values()) if (job.delivered && job.stage === "delivered") await this.follow(job);
+    };
+    this.enqueue(tick);
+    this.every(interval, tick);
+  }
+
+  // ----------------------------------------------------------------------------------------------- finding
+
+  private async scan(which: "open" | "offered") {
+    const page =
+      which === "open"
+        ? await this.api.openTasks({ capabilities: this.options.capabilities.join(","), limit: 50 })
+        : await this.api.offeredTasks({ limit: 50 });
+    for (const task of page.tasks) await this.consider(task);
+  }
+
+  private async onEvent(event: MarketEvent) {
+    this.options.onEvent?.(event);
+    const hash = event.data.taskHash?.toLowerCase();
+    if (!hash) return;
+    const job = this.jobMap.get(hash);
+    switch (event.type) {
+      case "task.open":
+      case "task.offered":
+        if (!job) this.enqueue(() => this.considerHash(hash));
+        break;
+      case "task.assigned":
+        if (job && job.stage === "accepted" && !job.busy) this.enqueue(() => this.deliver(job));
+        break;
+      case "task.verdict":
+        if (job) this.enqueue(() => this.onVerdict(job, event.data.passed === true));
+        break;
+      case "task.settled":
+        if (job) this.settle(job, event.data.outcome);
+        break;
+    }
+  }
+
+  private async considerHash(hash: string) {
+    if (this.jobMap.has(hash) || this.refused.has(hash)) return;
+    const detail = await this.api.task(hash);
+    if (detail.a2aMeta && detail.a2aState) await this.consider({ meta: detail.a2aMeta, state: detail.a2aState });
+  }
+
+  private takes(task: MarketplaceTask): boolean {
+    if (this.options.take) return this.options.take(task);
+    const mine = new Set(this.options.capabilities.map((c) => c.toLowerCase()));
+    const enough = BigInt(task.meta.amount ?? "0") >= BigInt(this.options.minReward ?? "0");
+    return task.state.status === "open" && enough && task.meta.requiredCapabilities.every((c) => mine.has(c));
+  }
+
+  private async consider(task: MarketplaceTask) {
+    const hash = task.meta.taskHash.toLowerCase();
+    if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running) return;
+    if (!this.takes(task)) {
+      this.refused.add(hash);
+      return;
+    }
+    let accepted: AcceptResult;
+    try {
+      accepted = await this.api.accept(hash);
+    } catch (error) {
+      if (isMarketError(error, "ACCEPT_LOCKED", "OFFER_HELD") || (error instanceof ApiError && error.status >= 500)) {
+        return; // someone else is accepting, or a passing failure: the next scan or event may offer it again
+      }
+      this.refused.add(hash); // taken, reserved, not for us: do not ask again
+      this.log(`accept of ${hash} refused: ${(error as Error).message}`);
+      return;
+    }
+    const job: JobState = {
+      taskHash: hash,
+      onChainTaskId: accepted.onChainTaskId,
+      stage: "accepted",
+      attempt: 1,
+      meta: task.meta,
+      wrappedKey: accepted.wrappedKey,
+      delivered: false,
+      busy: false,
+      retryMs: 1000,
+    };
+    this.jobMap.set(hash, job);
+    this.changed(job);
+    this.log(`accepted ${hash}`);
+    await this.deliver(job);
+  }
+
+  // ---------------------------------------------------------------------------------------------- delivery
+
+  private async brief(job: JobState): Promise<Buffer> {
+    let blob: Buffer | undefined;
+    try {
+      blob = await this.api.blob(job.meta.rootHash ?? job.taskHash);
+    } catch (error) {
+      if (job.meta.privacy !== "public" || job.meta.publicBrief === undefined) throw error;
+    }
+    if (job.meta.privacy === "public") return blob ?? Buffer.from(job.meta.publicBrief!, "utf8");
+    if (!job.wrappedKey)
+      throw new MarketError("NEEDS_WRAP", `no brief key was wrapped to this agent for ${job.taskHash}`);
+    return openBrief(blob!, job.wrappedKey, this.options.privateKey);
+  }
+
+  private async deliver(job: JobState) {
+    if (job.busy || !this.running || job.stage !== "accepted") return;
+    job.busy = true;
+    try {
+      const brief = await this.brief(job);
+      const result = await this.options.work({
+        taskHash: job.taskHash,
+        onChainTaskId: job.onChainTaskId,
+        meta: job.meta,
+        brief,
+        briefText: brief.toString("utf8"),
+        attempt: job.attempt,
+      });
+      let answer;
+      try {
+        answer = await this.api.submit(job.taskHash, { result });
+      } catch (error) {
+        if (isMarketError(error, "ASSIGNMENT_PENDING", "NOT_ASSIGNED_YET") || isMarketError(error, "RATE_LIMIT")) {
+          // The assignment is not confirmed yet: try again, backing off to 10 s.
+          this.later(job.retryMs, () => this.deliver(job));
+          job.retryMs = Math.min(job.retryMs * 2, 10_000);
+          return;
+        }
+        throw error;
+      }
+      // The careful client's checks: my wallet, the escrow, the chain, exactly submitEvidence of my result.
+      checkEscrowTx(answer, this.pin!, this.wallet.address, {
+        fn: "submitEvidence",
+        taskId: BigInt(job.onChainTaskId),
+        evidenceHash: evidenceHash(result),
+      });
+      const sent = await this.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+      await this.sender.wait(sent.hash);
+      job.attempt = answer.attempt;
+      job.stage = "delivered";
+      job.delivered = true;
+      delete job.error;
+      this.changed(job);
+      this.log(`delivered ${job.taskHash} (attempt ${answer.attempt}, tx ${sent.hash})`);
+    } catch (error) {
+      job.error = (error as Error).message;
+      job.stage = "abandoned";
+      this.changed(job);
+      this.log(`delivery of ${job.taskHash} failed: ${job.error}`);
+    } finally {
+      job.busy = false;
+    }
+  }
+
+  // --------------------------------------------------------------------------------------------- following
+
+  /** Polling mode: reads a delivered job's state. */
+  private async follow(job: JobState) {
+    const detail = await this.api.task(job.taskHash);
+    const status = detail.a2aState?.status;
+    if (status === "completed") this.settle(job, "paid");
+    else if (status === "cancelled" || status === "expired") this.settle(job, "refunded");
+    else if (status === "verified") await this.onVerdict(job, false);
+  }
+
+  private async onVerdict(job: JobState, passed: boolean) {
+    if (passed || job.stage !== "delivered") return;
+    if (job.attempt >= MAX_ATTEMPTS) {
+      job.stage = "failed";
+      this.changed(job);
+      return;
+    }
+    // A failed verdict leaves another attempt: work again and resubmit.
+    this.log(`failed verdict on ${job.taskHash} (attempt ${job.attempt}): trying again`);
+    job.attempt += 1;
+    job.stage = "accepted";
+    this.changed(job);
+    await this.deliver(job);
+  }
+
+  private settle(job: JobState, outcome: unknown) {
+    const stage: JobStage = outcome === "paid" ? "paid" : outcome === "cancelled" ? "cancelled" : "refunded";
+    if (job.stage === stage) return;
+    job.stage = stage;
+    this.changed(job);
+    this.log(`${job.taskHash} settled: ${stage}`);
+  }
+
+  private changed(job: JobState) {
+    this.options.onJob?.(this.jobs().find((j) => j.taskHash === job.taskHash)!);
   }
 }
