@@ -189,7 +189,7 @@ export async function run(
   await ctx.out.step(
     `starting agent ${wallet.address}`,
     () => runtime.start(),
-    () => `finding work by ${runtime.mode}`,
+    () => (runtime.mode ? `finding work by ${runtime.mode}` : undefined),
   );
   ctx.out.info(
     `waiting for work${maxTasks ? ` (stops after ${maxTasks} delivered)` : ""}; Ctrl-C stops after the current job`,
