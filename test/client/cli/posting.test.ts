@@ -137,4 +137,51 @@ describe("market CLI: posting against a devnet", function () {
       { row: 3, code: "INVALID_DURATION", message: '--duration "soon" is not seconds or <n>[smhdw]' },
     ]);
   });
+
+  it("agent run delivers what --exec prints for a private task offered to it, and the poster's watch sees it paid", async () => {
+    const agentEnv = net.env("agent-3");
+    const agent = net.devnet.accounts.find((a) => a.role === "agent-3")!;
+    const registered = await runCli(["agent", "register", "--capabilities", "shout", "--json"], agentEnv);
+    expect(registered.code, registered.stderr).to.equal(0);
+    expect(registered.json).to.include({ address: agent.address.toLowerCase() });
+
+    const running = runCli(
+      ["agent", "run", "--exec", "tr a-z A-Z", "--capabilities", "shout", "--max-tasks", "1", "--json"],
+      agentEnv,
+      150_000,
+    );
+    const brief = "shout this back, privately";
+    const posted = await runCli(
+      [
+        "post",
+        "--json",
+        "--text",
+        brief,
+        "--private",
+        "--to",
+        agent.address,
+        "--mode",
+        "auto",
+        "--criteria",
+        '{"contains_keywords":["PRIVATELY"]}',
+        "--capabilities",
+        "shout",
+        "--amount",
+        "1",
+      ],
+      net.env("poster"),
+    );
+    expect(posted.code, posted.stdout + posted.stderr).to.equal(0);
+    expect(posted.json.privacy).to.equal("private");
+
+    const ran = await running;
+    expect(ran.code, ran.stdout + ran.stderr).to.equal(0);
+    expect(ran.json.delivered).to.deep.equal([posted.json.taskHash]);
+
+    const watched = await runCli(["watch", posted.json.taskHash, "--json", "--timeout", "2m"], net.env("poster"));
+    expect(watched.json).to.include({ state: "completed", outcome: "paid" });
+    const status = await runCli(["status", posted.json.taskHash, "--json"], net.env("poster"));
+    expect(status.json.resultData).to.equal(brief.toUpperCase());
+    expect(status.json.worker.toLowerCase()).to.equal(agent.address.toLowerCase());
+  });
 });
