@@ -184,4 +184,43 @@ describe("market CLI: posting against a devnet", function () {
     expect(status.json.resultData).to.equal(brief.toUpperCase());
     expect(status.json.worker.toLowerCase()).to.equal(agent.address.toLowerCase());
   });
+
+  it("review --pass on a manual task: the poster's verdict pays the worker; --fail before a delivery is refused", async () => {
+    const env = net.env("poster");
+    const posted = await runCli(
+      [
+        "post",
+        "--json",
+        "--text",
+        "Summarise: a manual review.",
+        "--public",
+        "--capabilities",
+        "text",
+        "--amount",
+        "1",
+      ],
+      env,
+    );
+    expect(posted.code, posted.stderr).to.equal(0);
+    const { taskHash } = posted.json;
+
+    let state = posted.json.state;
+    for (let i = 0; i < 60 && state !== "submitted"; i++) {
+      if (i === 0) {
+        // Nothing delivered yet: the service refuses a verdict, and the CLI says so with the code.
+        const early = await runCli(["review", taskHash, "--fail", "--json"], env);
+        expect(early.code).to.be.oneOf([4, 5]);
+        expect(early.json.error.code).to.be.oneOf(["INVALID_STATE", "NOT_SUBMITTED_ON_CHAIN"]);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      state = (await runCli(["status", taskHash, "--json"], env)).json.state;
+    }
+    expect(state).to.equal("submitted");
+
+    const reviewed = await runCli(["review", taskHash, "--pass", "--json"], env);
+    expect(reviewed.code, reviewed.stdout + reviewed.stderr).to.equal(0);
+    expect(reviewed.json).to.include({ taskHash, passed: true, attempt: 1 });
+    const watched = await runCli(["watch", taskHash, "--json", "--timeout", "2m"], env);
+    expect(watched.json).to.include({ state: "completed", outcome: "paid" });
+  });
 });
