@@ -27,7 +27,7 @@ export class Output {
     private readonly streams: OutputStreams = { stdout: process.stdout, stderr: process.stderr },
   ) {
     this.json = json;
-    this.tty = Boolean(streams.stderr.isTTY) && !process.env.CI;
+    this.tty = Boolean(streams.stderr.isTTY);
   }
 
   /** A progress line (human mode only). */
