@@ -10,7 +10,7 @@ import type { MarketEventData } from "../../client/sdk";
 export interface SseStub {
   url: string;
   /** Every request seen: method, path (with query) and headers. */
-  requests: { method: string; path: string; headers: http.IncomingHttpHeaders }[];
+  requests: { method: string; path: string; headers: http.IncomingHttpHeaders; at: number }[];
   /** Appends an event to the log and sends it to every open stream. */
   emit(type: string, data: Partial<MarketEventData>): string;
   /** Closes every open stream (clients should reconnect and resume). */
@@ -31,7 +31,7 @@ export async function startSseStub(options: { forwardTo?: string; noStream?: boo
     res.write(`id: ${e.id}\nevent: ${e.type}\ndata: ${JSON.stringify(e.data)}\n\n`);
 
   const server = http.createServer(async (req, res) => {
-    requests.push({ method: req.method!, path: req.url!, headers: req.headers });
+    requests.push({ method: req.method!, path: req.url!, headers: req.headers, at: Date.now() });
     const url = new URL(req.url!, "http://stub");
     if (url.pathname === "/api/v1/events" && !options.noStream) {
       if (refusals.n > 0) {
