@@ -61,7 +61,7 @@ interface Running {
   example: Example;
   child: ChildProcess;
   started: number;
-  done: Promise<{ code: number | null; timedOut: boolean }>;
+  done: Promise<{ code: number | null; timedOut: boolean; ended: number }>;
 }
 
 function start(example: Example, env: Record<string, string>): Running {
@@ -87,10 +87,10 @@ function start(example: Example, env: Record<string, string>): Running {
     timedOut = true;
     child.kill("SIGKILL");
   }, example.timeoutMs);
-  const done = new Promise<{ code: number | null; timedOut: boolean }>((resolve) =>
+  const done = new Promise<{ code: number | null; timedOut: boolean; ended: number }>((resolve) =>
     child.on("close", (code) => {
       clearTimeout(timer);
-      resolve({ code, timedOut });
+      resolve({ code, timedOut, ended: Date.now() });
     }),
   );
   return { example, child, started: Date.now(), done };
@@ -119,8 +119,8 @@ async function main() {
   const outcomes: { title: string; ok: boolean; detail: string }[] = [];
   const background: Running[] = [];
   const finish = async (running: Running) => {
-    const { code, timedOut } = await running.done;
-    const seconds = ((Date.now() - running.started) / 1000).toFixed(1);
+    const { code, timedOut, ended } = await running.done;
+    const seconds = ((ended - running.started) / 1000).toFixed(1);
     const ok = code === 0 && !timedOut;
     const detail = timedOut ? `timed out after ${seconds} s` : `exit ${code}, ${seconds} s`;
     outcomes.push({ title: `${running.example.file}: ${running.example.title}`, ok, detail });
