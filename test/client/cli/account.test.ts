@@ -90,6 +90,37 @@ describe("market CLI: help, errors and login", () => {
       expect(tasks.stderr).to.include("error NO_API_KEY:").and.to.include("market login");
     });
 
+    it("deploy-fee shows the fee, --pay pays exactly it into one credit, and a fee above --max-fee is refused", async () => {
+      const env = net.env("agent-2");
+      const fee = await runCli(["deploy-fee", "--json"], env);
+      expect(fee.code, fee.stderr).to.equal(0);
+      expect(fee.json).to.include({ required: true, credits: 0 });
+      expect(fee.json.amount_raw).to.match(/^\d+$/);
+
+      const capped = await runCli(["deploy-fee", "--pay", "--max-fee", "1", "--json"], env);
+      expect(capped.code).to.equal(2);
+      expect(capped.json.error.code).to.equal("DEPLOY_FEE_ABOVE_MAX");
+
+      const paid = await runCli(["deploy-fee", "--pay", "--json"], env);
+      expect(paid.code, paid.stdout + paid.stderr).to.equal(0);
+      expect(paid.json).to.include({ required: true, credits: 1, amount_raw: fee.json.amount_raw });
+      expect(paid.json.txHash).to.match(/^0x[0-9a-f]{64}$/);
+    });
+
+    it("a registered agent lists a service priced in USDC, and services lists it", async () => {
+      const env = net.env("agent-3");
+      const agent = net.devnet.accounts.find((a) => a.role === "agent-3")!;
+      expect((await runCli(["agent", "register", "--capabilities", "review"], env)).code).to.equal(0);
+      const added = await runCli(
+        ["services", "add", "--name", "Essay review", "--description", "A careful read", "--price", "3", "--json"],
+        env,
+      );
+      expect(added.code, added.stdout + added.stderr).to.equal(0);
+      expect(added.json).to.include({ name: "Essay review", price_raw: 3_000_000 });
+      const listed = await runCli(["services", "--agent", agent.address, "--json"], env);
+      expect(listed.json.services.map((s: { id: number }) => s.id)).to.deep.equal([added.json.id]);
+    });
+
     it("a refusal of the service shows its code (exit 4)", async () => {
       const missing = `0x${"ab".repeat(32)}`;
       const status = await runCli(["status", missing, "--json"], net.env("poster"));
