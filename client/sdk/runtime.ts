@@ -74,6 +74,26 @@ export interface AgentRuntimeOptions {
 }
 
 const HEARTBEAT_MS = 5 * 60_000;
+/** Retries of a task read or accept the service answered "retry" to (back-off 1, 2, 4, 8, 10, 10... s). */
+const MAX_RETRIES = 8;
+
+/** Codes (and statuses) the service answers when the same call may succeed later. */
+const RETRY_CODES = [
+  "NOT_INDEXED",
+  "NOT_INDEXED_YET",
+  "ASSIGNMENT_PENDING",
+  "NOT_ASSIGNED_YET",
+  "ACCEPT_LOCKED",
+  "RECEIPT_NOT_FOUND",
+  "RATE_LIMIT",
+  "API_UNREACHABLE",
+];
+
+function retryable(error: unknown): boolean {
+  return (
+    isMarketError(error, ...RETRY_CODES) || (error instanceof ApiError && (error.status >= 500 || error.status === 429))
+  );
+}
 const MAX_ATTEMPTS = 3;
 
 interface JobState extends JobView {
@@ -252,10 +272,34 @@ export class AgentRuntime {
     }
   }
 
-  private async considerHash(hash: string) {
+  private async considerHash(hash: string, attempt = 0) {
     if (this.jobMap.has(hash) || this.refused.has(hash)) return;
-    const detail = await this.api.task(hash);
-    if (detail.a2aMeta && detail.a2aState) await this.consider({ meta: detail.a2aMeta, state: detail.a2aState });
+    let detail;
+    try {
+      detail = await this.api.task(hash);
+    } catch (error) {
+      // An event can arrive before the service's index has the task: read it again, backing off.
+      if (
+        (retryable(error) || isMarketError(error, "NOT_FOUND")) &&
+        this.retry(attempt, () => this.considerHash(hash, attempt + 1))
+      ) {
+        return;
+      }
+      throw error;
+    }
+    if (!detail.a2aMeta || !detail.a2aState) {
+      // Funded on-chain but not listed yet: look again later.
+      this.retry(attempt, () => this.considerHash(hash, attempt + 1));
+      return;
+    }
+    await this.consider({ meta: detail.a2aMeta, state: detail.a2aState }, attempt);
+  }
+
+  /** Schedules `fn` after the back-off of `attempt` (1 s doubling to 10 s); false once attempts are exhausted. */
+  private retry(attempt: number, fn: () => Promise<void>): boolean {
+    if (attempt >= MAX_RETRIES || !this.running) return false;
+    this.later(Math.min(1000 * 2 ** attempt, 10_000), fn);
+    return true;
   }
 
   private takes(task: MarketplaceTask): boolean {
@@ -265,7 +309,7 @@ export class AgentRuntime {
     return task.state.status === "open" && enough && task.meta.requiredCapabilities.every((c) => mine.has(c));
   }
 
-  private async consider(task: MarketplaceTask) {
+  private async consider(task: MarketplaceTask, attempt = 0) {
     const hash = task.meta.taskHash.toLowerCase();
     if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running) return;
     if (!this.takes(task)) {
@@ -276,8 +320,11 @@ export class AgentRuntime {
     try {
       accepted = await this.api.accept(hash);
     } catch (error) {
-      if (isMarketError(error, "ACCEPT_LOCKED", "OFFER_HELD") || (error instanceof ApiError && error.status >= 500)) {
-        return; // someone else is accepting, or a passing failure: the next scan or event may offer it again
+      if (retryable(error) || isMarketError(error, "OFFER_HELD")) {
+        // Not indexed yet, someone else is accepting, an offer window, a passing failure: ask again, backing off.
+        if (!this.retry(attempt, () => this.consider(task, attempt + 1)))
+          this.log(`accept of ${hash}: ${String(error)}`);
+        return;
       }
       this.refused.add(hash); // taken, reserved, not for us: do not ask again
       this.log(`accept of ${hash} refused: ${(error as Error).message}`);
@@ -332,7 +379,7 @@ export class AgentRuntime {
       try {
         answer = await this.api.submit(job.taskHash, { result });
       } catch (error) {
-        if (isMarketError(error, "ASSIGNMENT_PENDING", "NOT_ASSIGNED_YET") || isMarketError(error, "RATE_LIMIT")) {
+        if (retryable(error)) {
           // The assignment is not confirmed yet: try again, backing off to 10 s.
           this.later(job.retryMs, () => this.deliver(job));
           job.retryMs = Math.min(job.retryMs * 2, 10_000);

@@ -89,7 +89,7 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     verificationCriteria: { required_fields: ["summary", "wordCount"] },
   };
 
-  it("with the event stream: takes a private auto task announced by task.open, decrypts, delivers, is paid", async () => {
+  it("with the event stream: takes a private auto task announced by task.open before it is listed, decrypts, delivers, is paid", async () => {
     stub = await startSseStub({ forwardTo: api.url });
     const seen: Job[] = [];
     const stages: JobView[] = [];
@@ -97,14 +97,29 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     await waitFor(() => runtime!.mode === "stream", 5000, "the stream");
 
     const brief = "Summarise the quarterly escrow volume. Mention disputes.";
-    const posted = await postTask({ brief, ...terms }, { api: posterApi, signer: poster });
+    let earlyHash: string | undefined;
+    const reads = (hash: string) => stub.requests.filter((r) => r.path === `/api/v1/tasks/${hash}`).length;
     const before = await usdcOf(agent.address);
-    stub.emit("task.open", {
-      taskHash: posted.taskHash,
-      onChainTaskId: String(posted.onChainTaskId),
-      role: "executor",
-      state: "open",
-    });
+    // The event arrives as early as it can: funded, before the service has listed (indexed) the task. The runtime
+    // reads and accepts again, backing off, until the service has it.
+    const posted = await postTask(
+      { brief, ...terms },
+      {
+        api: posterApi,
+        signer: poster,
+        onStage: async (stage) => {
+          if (stage !== "confirmed") return;
+          stub.emit("task.open", { taskHash: earlyHash!, role: "executor", state: "open" });
+          // Hold the listing until the runtime has read the task once (unlisted then).
+          await waitFor(() => reads(earlyHash!) >= 1, 5000, "the runtime's first read");
+        },
+        journal: {
+          load: async () => undefined,
+          save: async (record) => void (earlyHash = record.items[0].taskHash),
+          remove: async () => undefined,
+        },
+      },
+    );
     await waitFor(
       async () => Number((await fixture.escrow.getTask(posted.onChainTaskId)).status) === STATUS.Completed,
       30_000,
@@ -117,6 +132,7 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     await waitFor(() => runtime!.jobs()[0]?.stage === "paid", 5000, "the job to be paid");
     expect(stages.map((s) => s.stage)).to.deep.equal(["accepted", "delivered", "paid"]);
     expect(runtime!.delivered()).to.deep.equal([posted.taskHash]);
+    expect(reads(posted.taskHash), "read again after the unlisted answer").to.be.at.least(2);
     // Found through the event: the only discovery requests are the catch-up scans when the stream opened.
     const discovery = stub.requests.filter((r) => r.path.startsWith("/api/v1/a2a/tasks?"));
     expect(discovery).to.have.length(1);
