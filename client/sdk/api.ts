@@ -227,6 +227,18 @@ export class MarketApi {
     this.request<T.ServiceList>("GET", "/api/v1/marketplace/services", { query: query as Query });
   service = (id: number) => this.request<T.ServiceView>("GET", `/api/v1/marketplace/services/${id}`);
 
+  /** Tasks the caller works on (GET /api/v1/a2a/tasks/working: the push branch; same answer as postedTasks). */
+  workingTasks = (query: T.PostedTasksQuery | Query = {}) =>
+    this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: query as Query });
+
+  // ----------------------------------------------------------------------------------------------- webhooks
+  /** Webhooks deliver the event stream's `data` objects as signed JSON POSTs (the push branch's routes). */
+  createWebhook = (body: { url: string; events?: string[] }) =>
+    this.request<T.WebhookCreated>("POST", "/api/v1/webhooks", { body });
+  listWebhooks = () => this.request<T.WebhookList>("GET", "/api/v1/webhooks");
+  deleteWebhook = (id: number) => this.request<unknown>("DELETE", `/api/v1/webhooks/${id}`);
+  webhookDeliveries = (id: number) => this.request<T.WebhookDeliveries>("GET", `/api/v1/webhooks/${id}/deliveries`);
+
   // ------------------------------------------------------------------------------------------------- agents
   deployFee = () => this.request<T.DeployFee>("GET", "/api/v1/agents/deploy-fee");
   verifyDeployFee = (txHash: string) =>

@@ -94,7 +94,11 @@ export type ExpectedCall =
   | { fn: "createTasks"; token: string; tasks: ExpectedTask[] }
   | { fn: "submitEvidence"; taskId: bigint; evidenceHash: string }
   | { fn: "assignWorker"; taskId: bigint; worker: string }
-  | { fn: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork"; taskId: bigint };
+  | { fn: "resolveDispute"; taskId: bigint; workerFavored: boolean }
+  | {
+      fn: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "escalateUnjudgedWork";
+      taskId: bigint;
+    };
 
 /** An API answer carrying an unsigned escrow transaction. */
 export interface TxAnswer {
@@ -176,6 +180,8 @@ export function callMismatch(data: string, expected: ExpectedCall): string | und
       return diff("taskId", a[0], expected.taskId) ?? diff("evidenceHash", a[1], expected.evidenceHash);
     case "assignWorker":
       return diff("taskId", a[0], expected.taskId) ?? diff("worker", a[1], expected.worker);
+    case "resolveDispute":
+      return diff("taskId", a[0], expected.taskId) ?? diff("workerFavored", a[1], expected.workerFavored);
     default:
       return diff("taskId", a[0], expected.taskId);
   }

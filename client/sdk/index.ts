@@ -92,3 +92,13 @@ export {
   type EncryptOptions,
   type WrapOptions,
 } from "./briefCrypto";
+export {
+  sendTaskOperation,
+  assignTask,
+  resolveDispute,
+  type TaskOperation,
+  type TaskOperationResult,
+  type OperationOptions,
+} from "./operations";
+export { waitForTask, FINAL_STATUSES, type WaitOptions, type WaitResult } from "./wait";
+export { canonicalJson, evidenceHash, hashCanonical, CanonicalJsonError } from "./canonicalJson";

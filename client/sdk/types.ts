@@ -160,3 +160,28 @@ export interface MarketEvent {
   type: string;
   data: MarketEventData;
 }
+
+// Webhooks and the working list: routes of the server's push branch (no schema in this branch yet); the shapes are
+// the ones that branch answers, typed here until its schemas are merged.
+export interface WebhookCreated {
+  id: number;
+  url: string;
+  events: string[];
+  createdAt: string;
+  /** Shown once: the HMAC secret of the deliveries' signatures. */
+  secret: string;
+}
+export interface WebhookView {
+  id: number;
+  url: string;
+  events: string[];
+  createdAt: string;
+  [field: string]: unknown;
+}
+export interface WebhookList {
+  webhooks: WebhookView[];
+}
+export interface WebhookDeliveries {
+  deliveries: Record<string, unknown>[];
+  [field: string]: unknown;
+}
