@@ -102,6 +102,7 @@ interface JobState extends JobView {
   delivered: boolean;
   busy: boolean;
   retryMs: number;
+  result?: { attempt: number; value: unknown };
 }
 
 export class AgentRuntime {
@@ -366,15 +367,20 @@ export class AgentRuntime {
     if (job.busy || !this.running || job.stage !== "accepted") return;
     job.busy = true;
     try {
-      const brief = await this.brief(job);
-      const result = await this.options.work({
-        taskHash: job.taskHash,
-        onChainTaskId: job.onChainTaskId,
-        meta: job.meta,
-        brief,
-        briefText: brief.toString("utf8"),
-        attempt: job.attempt,
-      });
+      // The work runs once per attempt; retries of the same attempt (assignment pending) deliver the same result.
+      if (job.result?.attempt !== job.attempt) {
+        const brief = await this.brief(job);
+        const value = await this.options.work({
+          taskHash: job.taskHash,
+          onChainTaskId: job.onChainTaskId,
+          meta: job.meta,
+          brief,
+          briefText: brief.toString("utf8"),
+          attempt: job.attempt,
+        });
+        job.result = { attempt: job.attempt, value };
+      }
+      const result = job.result.value;
       let answer;
       try {
         answer = await this.api.submit(job.taskHash, { result });
@@ -419,7 +425,8 @@ export class AgentRuntime {
     const status = detail.a2aState?.status;
     if (status === "completed") this.settle(job, "paid");
     else if (status === "cancelled" || status === "expired") this.settle(job, "refunded");
-    else if (status === "verified") await this.onVerdict(job, false);
+    // A failed verdict on this job's latest attempt (not a stale read from before its redelivery).
+    else if (status === "verified" && detail.submissionAttempts === job.attempt) await this.onVerdict(job, false);
   }
 
   private async onVerdict(job: JobState, passed: boolean) {

@@ -156,4 +156,44 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     }
     expect(stub.requests.filter((r) => r.path === "/api/v1/events")).to.have.length(1);
   });
+
+  it("follows verdicts: a failed verdict (task.verdict passed false) re-runs the work for attempt 2, then paid", async () => {
+    stub = await startSseStub({ forwardTo: api.url });
+    const seen: Job[] = [];
+    const stages: JobView[] = [];
+    runtime = new AgentRuntime({
+      api: new MarketApi({ baseUrl: stub.url, apiKey: agentKey }),
+      privateKey: agent.privateKey,
+      provider: chain.provider,
+      capabilities: ["summarise"],
+      reconnect: { initialDelayMs: 50 },
+      work: (job) => {
+        seen.push(job);
+        return { attempt: job.attempt, text: job.briefText.toUpperCase() };
+      },
+      onJob: (job) => stages.push(job),
+    });
+    await runtime.start();
+    await waitFor(() => runtime!.mode === "stream", 5000, "the stream");
+    const posted = await postTask(
+      { brief: "Shout this line.", privacy: "public", amount: USDC(5), requiredCapabilities: ["summarise"] },
+      { api: posterApi, signer: poster },
+    );
+    const onChain = () => fixture.escrow.getTask(posted.onChainTaskId);
+    stub.emit("task.open", { taskHash: posted.taskHash, role: "executor", state: "open" });
+    await waitFor(async () => Number((await onChain()).submissionAttempts) === 1, 30_000, "the first delivery");
+    await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered");
+    await posterApi.decline(posted.taskHash, { reason: "not loud enough" });
+    await waitFor(async () => Number((await onChain()).status) === STATUS.Verified, 30_000, "the failed verdict");
+    stub.emit("task.verdict", { taskHash: posted.taskHash, role: "worker", state: "verified", passed: false });
+    await waitFor(async () => Number((await onChain()).submissionAttempts) === 2, 30_000, "the second delivery");
+    await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered again");
+    await posterApi.finalize(posted.taskHash);
+    await waitFor(async () => Number((await onChain()).status) === STATUS.Completed, 30_000, "paid");
+    stub.emit("task.settled", { taskHash: posted.taskHash, role: "worker", state: "completed", outcome: "paid" });
+    await waitFor(() => runtime!.jobs()[0]?.stage === "paid", 5000, "the job to be paid");
+    expect(seen.map((j) => j.attempt)).to.deep.equal([1, 2]);
+    expect(stages.map((s) => s.stage)).to.deep.equal(["accepted", "delivered", "accepted", "delivered", "paid"]);
+    expect(runtime.jobs()[0].attempt).to.equal(2);
+  });
 });
