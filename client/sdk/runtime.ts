@@ -60,6 +60,13 @@ export interface AgentRuntimeOptions {
   work: (job: Job) => unknown | Promise<unknown>;
   /** Which listed tasks to take (default: every task whose required capabilities the agent has). */
   take?: (task: MarketplaceTask) => boolean;
+  /**
+   * Applying (bid) before accepting: "when-held" (default) bids only when another agent holds the task's exclusive
+   * offer window, to compete for it; "always" bids before every accept.
+   */
+  bid?: "always" | "when-held";
+  /** The note sent with a bid (at most 2000 characters). */
+  bidMessage?: string;
   /** Fallback polling interval when the server has no event stream; at least MIN_POLL_INTERVAL_MS. */
   pollIntervalMs?: number;
   /** Reconnect back-off of the event stream. */
@@ -76,6 +83,8 @@ export interface AgentRuntimeOptions {
 const HEARTBEAT_MS = 5 * 60_000;
 /** Retries of a task read or accept the service answered "retry" to (back-off 1, 2, 4, 8, 10, 10... s). */
 const MAX_RETRIES = 8;
+/** Longest wait for another agent's offer window to end before asking again (the service's window is 120 s). */
+const OFFER_WINDOW_MAX_MS = 130_000;
 
 /** Codes (and statuses) the service answers when the same call may succeed later. */
 const RETRY_CODES = [
@@ -110,6 +119,7 @@ export class AgentRuntime {
   private readonly sender: TxSender;
   private readonly jobMap = new Map<string, JobState>();
   private readonly refused = new Set<string>();
+  private readonly bids = new Set<string>();
   private readonly timers = new Set<NodeJS.Timeout>();
   private pin: SettlementPin | undefined;
   private subscription: EventSubscription | undefined;
@@ -317,12 +327,22 @@ export class AgentRuntime {
       this.refused.add(hash);
       return;
     }
+    if (this.options.bid === "always" && !this.bids.has(hash)) await this.bid(hash);
     let accepted: AcceptResult;
     try {
       accepted = await this.api.accept(hash);
     } catch (error) {
-      if (retryable(error) || isMarketError(error, "OFFER_HELD")) {
-        // Not indexed yet, someone else is accepting, an offer window, a passing failure: ask again, backing off.
+      if (isMarketError(error, "OFFER_HELD", "NOT_OFFER_HOLDER")) {
+        // Another agent holds the exclusive offer window: apply (a better-scored bid takes the window), and try
+        // again when the window ends.
+        if (!this.bids.has(hash)) await this.bid(hash);
+        const ends = Number((error as MarketError).details?.offerExpiresAt) * 1000 - Date.now();
+        const wait = Number.isFinite(ends) && ends > 0 ? Math.min(ends + 500, OFFER_WINDOW_MAX_MS) : 1000;
+        if (attempt < MAX_RETRIES) this.later(wait, () => this.consider(task, attempt + 1));
+        return;
+      }
+      if (retryable(error)) {
+        // Not indexed yet, someone else is accepting, a passing failure: ask again, backing off.
         if (!this.retry(attempt, () => this.consider(task, attempt + 1)))
           this.log(`accept of ${hash}: ${String(error)}`);
         return;
@@ -346,6 +366,17 @@ export class AgentRuntime {
     this.changed(job);
     this.log(`accepted ${hash}`);
     await this.deliver(job);
+  }
+
+  /** Applies for a task (once): the best-scored applicant holds an exclusive offer window. */
+  private async bid(hash: string) {
+    this.bids.add(hash);
+    try {
+      await this.api.bid(hash, this.options.bidMessage !== undefined ? { message: this.options.bidMessage } : {});
+      this.log(`bid on ${hash}`);
+    } catch (error) {
+      if (!isMarketError(error, "ALREADY_APPLIED")) this.log(`bid on ${hash} refused: ${String(error)}`);
+    }
   }
 
   // ---------------------------------------------------------------------------------------------- delivery

@@ -16,7 +16,7 @@ import { verifierPrivateKey } from "../../helpers/keys";
 import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
 import { startSseStub, type SseStub } from "../../helpers/sse";
 import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
-import { AgentRuntime, MarketApi, postTask, type Job, type JobView } from "../../../client/sdk";
+import { AgentRuntime, MarketApi, agentPublicKey, postTask, type Job, type JobView } from "../../../client/sdk";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 
@@ -195,5 +195,56 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     expect(seen.map((j) => j.attempt)).to.deep.equal([1, 2]);
     expect(stages.map((s) => s.stage)).to.deep.equal(["accepted", "delivered", "accepted", "delivered", "paid"]);
     expect(runtime.jobs()[0].attempt).to.equal(2);
+  });
+
+  it("bids when another agent holds the offer window, and accepts once the window ends", async () => {
+    // A service whose exclusive offer window lasts 3 s, so the test waits for it.
+    const windowed = await startTestApi(fixture.book, {
+      VERIFIER_PRIVATE_KEY: verifierPrivateKey(),
+      OFFER_WINDOW_SECONDS: "3",
+    });
+    const judge = new AutoVerifier(windowed.deps, { pollMs: 50 });
+    judge.start();
+    stub = await startSseStub({ forwardTo: windowed.url });
+    try {
+      const rival = await freshWallet(chain.provider);
+      const rivalApi = new MarketApi({ baseUrl: windowed.url, apiKey: await windowed.createKey(rival.address) });
+      await rivalApi.registerExecutor({ publicKey: agentPublicKey(rival.privateKey), capabilities: ["summarise"] });
+      const market = new MarketApi({ baseUrl: windowed.url, apiKey: await windowed.createKey(poster.address) });
+      const posted = await postTask(
+        { brief: "Summarise: windows close.", privacy: "public", ...terms },
+        { api: market, signer: poster },
+      );
+      await rivalApi.bid(posted.taskHash, { message: "mine" }); // the rival holds the window, and never accepts
+      runtime = new AgentRuntime({
+        api: new MarketApi({ baseUrl: stub.url, apiKey: await windowed.createKey(agent.address) }),
+        privateKey: agent.privateKey,
+        provider: chain.provider,
+        capabilities: ["summarise"],
+        reconnect: { initialDelayMs: 50 },
+        work: (job) => ({ summary: job.briefText, wordCount: 3 }),
+      });
+      await runtime.start();
+      await waitFor(
+        async () => Number((await fixture.escrow.getTask(posted.onChainTaskId)).status) === STATUS.Completed,
+        40_000,
+        "the task to be paid",
+      );
+      expect((await fixture.escrow.getTask(posted.onChainTaskId)).worker).to.equal(agent.address);
+      const calls = stub.requests
+        .filter((r) => r.method === "POST" && r.path.startsWith(`/api/v1/a2a/tasks/${posted.taskHash}/`))
+        .map((r) => r.path.split("/").pop());
+      expect(calls.slice(0, 3)).to.deep.equal(["accept", "bid", "accept"]);
+      const applicants = await market.applicants(posted.taskHash);
+      expect(applicants.applicants.map((a) => a.agent)).to.have.members([
+        rival.address.toLowerCase(),
+        agent.address.toLowerCase(),
+      ]);
+    } finally {
+      await runtime?.stop();
+      runtime = undefined;
+      await judge.stop();
+      await windowed.close();
+    }
   });
 });
