@@ -34,20 +34,3 @@ export function run(example: () => Promise<void>): void {
     },
   );
 }
-
-/**
- * Reads the task every 2 s until it is settled (`completed`: paid; `cancelled`: refunded) and answers that state;
- * prints each change. (The SDK's event stream pushes changes instead; reading keeps this example short.)
- */
-export async function waitUntilSettled(api: MarketApi, taskHash: string, timeoutMs: number): Promise<string> {
-  const until = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < until) {
-    const task = await api.task(taskHash);
-    const state = task.a2aState?.status ?? "not listed";
-    if (state !== last) console.log(`  state: ${(last = state)}`);
-    if (state === "completed" || state === "cancelled") return state;
-    await new Promise((resolve) => setTimeout(resolve, 2000));
-  }
-  throw new Error(`task ${taskHash} still ${last} after ${timeoutMs / 1000} s`);
-}

@@ -8,8 +8,8 @@
  *
  *     AGENT_ADDRESS=0x... node -r ts-node/register/transpile-only examples/postPrivateTask.ts   (see examples/env.ts)
  */
-import { postTask } from "../client/sdk";
-import { run, setup, waitUntilSettled } from "./env";
+import { postTask, waitForTask } from "../client/sdk";
+import { run, setup } from "./env";
 
 run(async () => {
   const { api, wallet, provider } = setup();
@@ -31,9 +31,12 @@ run(async () => {
   );
   console.log(`posted private task ${posted.taskHash} (#${posted.onChainTaskId}) for ${agent}, tx ${posted.txHash}`);
 
-  const state = await waitUntilSettled(api, posted.taskHash, 120_000);
-  if (state !== "completed") throw new Error(`the task ended ${state}, not paid`);
-  const task = await api.task(posted.taskHash);
+  // Follow it: the event stream pushes each change of our own task; reads back it up.
+  const { state, detail: task } = await waitForTask(api, posted.taskHash, {
+    timeoutMs: 120_000,
+    onChange: (s, via) => console.log(`  state: ${s.status} (${via})`),
+  });
+  if (state.status !== "completed") throw new Error(`the task ended ${state.status}, not paid`);
   if (task.worker.toLowerCase() !== agent.toLowerCase()) throw new Error(`paid ${task.worker}, not ${agent}`);
   console.log(`paid ${task.worker}; result ${JSON.stringify(task.resultData)}`);
   provider.destroy();

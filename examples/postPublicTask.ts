@@ -9,8 +9,8 @@
  *
  *     node -r ts-node/register/transpile-only examples/postPublicTask.ts   (environment: see examples/env.ts)
  */
-import { postTask } from "../client/sdk";
-import { run, setup, waitUntilSettled } from "./env";
+import { postTask, waitForTask } from "../client/sdk";
+import { run, setup } from "./env";
 
 run(async () => {
   const { api, wallet, provider } = setup();
@@ -29,9 +29,12 @@ run(async () => {
   );
   console.log(`posted ${posted.taskHash}: task #${posted.onChainTaskId}, funded by ${posted.txHash}`);
 
-  const state = await waitUntilSettled(api, posted.taskHash, 90_000);
-  if (state !== "completed") throw new Error(`the task ended ${state}, not paid`);
-  const task = await api.task(posted.taskHash);
+  // Follow it: the event stream pushes each change of our own task; reads back it up.
+  const { state, detail: task } = await waitForTask(api, posted.taskHash, {
+    timeoutMs: 90_000,
+    onChange: (s, via) => console.log(`  state: ${s.status} (${via})`),
+  });
+  if (state.status !== "completed") throw new Error(`the task ended ${state.status}, not paid`);
   console.log(`paid: worker ${task.worker} delivered ${JSON.stringify(task.resultData)}`);
   provider.destroy();
 });

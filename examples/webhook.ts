@@ -1,8 +1,8 @@
 /**
  * React to a webhook: receive the service's signed event deliveries and verify each one.
  *
- * The script listens on http://127.0.0.1:$WEBHOOK_PORT/hook, registers that URL (`POST /api/v1/webhooks`; the
- * secret is answered once), posts a public task the devnet's example agent takes, and ends when a verified
+ * The script listens on http://127.0.0.1:$WEBHOOK_PORT/hook, registers that URL (`api.createWebhook`, i.e.
+ * `POST /api/v1/webhooks`; the secret is answered once), posts a public task the devnet's example agent takes, and ends when a verified
  * `task.settled` delivery says the task was paid. Every delivery carries
  *
  *     X-Market-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256(secret, "<t>.<raw body>")>
@@ -61,7 +61,7 @@ run(async () => {
   // 2. Register it: the secret is answered once.
   let hook: { id: number; secret: string };
   try {
-    hook = await api.request("POST", "/api/v1/webhooks", { body: { url } });
+    hook = await api.createWebhook({ url });
   } catch (error) {
     server.close();
     if (isMarketError(error, "NOT_FOUND")) {
@@ -97,7 +97,7 @@ run(async () => {
     if (refused > 0) throw new Error(`${refused} delivery(ies) failed the signature check`);
     console.log(`verified: task ${taskHash} paid (tx ${event.txHash})`);
   } finally {
-    await api.request("DELETE", `/api/v1/webhooks/${hook.id}`);
+    await api.deleteWebhook(hook.id);
     server.close();
     provider.destroy();
   }

@@ -61,6 +61,8 @@ const HINTS: Record<string, string> = {
   USAGE: "see `market <command> --help`",
   UNREACHABLE: "check --api-url / MARKET_API_URL (is the service running?) and --rpc-url / MARKET_RPC_URL",
   TIMEOUT: "raise --timeout, or run `market status <task>` later",
+  WAIT_TIMEOUT: "raise --timeout, or run `market status <task>` later",
+  INTERRUPTED: "run `market watch <task>` again to keep following it",
   TX_CHECK_FAILED: "do not sign: the service built a transaction that is not the one asked for; report it",
   CHAIN_MISMATCH: "point --rpc-url / MARKET_RPC_URL at the chain the service settles on",
   TX_REVERTED: "read the revert reason above; `market status <task>` shows the task's state",
@@ -134,7 +136,11 @@ const CLIENT_CODE_EXIT: Record<string, ExitCode> = {
   NOT_POSTING_CHAIN: EXIT.REFUSED,
   INSUFFICIENT_BALANCE: EXIT.REFUSED,
   NO_EXECUTORS: EXIT.REFUSED,
+  WAIT_TIMEOUT: EXIT.TIMEOUT,
 };
+
+/** 400s that are about the task's state or the caller's record, not the request: refused as it stands (exit 4). */
+const STATE_400 = new Set(["DEADLINE_NOT_REACHED", "NO_PUBKEY"]);
 
 const API_STATUS_EXIT = (status: number, code: string): ExitCode => {
   if (code === "UNAUTHORIZED") return EXIT.CONFIG;
@@ -142,6 +148,7 @@ const API_STATUS_EXIT = (status: number, code: string): ExitCode => {
   if (status === 429 || status === 503 || status === 502 || status === 504) return EXIT.RETRY;
   if (code === "NOT_INDEXED_YET") return EXIT.RETRY;
   if (status >= 500) return EXIT.UNEXPECTED;
+  if (STATE_400.has(code)) return EXIT.REFUSED;
   if (code === "VALIDATION_ERROR" || status === 400) return EXIT.USAGE;
   return EXIT.REFUSED;
 };

@@ -115,6 +115,20 @@ export function buildProgram(state: RunState): Command {
     .addOption(new Option("--fail", "refuse the delivery"))
     .option("--reason <text>", "why (with --fail)")
     .action(act(tasks.review));
+  for (const [name, description] of [
+    ["cancel", "cancel your open task and get the reward back"],
+    ["reclaim", "after the deadline: get the reward back (or escalate submitted, unjudged work)"],
+    ["dispute", "raise a dispute on a submitted or judged task (poster or worker)"],
+    ["escalate", "as the worker: escalate unjudged work 3 days after the deadline"],
+    ["release", "as the worker: get paid for escalated, unjudged work after the 14-day dispute window"],
+  ] as const) {
+    program
+      .command(name)
+      .description(description)
+      .argument("<task>", "the task hash")
+      .action(act(tasks.operation(name)));
+  }
+
   const agent = program.command("agent").description("run an agent: register it, then let it take and deliver work");
   agent
     .command("register")
@@ -155,6 +169,16 @@ export function buildProgram(state: RunState): Command {
     .option("--pay", "approve, pay and verify the fee")
     .option("--max-fee <units>", "refuse a fee above this, in the token's smallest units (default 1 USDC)")
     .action(act(agents.deployFee));
+
+  program
+    .command("admin")
+    .description("the escrow admin's operations (devnet)")
+    .command("resolve")
+    .description("rule on a disputed task: --worker pays the worker, --poster refunds the poster")
+    .argument("<task>", "the task hash")
+    .addOption(new Option("--worker", "rule for the worker").conflicts("poster"))
+    .addOption(new Option("--poster", "rule for the poster"))
+    .action(act(tasks.resolve));
 
   return program;
 }

@@ -4,13 +4,13 @@
  */
 import { Argument } from "commander";
 import type { Context } from "../context";
-import { apiOf } from "../clients";
+import { apiOf, walletOf } from "../clients";
 import { parseDuration, parseTaskHash } from "../parse";
-import { subscribe, type EventSubscription, type PostedTasks } from "../../sdk";
+import { resolveDispute, sendTaskOperation, waitForTask, type TaskOperation } from "../../sdk";
 import { EXIT } from "../exitCodes";
 import { table } from "../output";
 import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";
-import { CliError, toCliError, usageError } from "../errors";
+import { CliError, usageError } from "../errors";
 
 export const TASK_LISTS = ["posted", "offered", "working"] as const;
 export type TaskList = (typeof TASK_LISTS)[number];
@@ -49,8 +49,8 @@ export async function list(ctx: Context, which: TaskList, options: { limit: stri
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   } else {
-    // The agent's own work list (issue 12; the route may be absent on an older service: NOT_FOUND).
-    const page = await api.request<PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: { limit } });
+    // The agent's own work list (a service without the route answers NOT_FOUND).
+    const page = await api.workingTasks({ limit });
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   }
@@ -156,97 +156,78 @@ export async function review(
   );
 }
 
-/** How often `watch` reads the task when the service has no event stream (or as a backstop while it does). */
-const POLL_MS = 3_000;
-const BACKSTOP_MS = 15_000;
+/** How often `watch` reads the task (the event stream, when the service has one, reports changes at once). */
+const READ_INTERVAL_MS = 5_000;
 
 export async function watch(ctx: Context, task: string, options: { timeout: string }): Promise<void> {
   const hash = parseTaskHash(task);
   const timeoutMs = parseDuration(options.timeout) * 1000;
   const api = apiOf(ctx, false);
-  const keyed = ctx.config.apiKey !== undefined;
-  const changes: { state: string; at: string; via: string; txHash: string | null }[] = [];
-  let last: string | undefined;
-  let settledTx: string | null = null;
-
-  const final = await ctx.out.step(`watching ${hash}`, async (step) => {
-    const seen = (state: string | undefined, via: string, txHash: string | null = null) => {
-      if (!state || state === last) return;
-      last = state;
-      changes.push({ state, at: new Date().toISOString(), via, txHash });
-      if (txHash && outcomeOf(state)) settledTx = txHash;
-      step.update(`${state}${txHash ? ` (tx ${txHash})` : ""}`);
-    };
-    const read = async () => {
-      const detail = await api.task(hash);
-      seen(detail.a2aState?.status ?? "not listed", "read");
-      return last;
-    };
-    if (FINAL_STATES.has((await read()) ?? "")) return last!;
-
-    return new Promise<string>((resolve, reject) => {
-      let subscription: EventSubscription | undefined;
-      let timer: NodeJS.Timeout | undefined;
-      let finished = false;
-      const finish = (error?: unknown) => {
-        if (finished) return;
-        finished = true;
-        clearTimeout(deadline);
-        clearTimeout(timer);
-        void subscription?.close();
-        if (error) reject(error);
-        else resolve(last!);
-      };
-      const deadline = setTimeout(
-        () =>
-          finish(
-            new CliError({ code: "TIMEOUT", message: `still ${last} after ${options.timeout}`, exit: EXIT.TIMEOUT }),
-          ),
+  const changes: { state: string; at: string; via: string }[] = [];
+  const abort = new AbortController();
+  void ctx.interrupted.then(() =>
+    abort.abort(new CliError({ code: "INTERRUPTED", message: "stopped watching", exit: EXIT.TIMEOUT })),
+  );
+  const final = await ctx.out.step(
+    `watching ${hash}`,
+    (step) =>
+      waitForTask(api, hash, {
+        until: (state) => FINAL_STATES.has(state.status),
         timeoutMs,
-      );
-      void ctx.interrupted.then(() =>
-        finish(
-          new CliError({ code: "INTERRUPTED", message: `stopped watching; the task is ${last}`, exit: EXIT.TIMEOUT }),
-        ),
-      );
-      // Reads: every POLL_MS without a stream, every BACKSTOP_MS with one (events of others' tasks never come).
-      let every = POLL_MS;
-      const poll = () => {
-        timer = setTimeout(async () => {
-          try {
-            if (FINAL_STATES.has((await read()) ?? "")) return finish();
-          } catch (error) {
-            const e = toCliError(error);
-            if (e.exit !== EXIT.RETRY) return finish(error);
-          }
-          if (!finished) poll();
-        }, every);
-      };
-      const fallBack = () => {
-        // No stream here (404), or it was refused: follow the task by reading it.
-        every = POLL_MS;
-        clearTimeout(timer);
-        if (!finished) poll();
-      };
-      if (keyed) {
-        every = BACKSTOP_MS;
-        try {
-          subscription = subscribe(api, (event) => {
-            if (event.data.taskHash?.toLowerCase() !== hash) return;
-            seen(event.data.state, `event ${event.type}`, event.data.txHash);
-            if (event.type === "task.settled" || FINAL_STATES.has(event.data.state)) finish();
-          });
-          subscription.done.catch(fallBack);
-        } catch {
-          fallBack();
-          return;
-        }
-      }
-      poll();
-    });
-  });
+        readIntervalMs: READ_INTERVAL_MS,
+        signal: abort.signal,
+        onChange: (state, via) => {
+          changes.push({ state: state.status, at: new Date().toISOString(), via });
+          step.update(state.status);
+        },
+      }),
+    (result) => `${result.state.status} (${outcomeOf(result.state.status)})`,
+  );
+  const state = final.state.status;
   ctx.out.result(
-    { taskHash: hash, state: final, outcome: outcomeOf(final) ?? null, txHash: settledTx, changes },
-    `Task ${hash} is ${final} (${outcomeOf(final)}).`,
+    { taskHash: hash, state, outcome: outcomeOf(state) ?? null, txHash: final.txHash, changes },
+    `Task ${hash} is ${state} (${outcomeOf(state)}).`,
+  );
+}
+
+const OPERATION_TEXT: Record<TaskOperation, string> = {
+  cancel: "cancelling",
+  reclaim: "reclaiming",
+  dispute: "raising a dispute on",
+  escalate: "escalating the unjudged work of",
+  release: "releasing the payment of",
+};
+
+/** `cancel`, `reclaim`, `dispute`, `escalate`, `release`: the SDK builds, checks, signs and confirms the call. */
+export function operation(name: TaskOperation) {
+  return async (ctx: Context, task: string): Promise<void> => {
+    const hash = parseTaskHash(task);
+    const signer = walletOf(ctx);
+    const done = await ctx.out.step(
+      `${OPERATION_TEXT[name]} ${hash}`,
+      () => sendTaskOperation({ api: apiOf(ctx), signer }, name, hash),
+      (r) => `tx ${r.txHash}`,
+    );
+    ctx.out.result({ operation: name, ...done }, [
+      `${name}: task ${done.taskHash} (#${done.onChainTaskId}), transaction ${done.txHash} confirmed.`,
+      ...(done.outcome ? [`Outcome: ${done.outcome === "refund" ? "the reward came back" : "escalated"}.`] : []),
+      `market status ${done.taskHash} shows the task.`,
+    ]);
+  };
+}
+
+/** `admin resolve`: the escrow admin rules on a dispute (the devnet's admin is Hardhat account #0). */
+export async function resolve(ctx: Context, task: string, options: { worker?: boolean; poster?: boolean }) {
+  const hash = parseTaskHash(task);
+  if (!options.worker && !options.poster) throw usageError("INVALID_INPUT", "give --worker or --poster");
+  const signer = walletOf(ctx);
+  const done = await ctx.out.step(
+    `ruling for the ${options.worker ? "worker" : "poster"} on ${hash}`,
+    () => resolveDispute({ api: apiOf(ctx, false), signer }, hash, Boolean(options.worker)),
+    (r) => `tx ${r.txHash}`,
+  );
+  ctx.out.result(
+    { ...done, workerFavored: Boolean(options.worker) },
+    `Dispute on ${done.taskHash} resolved for the ${options.worker ? "worker (paid)" : "poster (refunded)"}: ${done.txHash}.`,
   );
 }

@@ -17,9 +17,15 @@ const COMMANDS = [
   "status",
   "watch",
   "review",
+  "cancel",
+  "reclaim",
+  "dispute",
+  "escalate",
+  "release",
   "agent",
   "services",
   "deploy-fee",
+  "admin",
 ];
 
 describe("market CLI: help, errors and login", () => {
@@ -35,6 +41,8 @@ describe("market CLI: help, errors and login", () => {
     expect(agent.stdout)
       .to.match(/^ {2}register\b/m)
       .and.to.match(/^ {2}run\b/m);
+    const admin = await runCli(["admin", "--help"], {});
+    expect(admin.stdout).to.match(/^ {2}resolve\b/m);
   });
 
   it("a bad input shows the code, the message and what to do, and exits non-zero", async () => {
