@@ -628,7 +628,8 @@ class Posting {
         chainId: pin.chainId,
         privacy: this.rows[i].privacy,
         ...(item.briefKey ? { briefKey: item.briefKey } : {}),
-        task: await retrying(() => this.api.task(item.taskHash)),
+        // Listed: the read may lag behind the service's index for a moment.
+        task: await retrying(() => this.api.task(item.taskHash), 12, ["NOT_FOUND"]),
       });
     }
     return out;
@@ -662,13 +663,14 @@ function strip<T extends object>(value: T): T {
 }
 
 /** Retries a call while the service answers a "not yet" code or 5xx (about 30 s in all). */
-async function retrying<R>(call: () => Promise<R>, attempts = 12): Promise<R> {
+async function retrying<R>(call: () => Promise<R>, attempts = 12, alsoRetry: string[] = []): Promise<R> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
     } catch (error) {
       const retryable =
-        (error instanceof ApiError && (RETRYABLE_INDEX_CODES.has(error.code) || error.status >= 500)) ||
+        (error instanceof ApiError &&
+          (RETRYABLE_INDEX_CODES.has(error.code) || alsoRetry.includes(error.code) || error.status >= 500)) ||
         (error instanceof ClientError && error.code === "API_UNREACHABLE");
       if (!retryable || attempt >= attempts) throw error;
       const hinted = error instanceof MarketError ? Number(error.details?.retryAfterSeconds) * 1000 : NaN;
