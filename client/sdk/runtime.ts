@@ -69,6 +69,8 @@ export interface AgentRuntimeOptions {
   bidMessage?: string;
   /** Fallback polling interval when the server has no event stream; at least MIN_POLL_INTERVAL_MS. */
   pollIntervalMs?: number;
+  /** Resume the event stream after this event id (from `lastEventId` of an earlier run). */
+  lastEventId?: string;
   /** Reconnect back-off of the event stream. */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Receipt wait of the agent's own transactions (default 180 s). */
@@ -167,6 +169,7 @@ export class AgentRuntime {
     this.every(HEARTBEAT_MS, () => this.api.heartbeat().then(() => undefined));
     this.subscription = subscribe(this.api, (event) => this.onEvent(event), {
       ...this.options.reconnect,
+      lastEventId: this.options.lastEventId,
       onOpen: () => {
         this.modeValue = "stream";
         this.log("event stream open");
@@ -190,6 +193,11 @@ export class AgentRuntime {
     this.timers.clear();
     await this.subscription?.close();
     await this.work;
+  }
+
+  /** The last event handled: persist it and pass it as `lastEventId` to resume after a restart. */
+  get lastEventId(): string | undefined {
+    return this.subscription?.lastEventId ?? this.options.lastEventId;
   }
 
   jobs(): JobView[] {

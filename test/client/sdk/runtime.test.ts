@@ -133,6 +133,7 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     expect(stages.map((s) => s.stage)).to.deep.equal(["accepted", "delivered", "paid"]);
     expect(runtime!.delivered()).to.deep.equal([posted.taskHash]);
     expect(reads(posted.taskHash), "read again after the unlisted answer").to.be.at.least(2);
+    expect(runtime!.lastEventId, "the id to resume from after a restart").to.equal("2");
     // Found through the event: the only discovery requests are the catch-up scans when the stream opened.
     const discovery = stub.requests.filter((r) => r.path.startsWith("/api/v1/a2a/tasks?"));
     expect(discovery).to.have.length(1);
