@@ -10,7 +10,7 @@
  * (the posting journal persists it), then broadcasts: a crash anywhere after signing can be resumed by broadcasting
  * the same bytes again, which can never pay twice (same nonce, same hash).
  */
-import type { Provider, Signer, TransactionReceipt, TransactionRequest } from "ethers";
+import { Transaction, type Provider, type Signer, type TransactionReceipt, type TransactionRequest } from "ethers";
 import { ClientError, MarketError, refuse } from "./errors";
 
 export const DEFAULT_CONFIRM_TIMEOUT_MS = 180_000;
@@ -28,6 +28,7 @@ export interface SendOptions {
 }
 
 const nextNonce = new Map<string, number>();
+const NONCE_ERROR = /nonce too low|NONCE_EXPIRED|nonce has already been used|nonce.*(lower|expired)/i;
 const queues = new Map<string, Promise<unknown>>();
 
 /** Runs `fn` after every earlier call with the same key has settled. */
@@ -85,29 +86,38 @@ export class TxSender {
     const key = await this.key();
     return serialized(key, async () => {
       const address = await this.signer.getAddress();
-      const nonce = nextNonce.get(key) ?? (await pendingNonce(this.provider, address));
-      const request: TransactionRequest = { ...tx, nonce, chainId: BigInt(key.split(":")[0]) };
-      let signed: SignedTx;
-      try {
-        if (canSignLocally(this.signer)) {
-          const populated = await this.signer.populateTransaction(request);
-          const raw = await this.signer.signTransaction(populated);
-          const { Transaction } = await import("ethers");
-          signed = { hash: Transaction.from(raw).hash!, nonce, raw };
-          await options.beforeBroadcast?.(signed);
-          await this.broadcast(raw);
-        } else {
-          const response = await this.signer.sendTransaction(request);
-          signed = { hash: response.hash, nonce };
-          await options.beforeBroadcast?.(signed);
+      for (let attempt = 0; ; attempt++) {
+        const counted = nextNonce.get(key);
+        const nonce = counted ?? (await pendingNonce(this.provider, address));
+        try {
+          const signed = await this.signAndBroadcast({ ...tx, nonce, chainId: BigInt(key.split(":")[0]) }, options);
+          nextNonce.set(key, nonce + 1);
+          return signed;
+        } catch (error) {
+          nextNonce.delete(key);
+          // The wallet sent something outside the SDK since the count was taken: count again from the node, once.
+          // (A transaction refused for its nonce can never be mined, so signing anew cannot pay twice.)
+          if (attempt === 0 && counted !== undefined && NONCE_ERROR.test(String(error))) continue;
+          throw error;
         }
-      } catch (error) {
-        nextNonce.delete(key);
-        throw error;
       }
-      nextNonce.set(key, nonce + 1);
-      return signed;
     });
+  }
+
+  private async signAndBroadcast(request: TransactionRequest, options: SendOptions): Promise<SignedTx> {
+    const nonce = Number(request.nonce);
+    if (canSignLocally(this.signer)) {
+      const populated = await this.signer.populateTransaction(request);
+      const raw = await this.signer.signTransaction(populated);
+      const signed = { hash: Transaction.from(raw).hash!, nonce, raw };
+      await options.beforeBroadcast?.(signed);
+      await this.broadcast(raw);
+      return signed;
+    }
+    const response = await this.signer.sendTransaction(request);
+    const signed = { hash: response.hash, nonce };
+    await options.beforeBroadcast?.(signed);
+    return signed;
   }
 
   /** Broadcasts signed bytes; "already known" answers (the same bytes sent before) count as sent. */
@@ -116,7 +126,6 @@ export class TxSender {
       await this.provider.broadcastTransaction(raw);
     } catch (error) {
       if (/already known|known transaction|already imported|nonce too low|NONCE_EXPIRED/i.test(String(error))) {
-        const { Transaction } = await import("ethers");
         const hash = Transaction.from(raw).hash!;
         if (await this.provider.getTransaction(hash).catch(() => null)) return;
         if (await this.provider.getTransactionReceipt(hash).catch(() => null)) return;

@@ -237,16 +237,18 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
     expect(await balance()).to.equal(before - USDC(3));
   });
 
-  it("posts back to back on the automining chain without nonce clashes (approve, create, approve, create)", async () => {
+  it("posts back to back on the automining chain without nonce clashes, also after a send outside the SDK", async () => {
     const first = await postTask(
       { brief: "Public one.", privacy: "public", amount: USDC(1) },
       { api: market, signer: poster },
     );
+    // The same wallet sends something itself: the SDK's count is stale, the node refuses it, the SDK counts again.
+    await (await poster.sendTransaction({ to: ethers.Wallet.createRandom().address, value: 1n })).wait();
     const second = await postTask(
       { brief: "Public two.", privacy: "public", amount: USDC(2) },
       { api: market, signer: poster },
     );
     expect(second.onChainTaskId).to.equal(first.onChainTaskId + 1);
-    expect(await chain.provider.getTransactionCount(poster.address)).to.equal(4);
+    expect(await chain.provider.getTransactionCount(poster.address)).to.equal(5);
   });
 });
