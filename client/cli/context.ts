@@ -13,8 +13,12 @@ export interface Context {
   out: Output;
   /** Resources to release when the command ends (providers, streams, timers). */
   onClose(release: () => void | Promise<void>): void;
-  /** Resolves when the user interrupts (Ctrl-C or SIGTERM): long-running commands stop cleanly. */
-  interrupted: Promise<void>;
+  /**
+   * Resolves when the user interrupts (Ctrl-C or SIGTERM). Only long-running commands call it: from then on the
+   * signal stops them cleanly instead of ending the process (every other command ends at once on Ctrl-C; an
+   * interrupted `post` resumes from its journal when run again).
+   */
+  interrupted(): Promise<void>;
 }
 
 export interface RunState {
@@ -34,13 +38,20 @@ export function action<A extends unknown[]>(state: RunState, run: (ctx: Context,
     const out = new Output(Boolean(flags.json), state.streams);
     const releases: (() => void | Promise<void>)[] = [];
     let stop: () => void = () => undefined;
-    const interrupted = new Promise<void>((resolve) => (stop = resolve));
+    let interrupted: Promise<void> | undefined;
     const onSignal = () => stop();
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
+    const onInterrupt = () => {
+      if (!interrupted) {
+        interrupted = new Promise<void>((resolve) => (stop = resolve));
+        process.once("SIGINT", onSignal);
+        process.once("SIGTERM", onSignal);
+      }
+      return interrupted;
+    };
     try {
       const config = resolveConfig(flags, state.env);
-      await run({ config, out, onClose: (release) => releases.push(release), interrupted }, ...(args as A));
+      const ctx: Context = { config, out, onClose: (release) => releases.push(release), interrupted: onInterrupt };
+      await run(ctx, ...(args as A));
       state.exitCode = EXIT.OK;
     } catch (error) {
       const failure = toCliError(error);

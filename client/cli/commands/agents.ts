@@ -194,7 +194,7 @@ export async function run(
   ctx.out.info(
     `waiting for work${maxTasks ? ` (stops after ${maxTasks} delivered)` : ""}; Ctrl-C stops after the current job`,
   );
-  await Promise.race([enough, ctx.interrupted]);
+  await Promise.race([enough, ctx.interrupted()]);
   await ctx.out.step("stopping", () => runtime.stop());
   const jobs = runtime.jobs();
   ctx.out.result({ address: runtime.address, mode: runtime.mode, delivered: [...delivered], jobs }, [

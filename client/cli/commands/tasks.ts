@@ -165,9 +165,9 @@ export async function watch(ctx: Context, task: string, options: { timeout: stri
   const api = apiOf(ctx, false);
   const changes: { state: string; at: string; via: string }[] = [];
   const abort = new AbortController();
-  void ctx.interrupted.then(() =>
-    abort.abort(new CliError({ code: "INTERRUPTED", message: "stopped watching", exit: EXIT.TIMEOUT })),
-  );
+  void ctx
+    .interrupted()
+    .then(() => abort.abort(new CliError({ code: "INTERRUPTED", message: "stopped watching", exit: EXIT.TIMEOUT })));
   const final = await ctx.out.step(
     `watching ${hash}`,
     (step) =>

@@ -3,10 +3,22 @@
  * code, the message and what to do with a non-zero exit, and `login` signs in with the wallet and saves a working
  * API key in a config file only its owner can read.
  */
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import { runCli, startCliDevnet, type CliDevnet } from "./run";
+import { runCli, startCli, startCliDevnet, type CliDevnet } from "./run";
+
+/** Resolves when the child's stderr has matched `pattern`. */
+function stderrMatching(child: ChildProcess, pattern: RegExp): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = "";
+    child.stderr!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (pattern.test(seen)) resolve();
+    });
+  });
+}
 
 const COMMANDS = [
   "login",
@@ -127,6 +139,22 @@ describe("market CLI: help, errors and login", () => {
       expect(added.json).to.include({ name: "Essay review", price_raw: 3_000_000 });
       const listed = await runCli(["services", "--agent", agent.address, "--json"], env);
       expect(listed.json.services.map((s: { id: number }) => s.id)).to.deep.equal([added.json.id]);
+    });
+
+    it("Ctrl-C (SIGINT/SIGTERM) stops agent run cleanly (exit 0, its report) and watch with exit 7", async () => {
+      const agent = startCli(["agent", "run", "--exec", "cat", "--capabilities", "nothing-here"], net.env("agent-2"));
+      const missing = `0x${"cd".repeat(32)}`;
+      const watch = startCli(["watch", missing], net.env("poster"));
+      // Signal once each is running (its progress line is out), as a person pressing Ctrl-C would.
+      await Promise.all([stderrMatching(agent.child, /waiting for work/), stderrMatching(watch.child, /… watching/)]);
+      agent.child.kill("SIGTERM");
+      watch.child.kill("SIGINT");
+      const stopped = await agent.done;
+      expect(stopped.code, stopped.stdout + stopped.stderr).to.equal(0);
+      expect(stopped.stdout).to.match(/^Agent 0x[0-9a-fA-F]{40} delivered 0 task\(s\)\.$/m);
+      const watched = await watch.done;
+      expect(watched.code, watched.stdout + watched.stderr).to.equal(7);
+      expect(watched.stderr).to.include("error INTERRUPTED:");
     });
 
     it("a refusal of the service shows its code (exit 4)", async () => {

@@ -23,11 +23,16 @@ export interface CliRun {
 
 /** Runs `market <args>` with exactly `env` (plus PATH) and resolves when it exits. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [MARKET_BIN, ...args], {
-      env: { PATH: process.env.PATH ?? "", ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+  return startCli(args, env, timeoutMs).done;
+}
+
+/** Starts `market <args>`: the child (to signal it) and its outcome. */
+export function startCli(args: string[], env: Record<string, string>, timeoutMs = 90_000) {
+  const child = spawn(process.execPath, [MARKET_BIN, ...args], {
+    env: { PATH: process.env.PATH ?? "", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const done = new Promise<CliRun>((resolve, reject) => {
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (chunk) => (stdout += chunk));
@@ -45,6 +50,7 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
       resolve({ code, stdout, stderr, json });
     });
   });
+  return { child, done };
 }
 
 export interface CliDevnet {
