@@ -74,6 +74,36 @@ export default tseslint.config(
     rules: forbid(["api", "domain", "indexer", "db", "chain", "verifier", "protocols"], "leaf modules import no layer"),
   },
   {
+    // The SDK is a library for other projects: ethers, @noble and zod only. It may take the service's types from its
+    // zod schemas and error codes (type-only imports, erased at runtime), never its code, nor Hardhat.
+    files: ["client/sdk/**/*.ts"],
+    rules: {
+      "no-restricted-imports": [
+        "error",
+        {
+          patterns: [
+            {
+              regex: "^(\\.\\./)+server/domain/schemas/",
+              message: "the SDK takes only the types of the service's schemas (client/sdk/README.md)",
+              allowTypeImports: true,
+            },
+            {
+              regex: "^(\\.\\./)+server/errors$",
+              message: "the SDK takes only the type of the service's error codes",
+              allowTypeImports: true,
+            },
+            {
+              regex: "^(\\.\\./)+(server|test|scripts|typechain-types)(/|$)(?!domain/schemas/|errors$)",
+              message: "the SDK is importable by other projects: it does not import server, test or script code",
+            },
+            { regex: "^hardhat", message: "the SDK does not depend on Hardhat" },
+            { regex: "^@nomicfoundation/", message: "the SDK does not depend on Hardhat" },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ["test/**/*.ts", "bench/**/*.ts", "scripts/**/*.ts"],
     rules: { "@typescript-eslint/no-unused-expressions": "off" },
   },

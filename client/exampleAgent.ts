@@ -1,17 +1,17 @@
 /**
- * An example agent: it registers as an executor, takes the public tasks it can do, and delivers. It signs only its
- * own transactions, after the checks a careful client makes (the transaction goes to the escrow of the settlement
- * record, from its own wallet, calling exactly the expected function). The devnet runs one so a person who posts a
- * public task watches it go from posted to paid; `npm run agent` runs one against any API.
+ * An example agent, built on the SDK's agent runtime (client/sdk/runtime.ts): it registers as an executor, finds
+ * public tasks it can do through the event stream (or, on a server without it, by polling at most every 10 s),
+ * accepts, delivers, and follows the verdict. It signs only its own transactions, after the checks a careful client
+ * makes (the transaction goes to the escrow of the settlement record, from its own wallet, on the right chain,
+ * calling exactly submitEvidence of its own result). The devnet runs one so a person who posts a public task watches
+ * it go from posted to paid.
  *
  * What it "does": for a public brief it returns a short summary (the first sentence), the word count and the
  * keywords it saw, as a JSON object. Auto-mode rules such as min_length, contains_keywords and required_fields
  * ("summary", "wordCount") can judge it.
  */
-import { Interface, Wallet, type Provider } from "ethers";
-import { agentPublicKey } from "../server/domain/briefs";
-
-const ESCROW = new Interface(["function submitEvidence(uint256 taskId, bytes32 evidenceHash)"]);
+import type { Provider } from "ethers";
+import { AgentRuntime, MarketApi, type JobView } from "./sdk";
 
 export const EXAMPLE_CAPABILITIES = ["summarise", "text"];
 
@@ -20,129 +20,56 @@ export interface ExampleAgentOptions {
   apiKey: string;
   privateKey: string;
   provider: Provider;
+  /** Polling interval on a server without the event stream (floored at 10 s by the runtime). */
   pollIntervalMs?: number;
   log?: (message: string) => void;
 }
 
-interface ApiAnswer {
-  status: number;
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any;
-}
-
-type Job = { hash: string; brief: string; stage: "accepted" | "delivered" };
-
 export class ExampleAgent {
-  private readonly wallet: Wallet;
-  private readonly jobs = new Map<string, Job>();
-  private readonly refused = new Set<string>();
-  private timer: NodeJS.Timeout | undefined;
-  private running = false;
-  private busy: Promise<void> = Promise.resolve();
-  private escrow = "";
+  private readonly runtime: AgentRuntime;
 
-  constructor(private readonly options: ExampleAgentOptions) {
-    this.wallet = new Wallet(options.privateKey, options.provider);
+  constructor(options: ExampleAgentOptions) {
+    this.runtime = new AgentRuntime({
+      api: new MarketApi({ baseUrl: options.apiUrl, apiKey: options.apiKey }),
+      privateKey: options.privateKey,
+      provider: options.provider,
+      capabilities: EXAMPLE_CAPABILITIES,
+      minReward: "0",
+      pollIntervalMs: options.pollIntervalMs,
+      log: options.log && ((message) => options.log!(`[example agent] ${message}`)),
+      // Public tasks whose required capabilities it has.
+      take: (task) =>
+        task.state.status === "open" &&
+        task.meta.privacy === "public" &&
+        task.meta.requiredCapabilities.every((c) => EXAMPLE_CAPABILITIES.includes(c)),
+      work: (job) => summarise(job.briefText),
+    });
   }
 
   get address(): string {
-    return this.wallet.address;
+    return this.runtime.address;
+  }
+
+  /** "stream" or "polling" once started. */
+  get mode() {
+    return this.runtime.mode;
+  }
+
+  start(): Promise<void> {
+    return this.runtime.start();
+  }
+
+  stop(): Promise<void> {
+    return this.runtime.stop();
   }
 
   /** Tasks this agent delivered (by hash). */
   delivered(): string[] {
-    return [...this.jobs.values()].filter((j) => j.stage === "delivered").map((j) => j.hash);
+    return this.runtime.delivered();
   }
 
-  private log(message: string) {
-    this.options.log?.(`[example agent ${this.wallet.address.slice(0, 8)}] ${message}`);
-  }
-
-  private async call(method: string, path: string, body?: unknown): Promise<ApiAnswer> {
-    const response = await fetch(`${this.options.apiUrl}${path}`, {
-      method,
-      headers: {
-        "x-api-key": this.options.apiKey,
-        ...(body !== undefined ? { "content-type": "application/json" } : {}),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    return { status: response.status, body: await response.json().catch(() => undefined) };
-  }
-
-  async start(): Promise<void> {
-    const settlement = await this.call("GET", "/api/v1/health/settlement");
-    const chain = settlement.body.data.chains.find(
-      (c: { chain: string }) => c.chain === settlement.body.data.postingChain,
-    );
-    this.escrow = String(chain.escrowAddress).toLowerCase();
-    const registered = await this.call("POST", "/api/v1/a2a/executors", {
-      publicKey: agentPublicKey(this.options.privateKey),
-      capabilities: EXAMPLE_CAPABILITIES,
-      supportedChains: [settlement.body.data.postingChain],
-      minReward: "0",
-    });
-    if (registered.status !== 200) throw new Error(`registration refused: ${JSON.stringify(registered.body)}`);
-    this.log(`registered with capabilities ${EXAMPLE_CAPABILITIES.join(", ")}`);
-    this.running = true;
-    const tick = () => {
-      if (!this.running) return;
-      this.busy = this.poll()
-        .catch((error) => this.log(`poll failed: ${(error as Error).message}`))
-        .finally(() => {
-          if (this.running) this.timer = setTimeout(tick, this.options.pollIntervalMs ?? 1000);
-        });
-    };
-    tick();
-  }
-
-  async stop(): Promise<void> {
-    this.running = false;
-    if (this.timer) clearTimeout(this.timer);
-    await this.busy;
-  }
-
-  /** One round: take new public tasks it can do, deliver accepted ones. */
-  async poll(): Promise<void> {
-    const open = await this.call("GET", `/api/v1/a2a/tasks?capabilities=${EXAMPLE_CAPABILITIES.join(",")}&limit=20`);
-    for (const task of open.body?.data?.tasks ?? []) {
-      const hash: string = task.meta.taskHash;
-      if (task.meta.privacy !== "public" || this.jobs.has(hash) || this.refused.has(hash)) continue;
-      const accepted = await this.call("POST", `/api/v1/a2a/tasks/${hash}/accept`, {});
-      if (accepted.status === 200) {
-        this.jobs.set(hash, { hash, brief: task.meta.publicBrief ?? "", stage: "accepted" });
-        this.log(`accepted ${hash}`);
-      } else if (accepted.status < 500 && accepted.body?.error?.code !== "ACCEPT_LOCKED") {
-        this.refused.add(hash); // taken by someone else, reserved, not for us: do not ask again
-      }
-    }
-    for (const job of this.jobs.values()) {
-      if (job.stage === "accepted") await this.deliver(job);
-    }
-  }
-
-  private async deliver(job: Job): Promise<void> {
-    const result = summarise(job.brief);
-    const submitted = await this.call("POST", `/api/v1/a2a/tasks/${job.hash}/submit`, { result });
-    if (submitted.status === 503) return; // ASSIGNMENT_PENDING: the assignment is not confirmed yet
-    if (submitted.status !== 200) {
-      this.log(`submit of ${job.hash} refused: ${submitted.body?.error?.code}`);
-      job.stage = "delivered";
-      return;
-    }
-    const tx = submitted.body.data.unsignedTx;
-    // The checks a careful client makes before signing.
-    if (String(tx.to).toLowerCase() !== this.escrow) throw new Error(`refusing to sign: ${tx.to} is not the escrow`);
-    if (String(tx.from).toLowerCase() !== this.wallet.address.toLowerCase())
-      throw new Error("refusing to sign: not my wallet");
-    const call = ESCROW.parseTransaction({ data: tx.data });
-    if (call?.name !== "submitEvidence" || call.args[1] !== submitted.body.data.evidenceHash) {
-      throw new Error("refusing to sign: not the submitEvidence of my result");
-    }
-    const sent = await this.wallet.sendTransaction({ to: tx.to, data: tx.data });
-    await sent.wait();
-    job.stage = "delivered";
-    this.log(`delivered ${job.hash} (attempt ${submitted.body.data.attempt}, tx ${sent.hash})`);
+  jobs(): JobView[] {
+    return this.runtime.jobs();
   }
 }
 

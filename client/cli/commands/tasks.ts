@@ -1,0 +1,233 @@
+/**
+ * Following and settling tasks: `tasks`, `status`, `watch`, `review`, and the signed operations `cancel`,
+ * `reclaim`, `dispute`, `release`.
+ */
+import { Argument } from "commander";
+import type { Context } from "../context";
+import { apiOf, walletOf } from "../clients";
+import { parseDuration, parseTaskHash } from "../parse";
+import { resolveDispute, sendTaskOperation, waitForTask, type TaskOperation } from "../../sdk";
+import { EXIT } from "../exitCodes";
+import { table } from "../output";
+import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";
+import { CliError, usageError } from "../errors";
+
+export const TASK_LISTS = ["posted", "offered", "working"] as const;
+export type TaskList = (typeof TASK_LISTS)[number];
+
+export const whichArgument = () =>
+  new Argument("[which]", "posted (your tasks), offered (to you), working (your work)")
+    .choices(TASK_LISTS)
+    .default("posted");
+
+function positiveInt(text: string, flag: string): number {
+  if (!/^\d+$/.test(text) || Number(text) < 1) throw usageError("INVALID_INPUT", `${flag} must be a positive integer`);
+  return Number(text);
+}
+
+interface Row {
+  taskHash: string;
+  onChainTaskId: number;
+  status: string;
+  amount: string | null;
+  privacy: string;
+  mode: string;
+  deadline: number | null;
+}
+
+export async function list(ctx: Context, which: TaskList, options: { limit: string }): Promise<void> {
+  const api = apiOf(ctx);
+  const limit = positiveInt(options.limit, "--limit");
+  let rows: Row[];
+  let total: number;
+  if (which === "posted") {
+    const page = await api.postedTasks({ limit });
+    rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
+    total = page.total;
+  } else if (which === "offered") {
+    const page = await api.offeredTasks({ limit });
+    rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
+    total = page.total;
+  } else {
+    // The agent's own work list (a service without the route answers NOT_FOUND).
+    const page = await api.workingTasks({ limit });
+    rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
+    total = page.total;
+  }
+  ctx.out.result({ which, tasks: rows, total }, () =>
+    rows.length === 0
+      ? `No ${which} tasks.`
+      : table([
+          ["TASK", "ID", "STATE", "REWARD", "PRIVACY", "MODE", "DEADLINE"],
+          ...rows.map((r) => [
+            r.taskHash,
+            String(r.onChainTaskId),
+            r.status,
+            amountText(r.amount),
+            r.privacy,
+            r.mode,
+            timeText(r.deadline),
+          ]),
+        ]).concat(total > rows.length ? [`(${rows.length} of ${total}; --limit for more)`] : []),
+  );
+}
+
+function rowOf(
+  meta: {
+    taskHash: string;
+    onChainTaskId: number;
+    amount: string | null;
+    privacy: string;
+    verificationMode: string;
+    effectiveDeadline: number | null;
+    deadline: number | null;
+  },
+  status: string,
+): Row {
+  return {
+    taskHash: meta.taskHash,
+    onChainTaskId: meta.onChainTaskId,
+    status,
+    amount: meta.amount,
+    privacy: meta.privacy,
+    mode: meta.verificationMode,
+    deadline: meta.effectiveDeadline ?? meta.deadline,
+  };
+}
+
+export async function status(ctx: Context, task: string): Promise<void> {
+  const hash = parseTaskHash(task);
+  const detail = await apiOf(ctx, false).task(hash);
+  const state = detail.a2aState?.status ?? null;
+  const data = {
+    taskHash: detail.taskHash,
+    onChainTaskId: detail.taskId,
+    state,
+    onChainStatus: detail.status,
+    outcome: state ? (outcomeOf(state) ?? null) : null,
+    poster: detail.poster,
+    worker: detail.worker,
+    amount: detail.amount,
+    deadline: detail.effectiveDeadline,
+    attempts: detail.submissionAttempts,
+    meta: detail.a2aMeta,
+    resultData: detail.resultData ?? null,
+  };
+  ctx.out.result(data, [
+    `Task      ${detail.taskHash} (id ${detail.taskId})`,
+    `State     ${state ?? "not listed"}${data.outcome ? ` (${data.outcome})` : ""}`,
+    `Reward    ${amountText(detail.amount)}`,
+    `Poster    ${detail.poster}`,
+    `Worker    ${/^0x0{40}$/.test(detail.worker) ? "-" : detail.worker}`,
+    `Deadline  ${timeText(detail.effectiveDeadline)}`,
+    `Attempts  ${detail.submissionAttempts}`,
+    ...(detail.a2aMeta
+      ? [
+          `Listing   ${detail.a2aMeta.privacy}, mode ${detail.a2aMeta.verificationMode}, needs ${detail.a2aMeta.requiredCapabilities.join(", ") || "-"}`,
+        ]
+      : []),
+    ...(data.resultData !== null ? [`Result    ${JSON.stringify(data.resultData)}`] : []),
+  ]);
+}
+
+export async function review(
+  ctx: Context,
+  task: string,
+  options: { pass?: boolean; fail?: boolean; reason?: string },
+): Promise<void> {
+  const hash = parseTaskHash(task);
+  if (!options.pass && !options.fail) throw usageError("INVALID_INPUT", "give --pass or --fail");
+  const api = apiOf(ctx);
+  const verdict = await ctx.out.step(
+    options.pass ? `accepting the delivery of ${shortHash(hash)}` : `refusing the delivery of ${shortHash(hash)}`,
+    () => (options.pass ? api.finalize(hash) : api.decline(hash, options.reason ? { reason: options.reason } : {})),
+    (v) => `verdict ${v.passed ? "pass" : "fail"} on attempt ${v.attempt}, ${v.intent.status}`,
+  );
+  ctx.out.result(
+    {
+      taskHash: verdict.taskHash,
+      onChainTaskId: verdict.onChainTaskId,
+      attempt: verdict.attempt,
+      passed: verdict.passed,
+      state: verdict.state,
+      txHash: verdict.intent.txHash,
+    },
+    `The marketplace verifier settles the verdict (${verdict.passed ? "pay the worker" : "fail"}): \`market watch ${verdict.taskHash}\` follows it.`,
+  );
+}
+
+/** How often `watch` reads the task (the event stream, when the service has one, reports changes at once). */
+const READ_INTERVAL_MS = 5_000;
+
+export async function watch(ctx: Context, task: string, options: { timeout: string }): Promise<void> {
+  const hash = parseTaskHash(task);
+  const timeoutMs = parseDuration(options.timeout) * 1000;
+  const api = apiOf(ctx, false);
+  const changes: { state: string; at: string; via: string }[] = [];
+  const abort = new AbortController();
+  void ctx
+    .interrupted()
+    .then(() => abort.abort(new CliError({ code: "INTERRUPTED", message: "stopped watching", exit: EXIT.TIMEOUT })));
+  const final = await ctx.out.step(
+    `watching ${hash}`,
+    (step) =>
+      waitForTask(api, hash, {
+        until: (state) => FINAL_STATES.has(state.status),
+        timeoutMs,
+        readIntervalMs: READ_INTERVAL_MS,
+        signal: abort.signal,
+        onChange: (state, via) => {
+          changes.push({ state: state.status, at: new Date().toISOString(), via });
+          step.update(state.status);
+        },
+      }),
+    (result) => `${result.state.status} (${outcomeOf(result.state.status)})`,
+  );
+  const state = final.state.status;
+  ctx.out.result(
+    { taskHash: hash, state, outcome: outcomeOf(state) ?? null, txHash: final.txHash, changes },
+    `Task ${hash} is ${state} (${outcomeOf(state)}).`,
+  );
+}
+
+const OPERATION_TEXT: Record<TaskOperation, string> = {
+  cancel: "cancelling",
+  reclaim: "reclaiming",
+  dispute: "raising a dispute on",
+  escalate: "escalating the unjudged work of",
+  release: "releasing the payment of",
+};
+
+/** `cancel`, `reclaim`, `dispute`, `escalate`, `release`: the SDK builds, checks, signs and confirms the call. */
+export function operation(name: TaskOperation) {
+  return async (ctx: Context, task: string): Promise<void> => {
+    const hash = parseTaskHash(task);
+    const signer = walletOf(ctx);
+    const done = await ctx.out.step(
+      `${OPERATION_TEXT[name]} ${hash}`,
+      () => sendTaskOperation({ api: apiOf(ctx), signer }, name, hash),
+      (r) => `tx ${r.txHash}`,
+    );
+    ctx.out.result({ operation: name, ...done }, [
+      `${name}: task ${done.taskHash} (#${done.onChainTaskId}), transaction ${done.txHash} confirmed.`,
+      ...(done.outcome ? [`Outcome: ${done.outcome === "refund" ? "the reward came back" : "escalated"}.`] : []),
+      `market status ${done.taskHash} shows the task.`,
+    ]);
+  };
+}
+
+/** `admin resolve`: the escrow admin rules on a dispute (the devnet's admin is Hardhat account #0). */
+export async function resolve(ctx: Context, task: string, options: { worker?: boolean; poster?: boolean }) {
+  const hash = parseTaskHash(task);
+  if (!options.worker && !options.poster) throw usageError("INVALID_INPUT", "give --worker or --poster");
+  const signer = walletOf(ctx);
+  const done = await ctx.out.step(
+    `ruling for the ${options.worker ? "worker" : "poster"} on ${hash}`,
+    () => resolveDispute({ api: apiOf(ctx, false), signer }, hash, Boolean(options.worker)),
+    (r) => `tx ${r.txHash}`,
+  );
+  ctx.out.result(
+    { ...done, workerFavored: Boolean(options.worker) },
+    `Dispute on ${done.taskHash} resolved for the ${options.worker ? "worker (paid)" : "poster (refunded)"}: ${done.txHash}.`,
+  );
+}

@@ -1,0 +1,40 @@
+/**
+ * The escrow, token and factory functions the SDK encodes, decodes and checks, as human-readable ABI (the SDK does
+ * not depend on the repository's generated TypeChain code). test/client/sdk/checks.test.ts pins every selector to
+ * the compiled contracts, so a changed signature fails a test rather than a user's transaction.
+ */
+import { Interface } from "ethers";
+
+export const ESCROW_ABI = [
+  "function createTask(bytes32 taskHash, address token, uint256 amount, string category, string locationZone, uint256 duration) returns (uint256)",
+  "function createTaskWithVerifier(bytes32 taskHash, address token, uint256 amount, string category, string locationZone, uint256 duration, address verifierAgent) returns (uint256)",
+  "function createTasks(address token, (bytes32 taskHash, uint256 amount, string category, string locationZone, uint256 duration, address verifierAgent)[] tasks) returns (uint256[])",
+  "function submitEvidence(uint256 taskId, bytes32 evidenceHash)",
+  "function cancelTask(uint256 taskId)",
+  "function claimTimeout(uint256 taskId)",
+  "function raiseDispute(uint256 taskId)",
+  "function releaseUnjudgedWork(uint256 taskId)",
+  "function escalateUnjudgedWork(uint256 taskId)",
+  "function resolveDispute(uint256 taskId, bool workerFavored)",
+  "function admin() view returns (address)",
+  "function assignWorker(uint256 taskId, address worker)",
+  "function completeVerification(uint256 taskId, bool passed)",
+  "event TaskCreated(uint256 indexed taskId, address indexed agent, address token, uint256 amount, bytes32 taskHash, string category, string locationZone, uint256 deadline)",
+] as const;
+
+export const ERC20_ABI = [
+  "function approve(address spender, uint256 amount) returns (bool)",
+  "function allowance(address owner, address spender) view returns (uint256)",
+  "function balanceOf(address owner) view returns (uint256)",
+] as const;
+
+export const FACTORY_ABI = ["function deployAgent(uint256 usdcAmount)"] as const;
+
+export const escrowInterface = new Interface(ESCROW_ABI);
+export const erc20Interface = new Interface(ERC20_ABI);
+export const factoryInterface = new Interface(FACTORY_ABI);
+
+/** The escrow's free-text category: the API always sends `general`. */
+export const TASK_CATEGORY = "general";
+/** The escrow stores rewards in 96 bits: above this a createTask reverts. */
+export const MAX_ESCROW_AMOUNT = (1n << 96n) - 1n;

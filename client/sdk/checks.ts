@@ -1,0 +1,341 @@
+/**
+ * The careful client's checks (spec, Authentication 9), each raising the spec's client code. They run before
+ * anything is signed: the wallet is the key's wallet, `to` is the escrow of the settlement record for the posting
+ * chain, the chain id matches (the answer's, the settlement's and the RPC's), the decoded call is exactly the
+ * requested function with exactly the requested arguments and zero value, and the approval is exactly the reward.
+ */
+import { Contract, type Provider, type Signer } from "ethers";
+import { ClientError, refuse } from "./errors";
+import { MAX_ESCROW_AMOUNT, TASK_CATEGORY, erc20Interface, escrowInterface, factoryInterface } from "./abi";
+import type { ChainName, Settlement, UnsignedTx } from "./types";
+
+/** What a client pins from the settlement record before posting, and re-checks before signing. */
+export interface SettlementPin {
+  postingChain: ChainName;
+  chainId: number;
+  escrow: string;
+  token: string;
+  symbol: string;
+  decimals: number;
+  batch: { supported: boolean; maxBatch: number };
+}
+
+const lc = (v: string) => v.toLowerCase();
+
+/**
+ * The posting chain's entry of the settlement record as a pin. With `expected` (an earlier pin, or the addresses a
+ * client was built against), a different posting chain is POSTING_CHAIN_CHANGED and a different chain id, escrow
+ * or token SETTLEMENT_CHANGED.
+ */
+export function pinSettlement(settlement: Settlement, expected?: Partial<SettlementPin>): SettlementPin {
+  if (expected?.postingChain !== undefined && expected.postingChain !== settlement.postingChain) {
+    refuse(
+      "POSTING_CHAIN_CHANGED",
+      `the posting chain is now ${settlement.postingChain}, not ${expected.postingChain}`,
+      {
+        details: { expected: expected.postingChain, actual: settlement.postingChain },
+      },
+    );
+  }
+  const chain = settlement.chains.find((c) => c.chain === settlement.postingChain);
+  if (!chain || chain.chainId === null) {
+    refuse("CHAIN_UNKNOWN", `the settlement record names no chain id for the posting chain ${settlement.postingChain}`);
+  }
+  if (!chain.postable) refuse("SETTLEMENT_NOT_POSTABLE", `the posting chain ${chain.chain} is not postable now`);
+  if (!chain.token) refuse("SETTLEMENT_NOT_POSTABLE", `the posting chain ${chain.chain} has no settlement token`);
+  if (chain.token.kind !== "erc20") {
+    refuse("UNSUPPORTED_SETTLEMENT", `settlement token kind ${String(chain.token.kind)} is not supported`);
+  }
+  if (!chain.escrowAddress) {
+    refuse("ESCROW_NOT_PINNED", `the settlement record names no escrow for ${chain.chain}: nothing to send to`);
+  }
+  const pin: SettlementPin = {
+    postingChain: settlement.postingChain,
+    chainId: chain.chainId,
+    escrow: lc(chain.escrowAddress),
+    token: lc(chain.token.address),
+    symbol: chain.token.symbol,
+    decimals: chain.token.decimals,
+    batch: chain.batchCreate,
+  };
+  for (const field of ["chainId", "escrow", "token"] as const) {
+    const want = expected?.[field];
+    if (want !== undefined && String(want).toLowerCase() !== String(pin[field]).toLowerCase()) {
+      refuse("SETTLEMENT_CHANGED", `the settlement ${field} is now ${pin[field]}, not ${want}: refusing to post`, {
+        details: { field, expected: want, actual: pin[field] },
+      });
+    }
+  }
+  return pin;
+}
+
+/** The key must act as a wallet (NO_WALLET), and that wallet must be the signer's (OWNER_MISMATCH). */
+export function checkOwner(keyWallet: string | null | undefined, signerAddress: string): void {
+  if (!keyWallet) refuse("NO_WALLET", "the API key acts as no wallet: funding needs a wallet-bound key");
+  if (lc(keyWallet) !== lc(signerAddress)) {
+    refuse("OWNER_MISMATCH", `the API key acts as ${lc(keyWallet)}, the signer is ${lc(signerAddress)}`, {
+      details: { keyWallet: lc(keyWallet), signer: lc(signerAddress) },
+    });
+  }
+}
+
+/** One task of a createTask / createTaskWithVerifier / createTasks call, as requested. */
+export interface ExpectedTask {
+  taskHash: string;
+  amount: bigint;
+  locationZone: string;
+  duration: number;
+  verifierAgent?: string;
+}
+
+/** The escrow call a client asked for; the built transaction must be exactly this. */
+export type ExpectedCall =
+  | ({ fn: "createTask"; token: string } & ExpectedTask)
+  | { fn: "createTasks"; token: string; tasks: ExpectedTask[] }
+  | { fn: "submitEvidence"; taskId: bigint; evidenceHash: string }
+  | { fn: "assignWorker"; taskId: bigint; worker: string }
+  | { fn: "resolveDispute"; taskId: bigint; workerFavored: boolean }
+  | {
+      fn: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "escalateUnjudgedWork";
+      taskId: bigint;
+    };
+
+/** An API answer carrying an unsigned escrow transaction. */
+export interface TxAnswer {
+  unsignedTx: UnsignedTx;
+  chain: ChainName;
+  chainId: number;
+}
+
+/**
+ * Checks an unsigned escrow transaction before signing: NOT_POSTING_CHAIN, CHAIN_MISMATCH, ESCROW_MISMATCH,
+ * OWNER_MISMATCH, TX_MISMATCH (function, arguments or value).
+ */
+export function checkEscrowTx(answer: TxAnswer, pin: SettlementPin, signerAddress: string, expected: ExpectedCall) {
+  if (answer.chain !== pin.postingChain) {
+    refuse("NOT_POSTING_CHAIN", `the transaction is for ${answer.chain}, the posting chain is ${pin.postingChain}`);
+  }
+  if (answer.chainId !== pin.chainId) {
+    refuse("CHAIN_MISMATCH", `the transaction names chain id ${answer.chainId}, the settlement ${pin.chainId}`, {
+      details: { expected: pin.chainId, actual: answer.chainId },
+    });
+  }
+  const tx = answer.unsignedTx;
+  if (lc(tx.to) !== pin.escrow) {
+    refuse("ESCROW_MISMATCH", `the transaction goes to ${lc(tx.to)}, the escrow is ${pin.escrow}`, {
+      details: { expected: pin.escrow, actual: lc(tx.to) },
+    });
+  }
+  if (lc(tx.from) !== lc(signerAddress)) {
+    refuse("OWNER_MISMATCH", `the transaction is from ${lc(tx.from)}, the signer is ${lc(signerAddress)}`);
+  }
+  if (BigInt(tx.value ?? "0") !== 0n) refuse("TX_MISMATCH", `the transaction sends value ${tx.value}; expected 0`);
+  const mismatch = callMismatch(tx.data, expected);
+  if (mismatch) refuse("TX_MISMATCH", `the transaction is not the requested ${expected.fn}: ${mismatch}`);
+}
+
+/** Why `data` is not exactly `expected`, or undefined when it is. */
+export function callMismatch(data: string, expected: ExpectedCall): string | undefined {
+  let call;
+  try {
+    call = escrowInterface.parseTransaction({ data });
+  } catch {
+    call = null;
+  }
+  if (!call) return "calldata does not decode as an escrow function";
+  const wantFn =
+    expected.fn === "createTask" && expected.verifierAgent ? "createTaskWithVerifier" : (expected.fn as string);
+  if (call.name !== wantFn) return `it calls ${call.name}, expected ${wantFn}`;
+  const a = call.args;
+  const diff = (what: string, got: unknown, want: unknown) =>
+    norm(got) === norm(want) ? undefined : `${what} is ${norm(got)}, expected ${norm(want)}`;
+  const taskDiff = (prefix: string, got: readonly unknown[], want: ExpectedTask, withToken?: string) =>
+    (withToken !== undefined ? diff(`${prefix}token`, got[1], withToken) : undefined) ??
+    diff(`${prefix}taskHash`, got[0], want.taskHash) ??
+    diff(`${prefix}amount`, withToken !== undefined ? got[2] : got[1], want.amount) ??
+    diff(`${prefix}category`, withToken !== undefined ? got[3] : got[2], TASK_CATEGORY) ??
+    diff(`${prefix}locationZone`, withToken !== undefined ? got[4] : got[3], want.locationZone) ??
+    diff(`${prefix}duration`, withToken !== undefined ? got[5] : got[4], BigInt(want.duration)) ??
+    (withToken !== undefined
+      ? want.verifierAgent
+        ? diff(`${prefix}verifierAgent`, got[6], want.verifierAgent)
+        : undefined
+      : diff(`${prefix}verifierAgent`, got[5], want.verifierAgent ?? ZERO_ADDRESS));
+  switch (expected.fn) {
+    case "createTask":
+      return taskDiff("", a, expected, expected.token);
+    case "createTasks": {
+      const tasks = a[1] as readonly (readonly unknown[])[];
+      const token = diff("token", a[0], expected.token);
+      if (token) return token;
+      if (tasks.length !== expected.tasks.length)
+        return `it funds ${tasks.length} tasks, expected ${expected.tasks.length}`;
+      for (let i = 0; i < tasks.length; i++) {
+        const d = taskDiff(`tasks[${i}].`, tasks[i], expected.tasks[i]);
+        if (d) return d;
+      }
+      return undefined;
+    }
+    case "submitEvidence":
+      return diff("taskId", a[0], expected.taskId) ?? diff("evidenceHash", a[1], expected.evidenceHash);
+    case "assignWorker":
+      return diff("taskId", a[0], expected.taskId) ?? diff("worker", a[1], expected.worker);
+    case "resolveDispute":
+      return diff("taskId", a[0], expected.taskId) ?? diff("workerFavored", a[1], expected.workerFavored);
+    default:
+      return diff("taskId", a[0], expected.taskId);
+  }
+}
+
+const ZERO_ADDRESS = "0x0000000000000000000000000000000000000000";
+
+function norm(v: unknown): string {
+  if (typeof v === "bigint" || typeof v === "number") return BigInt(v).toString();
+  return String(v).toLowerCase();
+}
+
+/**
+ * The signer can sign (NO_SIGNER), has an RPC (NO_RPC) that answers (RPC_UNREACHABLE), on the expected chain
+ * (WRONG_CHAIN), where the escrow has code (WRONG_RPC: another network with the same chain id, e.g. a restarted
+ * devnet). Answers the provider.
+ */
+export async function checkRpc(
+  signer: Signer | undefined,
+  pin: Pick<SettlementPin, "chainId" | "escrow">,
+  options: { timeoutMs?: number } = {},
+) {
+  if (!signer) refuse("NO_SIGNER", "no signer: posting signs transactions with the key's wallet");
+  const provider = signer.provider;
+  if (!provider) refuse("NO_RPC", "the signer has no provider: connect it to an RPC of the posting chain");
+  let chainId: bigint;
+  let code: string;
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    // A JsonRpcProvider whose node is down retries its network detection forever: bound it.
+    [chainId, code] = await Promise.race([
+      (async () => [(await provider.getNetwork()).chainId, await provider.getCode(pin.escrow)] as const)(),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    throw new ClientError("RPC_UNREACHABLE", `the RPC did not answer: ${(error as Error).message}`, { cause: error });
+  } finally {
+    clearTimeout(timer);
+  }
+  if (chainId !== BigInt(pin.chainId)) {
+    refuse("WRONG_CHAIN", `the RPC is on chain ${chainId}, the posting chain is ${pin.chainId}`, {
+      details: { expected: pin.chainId, actual: Number(chainId) },
+    });
+  }
+  if (code === "0x") {
+    refuse("WRONG_RPC", `the RPC has no contract at the escrow ${pin.escrow}: it serves another network`);
+  }
+  return provider;
+}
+
+/** Every reward is above 0 and storable by the escrow, and the total at most the caller's cap (AMOUNT_ABOVE_MAX). */
+export function checkAmounts(amounts: readonly bigint[], maxTotal?: bigint): bigint {
+  const total = amounts.reduce((s, a) => s + a, 0n);
+  const tooLarge = amounts.findIndex((a) => a > MAX_ESCROW_AMOUNT);
+  if (tooLarge >= 0) {
+    refuse("AMOUNT_ABOVE_MAX", `amount ${amounts[tooLarge]} is above the escrow's maximum ${MAX_ESCROW_AMOUNT}`);
+  }
+  if (maxTotal !== undefined && total > maxTotal) {
+    refuse("AMOUNT_ABOVE_MAX", `the reward ${total} is above the cap ${maxTotal}`, {
+      details: { amount: total.toString(), max: maxTotal.toString() },
+    });
+  }
+  return total;
+}
+
+/** The wallet holds at least `needed` of the token (INSUFFICIENT_BALANCE). */
+export async function checkBalance(provider: Provider, token: string, owner: string, needed: bigint) {
+  let balance: bigint;
+  try {
+    balance = await new Contract(token, erc20Interface, provider).balanceOf(owner);
+  } catch (error) {
+    throw new ClientError("RPC_UNREACHABLE", `could not read the token balance: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+  if (balance < needed) {
+    refuse("INSUFFICIENT_BALANCE", `the wallet holds ${balance} of the token, the reward is ${needed}`, {
+      details: { balance: balance.toString(), needed: needed.toString() },
+    });
+  }
+  return balance;
+}
+
+/** The calldata of `approve(spender, amount)`. */
+export function encodeApprove(spender: string, amount: bigint): string {
+  return erc20Interface.encodeFunctionData("approve", [spender, amount]);
+}
+
+/** An unsigned approve must be to the token, from the signer, for exactly `amount` to `spender` (TX_MISMATCH). */
+export function checkApproveTx(tx: UnsignedTx, token: string, spender: string, amount: bigint, signer: string) {
+  if (lc(tx.to) !== lc(token)) refuse("TX_MISMATCH", `the approve goes to ${tx.to}, not the token ${token}`);
+  if (lc(tx.from) !== lc(signer)) refuse("OWNER_MISMATCH", `the approve is from ${tx.from}, the signer is ${signer}`);
+  if (BigInt(tx.value ?? "0") !== 0n) refuse("TX_MISMATCH", "the approve sends value");
+  let call;
+  try {
+    call = erc20Interface.parseTransaction({ data: tx.data });
+  } catch {
+    call = null;
+  }
+  if (call?.name !== "approve" || lc(call.args[0]) !== lc(spender) || call.args[1] !== amount) {
+    refuse("TX_MISMATCH", `the transaction is not approve(${spender}, ${amount})`);
+  }
+}
+
+/** A service a task rents (its quote): the price and agent the rental must match, before anything is paid. */
+export interface ServiceQuote {
+  id: number;
+  price_raw: number;
+  agent_address: string;
+  token: string;
+  active: boolean;
+}
+
+/**
+ * A rental pays at least the service's price, in the settlement token, to the agent selling it: QUOTE_REQUIRED when
+ * there is no active quote, QUOTE_MISMATCH when the task does not match it. The service checks the same when listing
+ * (SERVICE_*, UNDERPAID), but only after the reward is in escrow.
+ */
+export function checkQuote(
+  quote: ServiceQuote | undefined,
+  rental: { serviceId: number; targetExecutor: string; amount: bigint; token: string },
+) {
+  if (!quote || !quote.active) {
+    refuse("QUOTE_REQUIRED", `service ${rental.serviceId} has no active quote: it cannot be rented`);
+  }
+  const mismatch =
+    lc(quote.agent_address) !== lc(rental.targetExecutor)
+      ? `it is sold by ${lc(quote.agent_address)}, not ${lc(rental.targetExecutor)}`
+      : lc(quote.token) !== lc(rental.token)
+        ? `it is priced in ${lc(quote.token)}, not the settlement token ${lc(rental.token)}`
+        : rental.amount < BigInt(quote.price_raw)
+          ? `its price is ${quote.price_raw}, the reward ${rental.amount}`
+          : undefined;
+  if (mismatch) {
+    refuse("QUOTE_MISMATCH", `the rental does not match service ${rental.serviceId}: ${mismatch}`, {
+      details: { serviceId: rental.serviceId, price_raw: quote.price_raw, agent: lc(quote.agent_address) },
+    });
+  }
+}
+
+/** An unsigned deployAgent must be deployAgent(0) to the factory from the signer (TX_MISMATCH). */
+export function checkDeployAgentTx(tx: UnsignedTx, factory: string, signer: string) {
+  if (lc(tx.to) !== lc(factory)) refuse("TX_MISMATCH", `deployAgent goes to ${tx.to}, not the factory ${factory}`);
+  if (lc(tx.from) !== lc(signer)) refuse("OWNER_MISMATCH", `deployAgent is from ${tx.from}, the signer is ${signer}`);
+  if (BigInt(tx.value ?? "0") !== 0n) refuse("TX_MISMATCH", "deployAgent sends value");
+  let call;
+  try {
+    call = factoryInterface.parseTransaction({ data: tx.data });
+  } catch {
+    call = null;
+  }
+  if (call?.name !== "deployAgent" || call.args[0] !== 0n)
+    refuse("TX_MISMATCH", "the transaction is not deployAgent(0)");
+}

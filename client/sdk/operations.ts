@@ -1,0 +1,103 @@
+/**
+ * Signed operations on one task, by hash, with the careful client's checks: the service builds the unsigned
+ * transaction (cancel, reclaim, dispute, release, escalate, assign), the SDK checks it is from the key's wallet, to
+ * the settlement record's escrow, on its chain, exactly the expected call with zero value, then signs it with
+ * managed nonces and waits for its receipt. `resolveDispute` is the escrow admin's own call (no API route builds it).
+ */
+import { Contract, type Signer } from "ethers";
+import type { MarketApi } from "./api";
+import { escrowInterface } from "./abi";
+import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type ExpectedCall } from "./checks";
+import { refuse } from "./errors";
+import { TxSender } from "./sender";
+import type { PosterTx } from "./types";
+
+export type TaskOperation = "cancel" | "reclaim" | "dispute" | "release" | "escalate";
+
+export interface OperationOptions {
+  api: MarketApi;
+  signer?: Signer;
+  confirmTimeoutMs?: number;
+}
+
+export interface TaskOperationResult {
+  taskHash: string;
+  onChainTaskId: number;
+  txHash: string;
+  /** reclaim: `refund` (the reward came back) or `escalate` (submitted, unjudged work is now disputed). */
+  outcome?: "refund" | "escalate";
+}
+
+const CALL: Record<TaskOperation, Exclude<ExpectedCall["fn"], "createTask" | "createTasks">> = {
+  cancel: "cancelTask",
+  reclaim: "claimTimeout",
+  dispute: "raiseDispute",
+  release: "releaseUnjudgedWork",
+  escalate: "escalateUnjudgedWork",
+};
+
+async function prepare(options: OperationOptions) {
+  const { api, signer } = options;
+  if (!signer) refuse("NO_SIGNER", "this operation signs a transaction: pass a signer");
+  const wallet = (await signer.getAddress()).toLowerCase();
+  const pin = pinSettlement(await api.settlement());
+  await checkRpc(signer, pin);
+  return { wallet, pin, sender: new TxSender(signer, { confirmTimeoutMs: options.confirmTimeoutMs }) };
+}
+
+/** Builds, checks, signs and confirms `operation` on the task `taskHash`. */
+export async function sendTaskOperation(
+  options: OperationOptions,
+  operation: TaskOperation,
+  taskHash: string,
+): Promise<TaskOperationResult> {
+  const { wallet, pin, sender } = await prepare(options);
+  checkOwner((await options.api.whoami()).address, wallet);
+  const answer = await options.api[operation](taskHash);
+  const taskId = BigInt(answer.onChainTaskId);
+  checkEscrowTx(answer, pin, wallet, { fn: CALL[operation], taskId } as ExpectedCall);
+  const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+  await sender.wait(sent.hash);
+  return {
+    taskHash: answer.taskHash,
+    onChainTaskId: answer.onChainTaskId,
+    txHash: sent.hash,
+    ...("outcome" in answer ? { outcome: answer.outcome as "refund" | "escalate" } : {}),
+  };
+}
+
+/** The poster assigns the task to `worker` on-chain (the listing is not informed: see the spec's assignWorker). */
+export async function assignTask(options: OperationOptions, taskHash: string, worker: string) {
+  const { wallet, pin, sender } = await prepare(options);
+  checkOwner((await options.api.whoami()).address, wallet);
+  const answer: PosterTx = await options.api.assign(taskHash, worker);
+  checkEscrowTx(answer, pin, wallet, { fn: "assignWorker", taskId: BigInt(answer.onChainTaskId), worker });
+  const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+  await sender.wait(sent.hash);
+  return { taskHash: answer.taskHash, onChainTaskId: answer.onChainTaskId, txHash: sent.hash };
+}
+
+/**
+ * The escrow admin rules on a disputed task (devnet and operators): `resolveDispute(taskId, workerFavored)` sent to
+ * the settlement record's escrow on its chain, from a signer that is the escrow's admin (OWNER_MISMATCH otherwise).
+ */
+export async function resolveDispute(
+  options: OperationOptions,
+  taskHash: string,
+  workerFavored: boolean,
+): Promise<TaskOperationResult> {
+  const { wallet, pin, sender } = await prepare(options);
+  const admin = String(await new Contract(pin.escrow, escrowInterface, sender.provider).admin()).toLowerCase();
+  if (admin !== wallet) refuse("OWNER_MISMATCH", `the escrow's admin is ${admin}, the signer is ${wallet}`);
+  const task = await options.api.task(taskHash);
+  const data = escrowInterface.encodeFunctionData("resolveDispute", [task.taskId, workerFavored]);
+  checkEscrowTx(
+    { chain: pin.postingChain, chainId: pin.chainId, unsignedTx: { to: pin.escrow, from: wallet, data, value: "0" } },
+    pin,
+    wallet,
+    { fn: "resolveDispute", taskId: BigInt(task.taskId), workerFavored },
+  );
+  const sent = await sender.send({ to: pin.escrow, data });
+  await sender.wait(sent.hash);
+  return { taskHash: task.taskHash, onChainTaskId: task.taskId, txHash: sent.hash };
+}

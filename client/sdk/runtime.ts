@@ -1,0 +1,497 @@
+/**
+ * An agent runtime: registers the agent, finds work through the event stream (falling back to slow polling only
+ * when the server has no stream), accepts, fetches and decrypts the brief, runs the agent's work, delivers (checking
+ * the submitEvidence transaction before signing it), and follows verdicts and settlement.
+ *
+ * Request budget (the service allows 100 requests a minute per IP): with the stream, requests are made only for
+ * events (one read of an announced task, its accept, its delivery) plus one catch-up scan of open and offered tasks
+ * when a connection opens and a heartbeat every 5 minutes. Without it (404), one discovery request every
+ * pollIntervalMs (at least 10 s), alternating open and offered tasks; jobs in progress add their own calls (submit
+ * retries while the assignment is pending back off from 1 s to 10 s; a delivered job's state is read once per tick).
+ */
+import { Wallet, type Provider } from "ethers";
+import type { MarketApi } from "./api";
+import { agentPublicKey, openBrief } from "./briefCrypto";
+import { evidenceHash } from "./canonicalJson";
+import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type SettlementPin } from "./checks";
+import { ApiError, MarketError, isMarketError } from "./errors";
+import { subscribe, type EventSubscription } from "./events";
+import { TxSender } from "./sender";
+import type { AcceptResult, ChainName, MarketEvent, MarketplaceTask, TaskMeta } from "./types";
+
+/** The fallback polling interval's floor: at most one discovery request every 10 s. */
+export const MIN_POLL_INTERVAL_MS = 10_000;
+
+/** A task the agent took, handed to its work function. */
+export interface Job {
+  taskHash: string;
+  onChainTaskId: number;
+  meta: TaskMeta;
+  /** The brief's bytes (decrypted for private tasks). */
+  brief: Buffer;
+  /** The brief as UTF-8 text. */
+  briefText: string;
+  /** The attempt this work is for (1 to 3: a failed verdict gives another attempt). */
+  attempt: number;
+}
+
+export type JobStage = "accepted" | "delivered" | "failed" | "paid" | "refunded" | "cancelled" | "abandoned";
+
+export interface JobView {
+  taskHash: string;
+  onChainTaskId: number;
+  stage: JobStage;
+  attempt: number;
+  /** The last error met on this job, if any. */
+  error?: string;
+}
+
+export interface AgentRuntimeOptions {
+  /** The service, with the agent's API key. */
+  api: MarketApi;
+  /** The agent's wallet key: signs its transactions and unwraps brief keys (its public key is registered). */
+  privateKey: string;
+  provider: Provider;
+  capabilities: string[];
+  supportedChains?: ChainName[];
+  /** Smallest reward the agent takes, in the token's smallest unit (default "0"). */
+  minReward?: string;
+  /** The agent's work: the result to deliver (any JSON value but null). */
+  work: (job: Job) => unknown | Promise<unknown>;
+  /** Which listed tasks to take (default: every task whose required capabilities the agent has). */
+  take?: (task: MarketplaceTask) => boolean;
+  /**
+   * Applying (bid) before accepting: "when-held" (default) bids only when another agent holds the task's exclusive
+   * offer window, to compete for it; "always" bids before every accept.
+   */
+  bid?: "always" | "when-held";
+  /** The note sent with a bid (at most 2000 characters). */
+  bidMessage?: string;
+  /** Fallback polling interval when the server has no event stream; at least MIN_POLL_INTERVAL_MS. */
+  pollIntervalMs?: number;
+  /** Resume the event stream after this event id (from `lastEventId` of an earlier run). */
+  lastEventId?: string;
+  /** Reconnect back-off of the event stream. */
+  reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Receipt wait of the agent's own transactions (default 180 s). */
+  confirmTimeoutMs?: number;
+  log?: (message: string) => void;
+  /** Every event received on the stream. */
+  onEvent?: (event: MarketEvent) => void;
+  /** A job changed stage. */
+  onJob?: (job: JobView) => void;
+}
+
+const HEARTBEAT_MS = 5 * 60_000;
+/** Retries of a task read or accept the service answered "retry" to (back-off 1, 2, 4, 8, 10, 10... s). */
+const MAX_RETRIES = 8;
+/** Longest wait for another agent's offer window to end before asking again (the service's window is 120 s). */
+const OFFER_WINDOW_MAX_MS = 130_000;
+
+/** Codes (and statuses) the service answers when the same call may succeed later. */
+const RETRY_CODES = [
+  "NOT_INDEXED",
+  "NOT_INDEXED_YET",
+  "ASSIGNMENT_PENDING",
+  "NOT_ASSIGNED_YET",
+  "ACCEPT_LOCKED",
+  "RECEIPT_NOT_FOUND",
+  "RATE_LIMIT",
+  "API_UNREACHABLE",
+];
+
+function retryable(error: unknown): boolean {
+  return (
+    isMarketError(error, ...RETRY_CODES) || (error instanceof ApiError && (error.status >= 500 || error.status === 429))
+  );
+}
+const MAX_ATTEMPTS = 3;
+
+interface JobState extends JobView {
+  meta: TaskMeta;
+  wrappedKey?: string;
+  delivered: boolean;
+  busy: boolean;
+  retryMs: number;
+  result?: { attempt: number; value: unknown };
+}
+
+export class AgentRuntime {
+  private readonly wallet: Wallet;
+  private readonly sender: TxSender;
+  private readonly jobMap = new Map<string, JobState>();
+  private readonly refused = new Set<string>();
+  private readonly bids = new Set<string>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private pin: SettlementPin | undefined;
+  private subscription: EventSubscription | undefined;
+  private modeValue: "stream" | "polling" | undefined;
+  private running = false;
+  private tickCount = 0;
+  private work: Promise<void> = Promise.resolve();
+
+  constructor(readonly options: AgentRuntimeOptions) {
+    this.wallet = new Wallet(options.privateKey, options.provider);
+    this.sender = new TxSender(this.wallet, { confirmTimeoutMs: options.confirmTimeoutMs });
+  }
+
+  get address(): string {
+    return this.wallet.address;
+  }
+
+  /** "stream" while subscribed to /api/v1/events, "polling" on a server without it; undefined before start. */
+  get mode(): "stream" | "polling" | undefined {
+    return this.modeValue;
+  }
+
+  private get api() {
+    return this.options.api;
+  }
+
+  private log(message: string) {
+    this.options.log?.(`[agent ${this.wallet.address.slice(0, 8)}] ${message}`);
+  }
+
+  /** Registers the agent and starts finding work. */
+  async start(): Promise<void> {
+    const settlement = await this.api.settlement();
+    this.pin = pinSettlement(settlement);
+    await checkRpc(this.wallet, this.pin);
+    checkOwner((await this.api.whoami()).address, this.wallet.address);
+    await this.api.registerExecutor({
+      publicKey: agentPublicKey(this.options.privateKey),
+      capabilities: this.options.capabilities,
+      supportedChains: this.options.supportedChains ?? [settlement.postingChain],
+      minReward: this.options.minReward ?? "0",
+    });
+    this.log(`registered with capabilities ${this.options.capabilities.join(", ")}`);
+    this.running = true;
+    this.every(HEARTBEAT_MS, () => this.api.heartbeat().then(() => undefined));
+    this.subscription = subscribe(this.api, (event) => this.onEvent(event), {
+      ...this.options.reconnect,
+      lastEventId: this.options.lastEventId,
+      onOpen: () => {
+        this.modeValue = "stream";
+        this.log("event stream open");
+        this.enqueue(() => this.scan("open").then(() => this.scan("offered")));
+      },
+      onError: (error, retryInMs) => this.log(`event stream: ${String(error)}; retry in ${retryInMs} ms`),
+    });
+    this.subscription.done.catch((error) => {
+      if (!this.running) return;
+      if (error instanceof ApiError && error.status === 404) {
+        this.log("the server has no event stream: polling");
+        this.startPolling();
+      } else this.log(`event stream ended: ${String(error)}`);
+    });
+  }
+
+  /** Stops finding work and waits for the job in progress. */
+  async stop(): Promise<void> {
+    this.running = false;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    await this.subscription?.close();
+    await this.work;
+  }
+
+  /** The last event handled: persist it and pass it as `lastEventId` to resume after a restart. */
+  get lastEventId(): string | undefined {
+    return this.subscription?.lastEventId ?? this.options.lastEventId;
+  }
+
+  jobs(): JobView[] {
+    return [...this.jobMap.values()].map(({ taskHash, onChainTaskId, stage, attempt, error }) => ({
+      taskHash,
+      onChainTaskId,
+      stage,
+      attempt,
+      ...(error ? { error } : {}),
+    }));
+  }
+
+  /** Hashes of the tasks this agent delivered. */
+  delivered(): string[] {
+    return [...this.jobMap.values()].filter((j) => j.delivered).map((j) => j.taskHash);
+  }
+
+  // ------------------------------------------------------------------------------------------ scheduling
+
+  /** Runs `fn` after the work before it (one thing at a time: jobs never race each other's nonces or state). */
+  private enqueue(fn: () => Promise<void>) {
+    this.work = this.work.then(async () => {
+      if (!this.running) return;
+      try {
+        await fn();
+      } catch (error) {
+        this.log(`failed: ${String(error)}`);
+      }
+    });
+  }
+
+  private later(ms: number, fn: () => Promise<void>) {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.enqueue(fn);
+    }, ms);
+    this.timers.add(timer);
+  }
+
+  private every(ms: number, fn: () => Promise<void>) {
+    const tick = () => {
+      if (!this.running) return;
+      this.later(ms, async () => {
+        await fn();
+        tick();
+      });
+    };
+    tick();
+  }
+
+  private startPolling() {
+    this.modeValue = "polling";
+    const interval = Math.max(this.options.pollIntervalMs ?? MIN_POLL_INTERVAL_MS, MIN_POLL_INTERVAL_MS);
+    const tick = async () => {
+      await this.scan(this.tickCount++ % 2 === 0 ? "open" : "offered");
+      for (const job of this.jobMap.values()) if (job.delivered && job.stage === "delivered") await this.follow(job);
+    };
+    this.enqueue(tick);
+    this.every(interval, tick);
+  }
+
+  // ----------------------------------------------------------------------------------------------- finding
+
+  private async scan(which: "open" | "offered") {
+    const page =
+      which === "open"
+        ? await this.api.openTasks({ capabilities: this.options.capabilities.join(","), limit: 50 })
+        : await this.api.offeredTasks({ limit: 50 });
+    for (const task of page.tasks) await this.consider(task);
+  }
+
+  private async onEvent(event: MarketEvent) {
+    this.options.onEvent?.(event);
+    const hash = event.data.taskHash?.toLowerCase();
+    if (!hash) return;
+    const job = this.jobMap.get(hash);
+    switch (event.type) {
+      case "task.open":
+      case "task.offered":
+        if (!job) this.enqueue(() => this.considerHash(hash));
+        break;
+      case "task.assigned":
+        if (job && job.stage === "accepted" && !job.busy) this.enqueue(() => this.deliver(job));
+        break;
+      case "task.verdict":
+        if (job) this.enqueue(() => this.onVerdict(job, event.data.passed === true));
+        break;
+      case "task.settled":
+        if (job) this.settle(job, event.data.outcome);
+        break;
+    }
+  }
+
+  private async considerHash(hash: string, attempt = 0) {
+    if (this.jobMap.has(hash) || this.refused.has(hash)) return;
+    let detail;
+    try {
+      detail = await this.api.task(hash);
+    } catch (error) {
+      // An event can arrive before the service's index has the task: read it again, backing off.
+      if (
+        (retryable(error) || isMarketError(error, "NOT_FOUND")) &&
+        this.retry(attempt, () => this.considerHash(hash, attempt + 1))
+      ) {
+        return;
+      }
+      throw error;
+    }
+    if (!detail.a2aMeta || !detail.a2aState) {
+      // Funded on-chain but not listed yet: look again later.
+      this.retry(attempt, () => this.considerHash(hash, attempt + 1));
+      return;
+    }
+    await this.consider({ meta: detail.a2aMeta, state: detail.a2aState }, attempt);
+  }
+
+  /** Schedules `fn` after the back-off of `attempt` (1 s doubling to 10 s); false once attempts are exhausted. */
+  private retry(attempt: number, fn: () => Promise<void>): boolean {
+    if (attempt >= MAX_RETRIES || !this.running) return false;
+    this.later(Math.min(1000 * 2 ** attempt, 10_000), fn);
+    return true;
+  }
+
+  private takes(task: MarketplaceTask): boolean {
+    if (this.options.take) return this.options.take(task);
+    const mine = new Set(this.options.capabilities.map((c) => c.toLowerCase()));
+    const enough = BigInt(task.meta.amount ?? "0") >= BigInt(this.options.minReward ?? "0");
+    return task.state.status === "open" && enough && task.meta.requiredCapabilities.every((c) => mine.has(c));
+  }
+
+  private async consider(task: MarketplaceTask, attempt = 0) {
+    const hash = task.meta.taskHash.toLowerCase();
+    if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running) return;
+    if (!this.takes(task)) {
+      this.refused.add(hash);
+      return;
+    }
+    if (this.options.bid === "always" && !this.bids.has(hash)) await this.bid(hash);
+    let accepted: AcceptResult;
+    try {
+      accepted = await this.api.accept(hash);
+    } catch (error) {
+      if (isMarketError(error, "OFFER_HELD", "NOT_OFFER_HOLDER")) {
+        // Another agent holds the exclusive offer window: apply (a better-scored bid takes the window), and try
+        // again when the window ends.
+        if (!this.bids.has(hash)) await this.bid(hash);
+        const ends = Number((error as MarketError).details?.offerExpiresAt) * 1000 - Date.now();
+        const wait = Number.isFinite(ends) && ends > 0 ? Math.min(ends + 500, OFFER_WINDOW_MAX_MS) : 1000;
+        if (attempt < MAX_RETRIES) this.later(wait, () => this.consider(task, attempt + 1));
+        return;
+      }
+      if (retryable(error)) {
+        // Not indexed yet, someone else is accepting, a passing failure: ask again, backing off.
+        if (!this.retry(attempt, () => this.consider(task, attempt + 1)))
+          this.log(`accept of ${hash}: ${String(error)}`);
+        return;
+      }
+      this.refused.add(hash); // taken, reserved, not for us: do not ask again
+      this.log(`accept of ${hash} refused: ${(error as Error).message}`);
+      return;
+    }
+    const job: JobState = {
+      taskHash: hash,
+      onChainTaskId: accepted.onChainTaskId,
+      stage: "accepted",
+      attempt: 1,
+      meta: task.meta,
+      wrappedKey: accepted.wrappedKey,
+      delivered: false,
+      busy: false,
+      retryMs: 1000,
+    };
+    this.jobMap.set(hash, job);
+    this.changed(job);
+    this.log(`accepted ${hash}`);
+    await this.deliver(job);
+  }
+
+  /** Applies for a task (once): the best-scored applicant holds an exclusive offer window. */
+  private async bid(hash: string) {
+    this.bids.add(hash);
+    try {
+      await this.api.bid(hash, this.options.bidMessage !== undefined ? { message: this.options.bidMessage } : {});
+      this.log(`bid on ${hash}`);
+    } catch (error) {
+      if (!isMarketError(error, "ALREADY_APPLIED")) this.log(`bid on ${hash} refused: ${String(error)}`);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------- delivery
+
+  private async brief(job: JobState): Promise<Buffer> {
+    let blob: Buffer | undefined;
+    try {
+      blob = await this.api.blob(job.meta.rootHash ?? job.taskHash);
+    } catch (error) {
+      if (job.meta.privacy !== "public" || job.meta.publicBrief === undefined) throw error;
+    }
+    if (job.meta.privacy === "public") return blob ?? Buffer.from(job.meta.publicBrief!, "utf8");
+    if (!job.wrappedKey)
+      throw new MarketError("NEEDS_WRAP", `no brief key was wrapped to this agent for ${job.taskHash}`);
+    return openBrief(blob!, job.wrappedKey, this.options.privateKey);
+  }
+
+  private async deliver(job: JobState) {
+    if (job.busy || !this.running || job.stage !== "accepted") return;
+    job.busy = true;
+    try {
+      // The work runs once per attempt; retries of the same attempt (assignment pending) deliver the same result.
+      if (job.result?.attempt !== job.attempt) {
+        const brief = await this.brief(job);
+        const value = await this.options.work({
+          taskHash: job.taskHash,
+          onChainTaskId: job.onChainTaskId,
+          meta: job.meta,
+          brief,
+          briefText: brief.toString("utf8"),
+          attempt: job.attempt,
+        });
+        job.result = { attempt: job.attempt, value };
+      }
+      const result = job.result.value;
+      let answer;
+      try {
+        answer = await this.api.submit(job.taskHash, { result });
+      } catch (error) {
+        if (retryable(error)) {
+          // The assignment is not confirmed yet: try again, backing off to 10 s.
+          this.later(job.retryMs, () => this.deliver(job));
+          job.retryMs = Math.min(job.retryMs * 2, 10_000);
+          return;
+        }
+        throw error;
+      }
+      // The careful client's checks: my wallet, the escrow, the chain, exactly submitEvidence of my result.
+      checkEscrowTx(answer, this.pin!, this.wallet.address, {
+        fn: "submitEvidence",
+        taskId: BigInt(job.onChainTaskId),
+        evidenceHash: evidenceHash(result),
+      });
+      const sent = await this.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+      await this.sender.wait(sent.hash);
+      job.attempt = answer.attempt;
+      job.stage = "delivered";
+      job.delivered = true;
+      delete job.error;
+      this.changed(job);
+      this.log(`delivered ${job.taskHash} (attempt ${answer.attempt}, tx ${sent.hash})`);
+    } catch (error) {
+      job.error = (error as Error).message;
+      job.stage = "abandoned";
+      this.changed(job);
+      this.log(`delivery of ${job.taskHash} failed: ${job.error}`);
+    } finally {
+      job.busy = false;
+    }
+  }
+
+  // --------------------------------------------------------------------------------------------- following
+
+  /** Polling mode: reads a delivered job's state. */
+  private async follow(job: JobState) {
+    const detail = await this.api.task(job.taskHash);
+    const status = detail.a2aState?.status;
+    if (status === "completed") this.settle(job, "paid");
+    else if (status === "cancelled" || status === "expired") this.settle(job, "refunded");
+    // A failed verdict on this job's latest attempt (not a stale read from before its redelivery).
+    else if (status === "verified" && detail.submissionAttempts === job.attempt) await this.onVerdict(job, false);
+  }
+
+  private async onVerdict(job: JobState, passed: boolean) {
+    if (passed || job.stage !== "delivered") return;
+    if (job.attempt >= MAX_ATTEMPTS) {
+      job.stage = "failed";
+      this.changed(job);
+      return;
+    }
+    // A failed verdict leaves another attempt: work again and resubmit.
+    this.log(`failed verdict on ${job.taskHash} (attempt ${job.attempt}): trying again`);
+    job.attempt += 1;
+    job.stage = "accepted";
+    this.changed(job);
+    await this.deliver(job);
+  }
+
+  private settle(job: JobState, outcome: unknown) {
+    const stage: JobStage = outcome === "paid" ? "paid" : outcome === "cancelled" ? "cancelled" : "refunded";
+    if (job.stage === stage) return;
+    job.stage = stage;
+    this.changed(job);
+    this.log(`${job.taskHash} settled: ${stage}`);
+  }
+
+  private changed(job: JobState) {
+    this.options.onJob?.(this.jobs().find((j) => j.taskHash === job.taskHash)!);
+  }
+}

@@ -1,0 +1,187 @@
+/**
+ * The SDK's types come from the server's zod schemas, the same ones the routes validate with and the OpenAPI
+ * document is generated from, so a change of a shape breaks the SDK's compilation instead of its users.
+ *
+ * Only types are imported (`import type`): TypeScript erases these imports, so the SDK's JavaScript never loads
+ * server code (ESLint enforces type-only imports from client/sdk into server/, see eslint.config.mjs). Request bodies
+ * are the schemas' input types (what a client may send); answers are their output types (what the service sends).
+ */
+import type { z } from "zod";
+import type * as posting from "../../server/domain/schemas/posting";
+import type * as market from "../../server/domain/schemas/marketplace";
+import type * as accept from "../../server/domain/schemas/accept";
+import type * as delivery from "../../server/domain/schemas/delivery";
+import type * as executors from "../../server/domain/schemas/executors";
+import type * as services from "../../server/domain/schemas/services";
+import type * as accounts from "../../server/domain/schemas/accounts";
+import type * as storage from "../../server/domain/schemas/storage";
+import type * as settlement from "../../server/domain/schemas/settlement";
+import type * as stats from "../../server/domain/schemas/stats";
+import type * as reputation from "../../server/domain/schemas/reputation";
+import type * as cards from "../../server/domain/schemas/cards";
+import type * as deployFee from "../../server/domain/schemas/deployFee";
+
+type In<T extends z.ZodTypeAny> = z.input<T>;
+type Out<T extends z.ZodTypeAny> = z.output<T>;
+
+// System
+export type Stats = Out<typeof stats.statsSchema>;
+export type Settlement = Out<typeof settlement.settlementSchema>;
+export type SettlementChain = Settlement["chains"][number];
+export type ChainName = Settlement["postingChain"];
+
+// Accounts
+export type SignInNonce = Out<typeof accounts.nonceResponseSchema>;
+export type SignInSession = Out<typeof accounts.sessionResponseSchema>;
+export type ApiKeyCreated = Out<typeof accounts.apiKeyCreatedSchema>;
+export type ApiKeyList = Out<typeof accounts.apiKeyListSchema>;
+export type ApiKeyRevoked = Out<typeof accounts.apiKeyRevokedSchema>;
+export type WhoAmI = Out<typeof accounts.whoamiSchema>;
+
+// Storage
+export type StoredBlob = Out<typeof storage.storedBlobSchema>;
+export type UploadBatchResult = Out<typeof storage.uploadBatchResultSchema>;
+
+// Building and listing
+export type TaskBuildBody = In<typeof posting.taskBuildBodySchema>;
+export type TaskBuildTerms = In<typeof posting.taskBuildTermsSchema>;
+export type TaskBatchBuildBody = Omit<In<typeof posting.taskBatchBuildBodySchema>, "tasks"> & {
+  tasks: TaskBuildTerms[];
+};
+export type UnsignedTx = Out<typeof posting.unsignedTxSchema>;
+export type TaskBuild = Out<typeof posting.taskBuildSchema>;
+export type TaskBatchBuild = Out<typeof posting.taskBatchBuildSchema>;
+export type IndexBody = In<typeof market.indexBodySchema>;
+export type IndexItem = In<typeof market.indexItemSchema>;
+export type IndexBatchBody = In<typeof market.indexBatchBodySchema>;
+export type IndexResult = Out<typeof market.indexResultSchema>;
+export type IndexBatchResult = Out<typeof market.indexBatchResultSchema>;
+export type VerificationCriteria = In<typeof market.taskMetaSchema>["verificationCriteria"];
+
+// Tasks
+export type TaskMeta = Out<typeof market.taskMetaSchema>;
+export type TaskState = Out<typeof market.taskStateSchema>;
+export type MarketplaceStatus = market.MarketplaceStatus;
+export type MarketplaceTask = Out<typeof market.marketplaceTaskSchema>;
+export type OnChainTask = Out<typeof market.onChainTaskSchema>;
+export type TaskDetail = Out<typeof market.taskDetailSchema>;
+export type OpenTasks = Out<typeof market.openTasksSchema>;
+export type PostedTasks = Out<typeof market.postedTasksSchema>;
+export type PostedTaskView = PostedTasks["tasks"][number];
+export type OpenTasksQuery = Partial<In<typeof market.openTasksQuery>>;
+export type PostedTasksQuery = Partial<In<typeof market.postedTasksQuery>>;
+
+// Executors
+export type ExecutorRegistration = In<typeof executors.executorBodySchema>;
+export type OwnExecutor = Out<typeof executors.ownExecutorSchema>;
+export type RegistrationResult = Out<typeof executors.registrationResultSchema>;
+export type Heartbeat = Out<typeof executors.heartbeatSchema>;
+export type PublicExecutor = Out<typeof executors.publicExecutorSchema>;
+export type ExecutorList = Out<typeof executors.executorsListSchema>;
+export type ExecutorsQuery = Partial<In<typeof executors.executorsQuery>>;
+
+// Reputation
+export type Reputation = Out<typeof reputation.reputationSchema>;
+export type Leaderboard = Out<typeof reputation.leaderboardSchema>;
+
+// Taking work
+export type BidBody = In<typeof accept.bidBodySchema>;
+export type BidResult = Out<typeof accept.bidResultSchema>;
+export type ApplicantsQuery = Partial<In<typeof accept.applicantsQuery>>;
+export type Applicants = Out<typeof accept.applicantsSchema>;
+export type AcceptResult = Out<typeof accept.acceptResultSchema>;
+export type PosterTx = Out<typeof accept.posterTxSchema>;
+
+// Delivery
+export type SubmitBody = In<typeof delivery.submitBodySchema>;
+export type SubmitAnswer = Out<typeof delivery.submitAnswerSchema>;
+export type VerifyBody = In<typeof delivery.verifyBodySchema>;
+export type VerifyAnswer = Out<typeof delivery.verifyAnswerSchema>;
+export type DeclineBody = In<typeof delivery.declineBodySchema>;
+export type VerdictAnswer = Out<typeof delivery.verdictAnswerSchema>;
+export type DeliveryTx = Out<typeof delivery.txAnswerSchema>;
+export type ReclaimAnswer = Out<typeof delivery.reclaimAnswerSchema>;
+
+// Cards
+export type PlatformCard = Out<typeof cards.platformCardSchema>;
+export type A2AAgentCard = Out<typeof cards.a2aAgentCardSchema>;
+export type AgentCard = Out<typeof cards.agentCardSchema>;
+
+// Services
+export type ServiceBody = In<typeof services.serviceBodySchema>;
+export type ServicePatch = In<typeof services.servicePatchSchema>;
+export type ServiceView = Out<typeof services.serviceSchema>;
+export type ServiceList = Out<typeof services.serviceListSchema>;
+export type ServicesQuery = Partial<In<typeof services.servicesQuerySchema>>;
+
+// Agents
+export type DeployFee = Out<typeof deployFee.deployFeeSchema>;
+export type DeployFeeVerified = Out<typeof deployFee.deployFeeVerifiedSchema>;
+
+/** The service's error envelope. */
+export interface ErrorEnvelope {
+  success: false;
+  error: { code: string; message: string; reason?: string; details?: Record<string, unknown> };
+}
+
+// Push events (the contract of GET /api/v1/events; no server schema exists in this branch yet).
+export const MARKET_EVENT_TYPES = [
+  "task.open",
+  "task.offered",
+  "task.listed",
+  "task.assigned",
+  "task.submitted",
+  "task.verdict",
+  "task.disputed",
+  "task.settled",
+] as const;
+export type MarketEventType = (typeof MARKET_EVENT_TYPES)[number];
+
+/** One event's `data` (also a webhook's body). Type-specific fields ride along. */
+export interface MarketEventData {
+  id: string;
+  type: MarketEventType | (string & NonNullable<unknown>);
+  taskHash: string;
+  onChainTaskId: string;
+  role: "poster" | "worker" | "target" | "executor";
+  state: string;
+  txHash: string | null;
+  at: string;
+  /** task.verdict */
+  passed?: boolean;
+  /** task.settled */
+  outcome?: "paid" | "refunded" | "cancelled";
+  [field: string]: unknown;
+}
+
+/** An event as received on the stream: `id` and `event` lines plus the parsed `data`. */
+export interface MarketEvent {
+  id: string;
+  type: string;
+  data: MarketEventData;
+}
+
+// Webhooks and the working list: routes of the server's push branch (no schema in this branch yet); the shapes are
+// the ones that branch answers, typed here until its schemas are merged.
+export interface WebhookCreated {
+  id: number;
+  url: string;
+  events: string[];
+  createdAt: string;
+  /** Shown once: the HMAC secret of the deliveries' signatures. */
+  secret: string;
+}
+export interface WebhookView {
+  id: number;
+  url: string;
+  events: string[];
+  createdAt: string;
+  [field: string]: unknown;
+}
+export interface WebhookList {
+  webhooks: WebhookView[];
+}
+export interface WebhookDeliveries {
+  deliveries: Record<string, unknown>[];
+  [field: string]: unknown;
+}
