@@ -16,6 +16,7 @@ import { startServer, type RunningServer } from "../server/main";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
 import { newApiKey } from "../server/domain/credentials";
 import { ExampleAgent, EXAMPLE_CAPABILITIES } from "../client/exampleAgent";
+import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {
   hostname?: string;
@@ -102,6 +103,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       VERIFIER_PRIVATE_KEY: hardhatWallet(2).privateKey,
       // The service's custody key (posters may wrap brief keys to it); a fixed, public devnet key.
       CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
+      // The web app's devnet wallet picker reads the demo accounts (GET /api/v1/devnet/wallets): devnet only.
+      DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
@@ -155,12 +158,14 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
 }
 
 async function main() {
+  ensureWebBuilt((line) => console.log(line));
   const devnet = await startDevnet({
     port: Number(process.env.DEVNET_PORT ?? 8545),
     apiPort: Number(process.env.DEVNET_API_PORT ?? 8787),
   });
   const { book } = devnet.deployment;
   console.log(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
+  console.log(`Web app       ${devnet.apiUrl}/  (sign in with the devnet wallet: Settings)`);
   console.log(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
   console.log(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
   console.log(`AgentFactory  ${book.agentFactory.proxy}`);

@@ -12,6 +12,7 @@ import { deliveryRoutes } from "./delivery";
 import { cardRoutes } from "./cards";
 import { serviceRoutes } from "./services";
 import { agentRoutes } from "./agents";
+import { devnetRoutes } from "./devnet";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -26,4 +27,5 @@ export const allRoutes: AnyRoute[] = [
   ...cardRoutes,
   ...serviceRoutes,
   ...agentRoutes,
+  ...devnetRoutes,
 ];

@@ -1,0 +1,135 @@
+/**
+ * The web app in a real browser: a devnet on free ports (chain, API serving web/dist, indexer, marketplace verifier,
+ * example agent), the app built if stale, and Chromium driven by playwright-core. Without /usr/bin/chromium the
+ * browser tests skip, saying how to install it (`apt-get install -y chromium`).
+ */
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { startDevnet, type DemoAccount, type Devnet } from "../../scripts/devnet";
+import { ensureWebBuilt } from "../../scripts/webBuild";
+import { freePort } from "../helpers/api";
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+export const CHROMIUM_FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 860 };
+
+/** Skips the suite, loudly, when Chromium is absent. Call from a `before` hook: `skipWithoutChromium(this)`. */
+export function skipWithoutChromium(context: Mocha.Context): void {
+  if (fs.existsSync(CHROMIUM)) return;
+  console.warn(`    SKIPPED: browser tests need Chromium at ${CHROMIUM}: run \`apt-get install -y chromium\``);
+  context.skip();
+}
+
+export interface WebDevnet {
+  devnet: Devnet;
+  url: string;
+  browser: Browser;
+  /** Saves a screenshot of every open page under $TMPDIR/web-failures (after a failed test). */
+  snapshot(title: string): Promise<void>;
+  /** Uncaught exceptions of every page so far. */
+  pageErrors: string[];
+  account(role: string): DemoAccount;
+  /** A fresh browser context (no shared state) with a page; `colorScheme` picks the system theme. */
+  newPage(options?: { viewport?: { width: number; height: number }; colorScheme?: "light" | "dark" }): Promise<Page>;
+  close(): Promise<void>;
+}
+
+export async function startWebDevnet(): Promise<WebDevnet> {
+  ensureWebBuilt((line) => console.log(`    ${line}`));
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-out-"));
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-data-"));
+  // One IP (127.0.0.1) carries the browser's polling and the example agent's: lift the per-IP window for the run.
+  const saved = { LOG_LEVEL: process.env.LOG_LEVEL, RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW };
+  process.env.LOG_LEVEL = "warn";
+  process.env.RATE_IP_PER_WINDOW = "100000";
+  let devnet: Devnet;
+  try {
+    devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
+  } finally {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  }
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_FLAGS });
+  const contexts: BrowserContext[] = [];
+  const pageErrors: string[] = [];
+  return {
+    pageErrors,
+    devnet,
+    url: devnet.apiUrl!,
+    browser,
+    account: (role) => {
+      const found = devnet.accounts.find((a) => a.role === role);
+      expect(found, role).to.not.equal(undefined);
+      return found!;
+    },
+    async newPage(options = {}) {
+      const context = await browser.newContext({
+        viewport: options.viewport ?? DESKTOP,
+        colorScheme: options.colorScheme ?? "light",
+        permissions: ["clipboard-read", "clipboard-write"],
+      });
+      contexts.push(context);
+      const page = await context.newPage();
+      page.setDefaultTimeout(30_000);
+      // An uncaught exception in the app is collected; tests assert there is none (pageErrors).
+      page.on("pageerror", (error) => pageErrors.push(`${page.url()}: ${error.message}`));
+      return page;
+    },
+    async snapshot(title) {
+      const dir = path.join(os.tmpdir(), "web-failures");
+      fs.mkdirSync(dir, { recursive: true });
+      const pages = contexts.flatMap((c) => c.pages());
+      for (const [i, page] of pages.entries()) {
+        const file = path.join(dir, `${title.replace(/[^a-z0-9]+/gi, "-").slice(0, 60)}-${i}.png`);
+        await page.screenshot({ path: file, fullPage: true }).catch(() => undefined);
+        console.warn(`    screenshot of ${page.url()}: ${file}`);
+      }
+    },
+    async close() {
+      for (const context of contexts) await context.close().catch(() => undefined);
+      await browser.close();
+      await devnet.close();
+      fs.rmSync(outDir, { recursive: true, force: true });
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Signs in on /settings with the devnet wallet of `role` (the EIP-4361 flow through /api/v1/auth/*). */
+export async function signInAs(page: Page, web: WebDevnet, role: string): Promise<void> {
+  const account = web.account(role);
+  await page.goto(`${web.url}/settings`);
+  await page.getByRole("combobox", { name: "Demo account" }).click();
+  await page.getByRole("option", { name: new RegExp(`^${role} \\(`) }).click();
+  await page.getByRole("button", { name: "Sign in with the devnet wallet" }).click();
+  await page.getByTestId("session-address").waitFor();
+  expect(await page.getByTestId("session-address").innerText()).to.equal(account.address.toLowerCase());
+}
+
+/** axe-core in the page: the serious and critical violations (none expected). */
+export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  const source = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
+  await page.evaluate(source); // evaluated through the DevTools protocol: the page's CSP stays as served
+  const result = (await page.evaluate(() =>
+    (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run(),
+  )) as { violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] };
+  return result.violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+}
