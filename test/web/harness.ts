@@ -126,10 +126,18 @@ export async function signInAs(page: Page, web: WebDevnet, role: string): Promis
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
   const source = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   await page.evaluate(source); // evaluated through the DevTools protocol: the page's CSP stays as served
-  const result = (await page.evaluate(() =>
-    (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run(),
-  )) as { violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] };
+  const result = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
+    violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+  };
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
-    .map((v) => `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")})`);
+    .map(
+      (v) =>
+        `${v.impact} ${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(" ")).join(", ")}): ${v.nodes[0]?.failureSummary}`,
+    );
+}
+
+/** Follows a link of the main navigation (the session lives in the page: a reload would sign out). */
+export async function go(page: Page, label: string): Promise<void> {
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label }).click();
 }

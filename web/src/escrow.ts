@@ -45,7 +45,12 @@ export interface TimelineEntry {
 }
 
 /** Every escrow event about one task (indexed taskId is each event's first topic after the signature), oldest first. */
-export async function taskTimeline(provider: Provider, escrow: string, taskId: number, fromBlock = 0): Promise<TimelineEntry[]> {
+export async function taskTimeline(
+  provider: Provider,
+  escrow: string,
+  taskId: number,
+  fromBlock = 0,
+): Promise<TimelineEntry[]> {
   const logs = await provider.getLogs({
     address: escrow,
     fromBlock,
@@ -57,12 +62,19 @@ export async function taskTimeline(provider: Provider, escrow: string, taskId: n
   for (const log of logs) {
     const parsed = escrowInterface.parseLog(log);
     if (!parsed) continue;
-    if (!times.has(log.blockNumber)) times.set(log.blockNumber, (await provider.getBlock(log.blockNumber))?.timestamp ?? null);
+    if (!times.has(log.blockNumber))
+      times.set(log.blockNumber, (await provider.getBlock(log.blockNumber))?.timestamp ?? null);
     const args: Record<string, string> = {};
     parsed.fragment.inputs.forEach((input, i) => {
       if (input.name !== "taskId") args[input.name] = String(parsed.args[i]);
     });
-    entries.push({ name: parsed.name, blockNumber: log.blockNumber, txHash: log.transactionHash, time: times.get(log.blockNumber) ?? null, args });
+    entries.push({
+      name: parsed.name,
+      blockNumber: log.blockNumber,
+      txHash: log.transactionHash,
+      time: times.get(log.blockNumber) ?? null,
+      args,
+    });
   }
   return entries;
 }

@@ -49,3 +49,6 @@ export const STATUS_COLOR: Record<string, string> = {
   disputed: "red",
   expired: "orange",
 };
+
+/** The escrow's own status numbers (ITaskEscrow.TaskStatus). */
+export const ONCHAIN_STATUS = ["Funded", "Assigned", "Submitted", "Verified", "Completed", "Cancelled", "Disputed"];

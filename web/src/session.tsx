@@ -34,36 +34,39 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session | null>(null);
   const queryClient = useQueryClient();
 
-  const signIn = useCallback(async (wallet: WalletChoice) => {
-    const accounts = (await wallet.provider.request({ method: "eth_requestAccounts" })) as string[];
-    if (!accounts?.[0]) throw new Error("The wallet shared no account.");
-    const address = getAddress(accounts[0]);
-    const nonce = await api<NonceResponse>("/api/v1/auth/nonce", { body: { address } });
-    const signature = (await wallet.provider.request({
-      method: "personal_sign",
-      params: [hexlify(toUtf8Bytes(nonce.message)), address],
-    })) as string;
-    const signed = await api<SessionResponse>("/api/v1/auth/verify", {
-      body: { message: nonce.message, signature },
-    });
-    const key = await api<ApiKeyCreated>("/api/v1/api-keys", {
-      body: { label: SESSION_KEY_LABEL },
-      auth: { sessionToken: signed.sessionToken },
-      useSession: true,
-    });
-    const next: Session = {
-      address: signed.address,
-      expiresAt: signed.expiresAt,
-      sessionToken: signed.sessionToken,
-      apiKey: key.key,
-      apiKeyId: key.id,
-      walletName: wallet.name,
-      provider: wallet.provider,
-    };
-    queryClient.removeQueries({ queryKey: ["me"] });
-    setSession(next);
-    return next;
-  }, [queryClient]);
+  const signIn = useCallback(
+    async (wallet: WalletChoice) => {
+      const accounts = (await wallet.provider.request({ method: "eth_requestAccounts" })) as string[];
+      if (!accounts?.[0]) throw new Error("The wallet shared no account.");
+      const address = getAddress(accounts[0]);
+      const nonce = await api<NonceResponse>("/api/v1/auth/nonce", { body: { address } });
+      const signature = (await wallet.provider.request({
+        method: "personal_sign",
+        params: [hexlify(toUtf8Bytes(nonce.message)), address],
+      })) as string;
+      const signed = await api<SessionResponse>("/api/v1/auth/verify", {
+        body: { message: nonce.message, signature },
+      });
+      const key = await api<ApiKeyCreated>("/api/v1/api-keys", {
+        body: { label: SESSION_KEY_LABEL },
+        auth: { sessionToken: signed.sessionToken },
+        useSession: true,
+      });
+      const next: Session = {
+        address: signed.address,
+        expiresAt: signed.expiresAt,
+        sessionToken: signed.sessionToken,
+        apiKey: key.key,
+        apiKeyId: key.id,
+        walletName: wallet.name,
+        provider: wallet.provider,
+      };
+      queryClient.removeQueries({ queryKey: ["me"] });
+      setSession(next);
+      return next;
+    },
+    [queryClient],
+  );
 
   const signOut = useCallback(async () => {
     if (session) {

@@ -52,7 +52,8 @@ export function discoverWallets(onChange: (wallets: WalletChoice[]) => void): ()
  * page with the key; every other call goes to the devnet's JSON-RPC.
  */
 export function devnetProvider(privateKey: string, rpcUrl: string, chainId: number): Eip1193Provider {
-  const rpc = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1 });
+  // No response cache: a transaction right after another must read the new nonce.
+  const rpc = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
   const wallet = new Wallet(privateKey, rpc);
   return {
     async request({ method, params }) {

@@ -12,7 +12,17 @@ export function StatusBadge({ status }: { status: string }) {
 }
 
 /** One task in a list: reward, brief (public tasks), capabilities, deadline in local time, state. */
-export function TaskCard({ meta, state, symbol, decimals }: { meta: TaskMeta; state: TaskState; symbol?: string; decimals?: number }) {
+export function TaskCard({
+  meta,
+  state,
+  symbol,
+  decimals,
+}: {
+  meta: TaskMeta;
+  state: TaskState;
+  symbol?: string;
+  decimals?: number;
+}) {
   return (
     <Card withBorder padding="md" data-testid={`task-${meta.taskHash}`}>
       <Stack gap={6}>

@@ -1,6 +1,21 @@
 /** Agents and services: the executors directory, one agent's card (services, reputation), the leaderboard. */
 import { useState } from "react";
-import { Alert, Badge, Card, Code, Drawer, Group, Loader, Stack, Table, Text, TextInput, Title, Anchor, UnstyledButton } from "@mantine/core";
+import {
+  Alert,
+  Badge,
+  Card,
+  Code,
+  Drawer,
+  Group,
+  Loader,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+  Anchor,
+  UnstyledButton,
+} from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery } from "@tanstack/react-query";
 import { api, describeError } from "../api";
@@ -67,7 +82,7 @@ export function AgentsPage() {
             onChange={(e) => setCapabilities(e.currentTarget.value)}
             maw={400}
           />
-          {executors.isLoading && <Loader size="sm" aria-label="Loading agents" />}
+          {executors.isLoading && <Loader size="sm" role="status" aria-label="Loading agents" />}
           {executors.isError && <Alert color="red">{describeError(executors.error)}</Alert>}
           <Table.ScrollContainer minWidth={480}>
             <Table aria-label="Agents">

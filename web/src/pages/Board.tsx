@@ -52,7 +52,7 @@ export function BoardPage() {
           style={{ flex: "0 1 200px" }}
         />
       </Group>
-      {tasks.isLoading && <Loader aria-label="Loading tasks" />}
+      {tasks.isLoading && <Loader role="status" aria-label="Loading tasks" />}
       {tasks.isError && <Alert color="red">{describeError(tasks.error)}</Alert>}
       {tasks.data && (
         <Text size="sm" c="dimmed" aria-live="polite">

@@ -64,7 +64,13 @@ function PostedTasks({ session }: { session: Session }) {
     refetchInterval: REFRESH_MS,
   });
   const action = useMutation({
-    mutationFn: async ({ hash, kind }: { hash: string; kind: "finalize" | "decline" | "cancel" | "reclaim" | "dispute" }) => {
+    mutationFn: async ({
+      hash,
+      kind,
+    }: {
+      hash: string;
+      kind: "finalize" | "decline" | "cancel" | "reclaim" | "dispute";
+    }) => {
       const path = `/api/v1/a2a/tasks/${hash}/${kind}`;
       if (kind === "finalize") return api(path, { body: {}, auth: session }).then(() => "Passed: the worker is paid.");
       if (kind === "decline")
@@ -76,14 +82,18 @@ function PostedTasks({ session }: { session: Session }) {
         auth: session,
       });
       await signAndSend(session, chain!.escrowAddress!, built.unsignedTx);
-      return kind === "cancel" ? "Cancelled: the reward is refunded." : kind === "dispute" ? "Dispute raised." : `Reclaimed (${built.outcome}).`;
+      return kind === "cancel"
+        ? "Cancelled: the reward is refunded."
+        : kind === "dispute"
+          ? "Dispute raised."
+          : `Reclaimed (${built.outcome}).`;
     },
     onSuccess: (text) => {
       setMessage(text);
       void queryClient.invalidateQueries({ queryKey: ["me", "posted"] });
     },
   });
-  if (posted.isLoading) return <Loader aria-label="Loading your tasks" />;
+  if (posted.isLoading) return <Loader role="status" aria-label="Loading your tasks" />;
   if (posted.isError) return <Alert color="red">{describeError(posted.error)}</Alert>;
   const tasks = posted.data!.tasks;
   return (
@@ -98,8 +108,10 @@ function PostedTasks({ session }: { session: Session }) {
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {tasks.map((t) => {
           const status = t.state.status;
-          const run = (kind: Parameters<typeof action.mutate>[0]["kind"]) => action.mutate({ hash: t.meta.taskHash, kind });
-          const busy = (kind: string) => action.isPending && action.variables?.hash === t.meta.taskHash && action.variables.kind === kind;
+          const run = (kind: Parameters<typeof action.mutate>[0]["kind"]) =>
+            action.mutate({ hash: t.meta.taskHash, kind });
+          const busy = (kind: string) =>
+            action.isPending && action.variables?.hash === t.meta.taskHash && action.variables.kind === kind;
           return (
             <Stack key={t.meta.taskHash} gap={4}>
               <TaskCard meta={t.meta} state={t.state} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
@@ -109,7 +121,13 @@ function PostedTasks({ session }: { session: Session }) {
                     <Button size="xs" color="teal" loading={busy("finalize")} onClick={() => run("finalize")}>
                       Pass and pay
                     </Button>
-                    <Button size="xs" color="orange" variant="light" loading={busy("decline")} onClick={() => run("decline")}>
+                    <Button
+                      size="xs"
+                      color="orange"
+                      variant="light"
+                      loading={busy("decline")}
+                      onClick={() => run("decline")}
+                    >
                       Fail
                     </Button>
                   </>
@@ -125,7 +143,13 @@ function PostedTasks({ session }: { session: Session }) {
                   </Button>
                 )}
                 {["submitted", "verified"].includes(status) && (
-                  <Button size="xs" color="red" variant="subtle" loading={busy("dispute")} onClick={() => run("dispute")}>
+                  <Button
+                    size="xs"
+                    color="red"
+                    variant="subtle"
+                    loading={busy("dispute")}
+                    onClick={() => run("dispute")}
+                  >
                     Dispute
                   </Button>
                 )}
@@ -142,7 +166,8 @@ function AgentTasks({ session }: { session: Session }) {
   const { chain } = usePostingChain();
   const offered = useQuery({
     queryKey: ["me", "offered", session.address],
-    queryFn: () => api<{ tasks: { meta: TaskMeta; state: TaskState }[] }>("/api/v1/a2a/tasks/offered?limit=100", { auth: session }),
+    queryFn: () =>
+      api<{ tasks: { meta: TaskMeta; state: TaskState }[] }>("/api/v1/a2a/tasks/offered?limit=100", { auth: session }),
     refetchInterval: REFRESH_MS,
   });
   const working = useQuery({
@@ -159,8 +184,12 @@ function AgentTasks({ session }: { session: Session }) {
         topics: [topic, null, zeroPadValue(getAddress(session.address), 32)],
       });
       const ids = [...new Set(logs.map((log) => Number(BigInt(log.topics[1]))))].reverse();
-      const details = await Promise.all(ids.map((id) => api<Detail>(`/api/v1/tasks/${id}`, { auth: session }).catch(() => null)));
-      return details.filter((d): d is Detail => Boolean(d?.a2aMeta && d.a2aState && d.worker.toLowerCase() === session.address));
+      const details = await Promise.all(
+        ids.map((id) => api<Detail>(`/api/v1/tasks/${id}`, { auth: session }).catch(() => null)),
+      );
+      return details.filter((d): d is Detail =>
+        Boolean(d?.a2aMeta && d.a2aState && d.worker.toLowerCase() === session.address),
+      );
     },
   });
   return (
@@ -172,19 +201,30 @@ function AgentTasks({ session }: { session: Session }) {
       {offered.data?.tasks.length === 0 && <Text size="sm">No task is pinned to your wallet.</Text>}
       <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="offered">
         {offered.data?.tasks.map((t) => (
-          <TaskCard key={t.meta.taskHash} meta={t.meta} state={t.state} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
+          <TaskCard
+            key={t.meta.taskHash}
+            meta={t.meta}
+            state={t.state}
+            symbol={chain?.token?.symbol}
+            decimals={chain?.token?.decimals}
+          />
         ))}
       </SimpleGrid>
       <Title order={3} size="h4">
         Working on
       </Title>
-      {working.isLoading && <Loader size="sm" aria-label="Loading" />}
+      {working.isLoading && <Loader size="sm" role="status" aria-label="Loading" />}
       {working.isError && <Alert color="red">{describeError(working.error)}</Alert>}
       {working.data?.length === 0 && <Text size="sm">You have not been assigned a task.</Text>}
       <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="working">
         {working.data?.map((t) => (
           <Card key={t.taskHash} p={0} withBorder={false}>
-            <TaskCard meta={t.a2aMeta!} state={t.a2aState!} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
+            <TaskCard
+              meta={t.a2aMeta!}
+              state={t.a2aState!}
+              symbol={chain?.token?.symbol}
+              decimals={chain?.token?.decimals}
+            />
           </Card>
         ))}
       </SimpleGrid>

@@ -39,7 +39,14 @@ const DURATIONS = [
   { value: "259200", label: "3 days" },
   { value: "604800", label: "7 days" },
 ];
-const STEPS = ["Upload the brief", "Build the transaction", "Check it", "Approve the reward", "Fund the task", "List it"];
+const STEPS = [
+  "Upload the brief",
+  "Build the transaction",
+  "Check it",
+  "Approve the reward",
+  "Fund the task",
+  "List it",
+];
 
 interface Criteria {
   min_length?: number;
@@ -138,13 +145,13 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       });
       const taskHash = upload.rootHash;
       setStep(1);
-      const built = await api<{ unsignedTx: { to: string; data: string; from: string; value: string }; chainId: number }>(
-        "/api/v1/tasks",
-        {
-          body: { taskHash, token: token.address, amount: amount.toString(), locationZone: "global", duration, ...terms },
-          auth: session,
-        },
-      );
+      const built = await api<{
+        unsignedTx: { to: string; data: string; from: string; value: string };
+        chainId: number;
+      }>("/api/v1/tasks", {
+        body: { taskHash, token: token.address, amount: amount.toString(), locationZone: "global", duration, ...terms },
+        auth: session,
+      });
       setStep(2);
       const provider = new BrowserProvider(session.provider);
       const walletChain = Number(toBigInt((await session.provider.request({ method: "eth_chainId" })) as string));

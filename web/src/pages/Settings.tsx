@@ -116,14 +116,24 @@ function ApiKeys({ session }: { session: Session }) {
           </Alert>
         )}
         {created && (
-          <Alert color="green" title="New key: copy it now, it is shown only once" withCloseButton onClose={() => setCreated(null)}>
+          <Alert
+            color="green"
+            title="New key: copy it now, it is shown only once"
+            withCloseButton
+            onClose={() => setCreated(null)}
+          >
             <Group wrap="nowrap" gap="xs" align="center">
               <Code data-testid="new-key" style={{ wordBreak: "break-all" }}>
                 {created.key}
               </Code>
               <CopyButton value={created.key}>
                 {({ copied, copy }) => (
-                  <Button size="xs" variant={copied ? "filled" : "light"} color={copied ? "teal" : undefined} onClick={copy}>
+                  <Button
+                    size="xs"
+                    variant={copied ? "filled" : "light"}
+                    color={copied ? "teal" : undefined}
+                    onClick={copy}
+                  >
                     {copied ? "Copied" : "Copy"}
                   </Button>
                 )}
@@ -150,7 +160,11 @@ function ApiKeys({ session }: { session: Session }) {
                     <Code>{key.prefix}…</Code>
                   </Table.Td>
                   <Table.Td>
-                    {key.label ?? <Text c="dimmed" span size="sm">none</Text>}
+                    {key.label ?? (
+                      <Text c="dimmed" span size="sm">
+                        none
+                      </Text>
+                    )}
                     {key.id === session.apiKeyId && key.label === SESSION_KEY_LABEL && (
                       <Badge ml="xs" size="xs" variant="outline">
                         this browser session

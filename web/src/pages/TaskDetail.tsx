@@ -1,12 +1,25 @@
 /** One task: state, terms, deadlines in local time, the on-chain record, the escrow's events, and the result. */
-import { Alert, Anchor, Card, Code, Group, Loader, SimpleGrid, Stack, Table, Text, Timeline, Title } from "@mantine/core";
+import {
+  Alert,
+  Anchor,
+  Card,
+  Code,
+  Group,
+  Loader,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Timeline,
+  Title,
+} from "@mantine/core";
 import { useQuery } from "@tanstack/react-query";
 import { useParams } from "react-router";
 import { api, describeError } from "../api";
 import { useDevnetWallets, usePostingChain } from "../hooks";
 import { useSession } from "../session";
 import { readProvider, taskTimeline } from "../escrow";
-import { formatAmount, formatTime, shortAddress } from "../format";
+import { formatAmount, formatTime, ONCHAIN_STATUS, shortAddress } from "../format";
 import { StatusBadge } from "../components/TaskCard";
 import type { OnChainTask, TaskMeta, TaskState } from "../types";
 
@@ -31,7 +44,7 @@ export function TaskDetailPage() {
     queryFn: () => taskTimeline(provider!, escrow!, task.data!.taskId),
     enabled: Boolean(provider && escrow && task.data),
   });
-  if (task.isLoading) return <Loader aria-label="Loading the task" />;
+  if (task.isLoading) return <Loader role="status" aria-label="Loading the task" />;
   if (task.isError) return <Alert color="red">{describeError(task.error)}</Alert>;
   const t = task.data!;
   const meta = t.a2aMeta;
@@ -73,7 +86,7 @@ export function TaskDetailPage() {
             <Table.Tbody>
               <Row label="Task id" value={String(t.taskId)} />
               <Row label="Escrow" value={<Code>{shortAddress(escrow)}</Code>} />
-              <Row label="Status" value={String(t.status)} />
+              <Row label="Status" value={`${t.status} (${ONCHAIN_STATUS[t.status] ?? "unknown"})`} />
               <Row label="Task hash" value={<Code style={{ wordBreak: "break-all" }}>{t.taskHash}</Code>} />
               <Row label="Attempts" value={String(t.submissionAttempts)} />
               <Row label="Payout" value={t.payout ? formatAmount(t.payout, decimals, symbol) : "—"} />

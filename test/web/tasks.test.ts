@@ -1,0 +1,183 @@
+/**
+ * Tasks in the web app on the devnet: a poster posts a public auto-verified task (the careful client's checks shown,
+ * approval and funding signed by the devnet wallet), the devnet's example agent does it and the marketplace verifier
+ * pays it; the task detail shows it paid with its escrow events and result. A task no agent can do stays on the open
+ * board, where the capability and reward filters find it. The agent sees the task it worked on and a task offered to it.
+ */
+import { expect } from "chai";
+import { Contract, JsonRpcProvider, Wallet } from "ethers";
+import type { Page } from "playwright-core";
+import { go, seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
+import { agentPublicKey } from "../../server/domain/briefs";
+
+const SUMMARY_BRIEF = "Summarise the escrow design. It holds rewards until verified work is paid.";
+
+async function postPublicTask(
+  page: Page,
+  web: WebDevnet,
+  task: { brief: string; reward: string; capabilities: string[]; keywords: string[]; fields: string[] },
+): Promise<string> {
+  await go(page, "Post a task");
+  await page.getByLabel("Brief").fill(task.brief);
+  await page.getByLabel(/^Reward/).fill(task.reward);
+  for (const c of task.capabilities) {
+    await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
+    await page.keyboard.press("Enter");
+  }
+  for (const k of task.keywords) {
+    await page.getByRole("combobox", { name: "Must contain the keywords" }).fill(k);
+    await page.keyboard.press("Enter");
+  }
+  for (const f of task.fields) {
+    await page.getByRole("combobox", { name: "Must have the JSON fields" }).fill(f);
+    await page.keyboard.press("Enter");
+  }
+  await page.getByRole("button", { name: "Post and fund the task" }).click();
+  await page.getByTestId("posted").waitFor({ timeout: 60_000 });
+  // The four checks ran and passed before anything was signed.
+  const checks = page.getByTestId("checks").getByRole("listitem");
+  expect(await checks.count()).to.equal(4);
+  expect(await page.getByTestId("checks").getByLabel("failed").count()).to.equal(0);
+  const href = await page.getByRole("link", { name: "Follow it" }).getAttribute("href");
+  return href!.replace("/tasks/", "");
+}
+
+describe("web: posting, the board, task detail and the agent's view", function () {
+  this.timeout(300_000);
+  let web: WebDevnet;
+
+  before(async function () {
+    skipWithoutChromium(this);
+    web = await startWebDevnet();
+  });
+  after(async () => {
+    await web?.close();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed" && web) await web.snapshot(this.currentTest.title);
+    if (web) expect(web.pageErrors, "uncaught exceptions in the page").to.deep.equal([]);
+  });
+
+  let paidHash: string;
+
+  it("posts a public auto task from the browser and watches it go to paid", async () => {
+    const page = await web.newPage();
+    await signInAs(page, web, "poster");
+    // Inline validation: auto verification without a rule is refused before anything is sent.
+    await go(page, "Post a task");
+    await page.getByRole("button", { name: "Post and fund the task" }).click();
+    await page.getByText("Write what the agent should do").waitFor();
+    await page.getByText("Auto verification needs at least one rule").waitFor();
+
+    paidHash = await postPublicTask(page, web, {
+      brief: SUMMARY_BRIEF,
+      reward: "40",
+      capabilities: ["summarise"],
+      keywords: ["escrow"],
+      fields: ["summary", "wordCount"],
+    });
+    await page.getByRole("link", { name: "Follow it" }).click();
+    await page.getByTestId("task-status").filter({ hasText: "Paid" }).waitFor({ timeout: 90_000 });
+    await page.getByText("TaskCompleted").waitFor();
+    const result = JSON.parse(await page.getByTestId("result").innerText());
+    expect(result.summary).to.be.a("string");
+    expect(result.wordCount).to.be.a("number");
+    // The chain agrees: the example agent (agent-1) was paid.
+    const onChain = await (await fetch(`${web.url}/api/v1/tasks/${paidHash}`)).json();
+    expect(onChain.data.status).to.equal(4);
+    expect(onChain.data.worker).to.equal(web.account("agent-1").address.toLowerCase());
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
+    const page = await web.newPage();
+    await signInAs(page, web, "poster-2");
+    const hash = await postPublicTask(page, web, {
+      brief: "Translate the escrow terms into Klingon.",
+      reward: "12.5",
+      capabilities: ["klingon"],
+      keywords: ["escrow"],
+      fields: [],
+    });
+    await go(page, "Open tasks");
+    const card = page.getByTestId(`task-${hash}`);
+    await card.waitFor();
+    expect(await card.textContent())
+      .to.include("12.50 USDC")
+      .and.include("klingon");
+    await page.getByLabel("Capabilities I have").fill("summarise");
+    await card.waitFor({ state: "detached" });
+    await page.getByLabel("Capabilities I have").fill("klingon, summarise");
+    await card.waitFor();
+    await page.getByLabel(/^Minimum reward/).fill("13");
+    await card.waitFor({ state: "detached" });
+    await page.getByLabel(/^Minimum reward/).fill("12");
+    await card.waitFor();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("shows the agent the task it worked on and a task offered to it", async () => {
+    // A task pinned to agent-2 (the rental flow), posted through the API by the poster's devnet key.
+    const poster = web.account("poster");
+    const agent = web.account("agent-2");
+    const call = (path: string, key: string, body?: unknown) =>
+      fetch(`${web.url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const registered = await call("/api/v1/a2a/executors", agent.apiKey, {
+      publicKey: agentPublicKey(agent.privateKey),
+      capabilities: ["review"],
+    });
+    expect(registered.status, JSON.stringify(registered.json)).to.be.oneOf([200, 201]);
+    const brief = "Review the escrow contract for agent-2.";
+    const upload = await call("/api/v1/storage/upload", poster.apiKey, { data: Buffer.from(brief).toString("base64") });
+    const taskHash = upload.json.data.rootHash;
+    const settlement = (await call("/api/v1/health/settlement", poster.apiKey)).json.data;
+    const chain = settlement.chains.find((c: { chain: string }) => c.chain === settlement.postingChain);
+    const amount = 3_000_000n;
+    const built = await call("/api/v1/tasks", poster.apiKey, {
+      taskHash,
+      token: chain.token.address,
+      amount: amount.toString(),
+      locationZone: "global",
+      duration: "86400",
+    });
+    expect(built.status, JSON.stringify(built.json)).to.equal(200);
+    const wallet = new Wallet(
+      poster.privateKey,
+      new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
+    );
+    const usdc = new Contract(chain.token.address, ["function approve(address,uint256) returns (bool)"], wallet);
+    await (await usdc.approve(chain.escrowAddress, amount)).wait();
+    const sent = await wallet.sendTransaction({
+      to: built.json.data.unsignedTx.to,
+      data: built.json.data.unsignedTx.data,
+    });
+    await sent.wait();
+    const indexed = await call("/api/v1/a2a/tasks/index", poster.apiKey, {
+      txHash: sent.hash,
+      taskHash,
+      privacy: "public",
+      publicBrief: brief,
+      targetExecutor: agent.address,
+    });
+    expect(indexed.status, JSON.stringify(indexed.json)).to.equal(200);
+
+    const page = await web.newPage();
+    await signInAs(page, web, "agent-2");
+    await go(page, "My tasks");
+    await page.getByRole("tab", { name: "As agent" }).click();
+    await page.getByTestId("offered").getByTestId(`task-${taskHash}`).waitFor();
+
+    const worker = await web.newPage();
+    await signInAs(worker, web, "agent-1");
+    await go(worker, "My tasks");
+    await worker.getByRole("tab", { name: "As agent" }).click();
+    const worked = worker.getByTestId("working").getByTestId(`task-${paidHash}`);
+    await worked.waitFor();
+    expect(await worked.getByTestId("task-status").textContent()).to.equal("Paid");
+    expect(await seriousA11yViolations(worker)).to.deep.equal([]);
+  });
+});
