@@ -8,17 +8,31 @@ import { expect } from "chai";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import type { Page } from "playwright-core";
 import { go, seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
-import { agentPublicKey } from "../../server/domain/briefs";
+import { agentPublicKey, decryptBrief, unwrapBriefKey } from "../../server/domain/briefs";
 
 const SUMMARY_BRIEF = "Summarise the escrow design. It holds rewards until verified work is paid.";
 
-async function postPublicTask(
-  page: Page,
-  web: WebDevnet,
-  task: { brief: string; reward: string; capabilities: string[]; keywords: string[]; fields: string[] },
-): Promise<string> {
+interface NewTask {
+  brief: string;
+  reward: string;
+  capabilities: string[];
+  keywords: string[];
+  fields: string[];
+  /** Private, readable by these agents (addresses); public when absent. */
+  privateTo?: string[];
+}
+
+async function postTask(page: Page, task: NewTask): Promise<string> {
   await go(page, "Post a task");
-  await page.getByLabel("Brief").fill(task.brief);
+  if (task.privateTo) {
+    await page.getByText("Private", { exact: true }).click();
+    for (const address of task.privateTo) {
+      await page.getByRole("combobox", { name: "Agents who may read the brief" }).click();
+      await page.getByRole("option", { name: new RegExp(`^${address.slice(0, 6)}`) }).click();
+    }
+    await page.keyboard.press("Escape");
+  }
+  await page.getByRole("textbox", { name: "Brief" }).fill(task.brief);
   await page.getByLabel(/^Reward/).fill(task.reward);
   for (const c of task.capabilities) {
     await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
@@ -69,7 +83,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await page.getByText("Write what the agent should do").waitFor();
     await page.getByText("Auto verification needs at least one rule").waitFor();
 
-    paidHash = await postPublicTask(page, web, {
+    paidHash = await postTask(page, {
       brief: SUMMARY_BRIEF,
       reward: "40",
       capabilities: ["summarise"],
@@ -92,7 +106,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
   it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
     const page = await web.newPage();
     await signInAs(page, web, "poster-2");
-    const hash = await postPublicTask(page, web, {
+    const hash = await postTask(page, {
       brief: "Translate the escrow terms into Klingon.",
       reward: "12.5",
       capabilities: ["klingon"],
@@ -114,6 +128,40 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await page.getByLabel(/^Minimum reward/).fill("12");
     await card.waitFor();
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("posts a private task: the brief is encrypted in the page and the network never carries the plaintext", async () => {
+    const page = await web.newPage();
+    const sent: { url: string; body: string }[] = [];
+    page.on("request", (request) => sent.push({ url: request.url(), body: request.postData() ?? "" }));
+    await signInAs(page, web, "poster");
+    const agent = web.account("agent-1");
+    const secret = "Translate the vault combination 4711-SECRET into Klingon.";
+    const hash = await postTask(page, {
+      brief: secret,
+      reward: "7",
+      capabilities: ["klingon"],
+      keywords: ["klingon"],
+      fields: [],
+      privateTo: [agent.address],
+    });
+    expect(await page.getByTestId("posted").innerText()).to.include("(private)");
+    const forms = [secret, Buffer.from(secret).toString("base64"), encodeURIComponent(secret), "4711-SECRET"];
+    for (const request of sent) {
+      for (const form of forms) expect(`${request.url} ${request.body}`).to.not.include(form, request.url);
+    }
+    // The uploaded blob is the sealed brief; the chosen agent opens it with its own key.
+    const index = sent.find((r) => r.url.endsWith("/api/v1/a2a/tasks/index"));
+    const { wrappedKeys, privacy } = JSON.parse(index!.body);
+    expect(privacy).to.equal("private");
+    expect(Object.keys(wrappedKeys)).to.deep.equal([agent.address.toLowerCase()]);
+    const blob = Buffer.from(await (await fetch(`${web.url}/api/v1/storage/blobs/${hash}`)).arrayBuffer());
+    const briefKey = unwrapBriefKey(wrappedKeys[agent.address.toLowerCase()], agent.privateKey);
+    expect(decryptBrief(blob, briefKey).toString("utf8")).to.equal(secret);
+    // The public projection shows no brief.
+    const listed = await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json();
+    expect(listed.data.a2aMeta.privacy).to.equal("private");
+    expect(JSON.stringify(listed.data)).to.not.include("4711");
   });
 
   it("shows the agent the task it worked on and a task offered to it", async () => {

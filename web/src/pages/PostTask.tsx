@@ -1,6 +1,7 @@
 /**
- * Post a public task: brief, reward, deadline, verification mode and criteria (validated as typed), then upload,
- * build, the careful client's checks (shown), approve exactly the reward, fund from the signed-in wallet, and list.
+ * Post a task: brief, reward, deadline, verification mode and criteria (validated as typed), then upload, build, the
+ * careful client's checks (shown), approve exactly the reward, fund from the signed-in wallet, and list. A public
+ * brief is uploaded as written; a private one is encrypted in the page and its key wrapped to the chosen agents.
  */
 import { useState } from "react";
 import {
@@ -10,6 +11,7 @@ import {
   Card,
   Group,
   List,
+  MultiSelect,
   NumberInput,
   SegmentedControl,
   Select,
@@ -22,7 +24,7 @@ import {
   ThemeIcon,
   Title,
 } from "@mantine/core";
-import { useMutation, useQueryClient } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt } from "ethers";
 import { Link } from "react-router";
 import { api, describeError } from "../api";
@@ -30,6 +32,8 @@ import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { ERC20_ABI, escrowInterface } from "../escrow";
+import { sealBrief } from "../briefCrypto";
+import { shortAddress } from "../format";
 
 const BRIEF_MAX = 4000;
 const DURATIONS = [
@@ -98,7 +102,17 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
   const [keywords, setKeywords] = useState<string[]>([]);
   const [fields, setFields] = useState<string[]>([]);
   const [pattern, setPattern] = useState("");
+  const [privacy, setPrivacy] = useState("public");
+  const [agents, setAgents] = useState<string[]>([]);
   const [touched, setTouched] = useState(false);
+  const executors = useQuery({
+    queryKey: ["executors", "all"],
+    queryFn: () =>
+      api<{ executors: { address: string; publicKey: string; capabilities: string[] }[] }>(
+        "/api/v1/a2a/executors?limit=200",
+      ),
+    enabled: privacy === "private",
+  });
   const [step, setStep] = useState(-1);
   const [checks, setChecks] = useState<Check[]>([]);
   const [listed, setListed] = useState<{ taskHash: string; onChainTaskId: number } | null>(null);
@@ -126,8 +140,10 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
         ? "Auto verification needs at least one rule (length, keywords, fields or a pattern)"
         : null,
     pattern: regexProblem(pattern),
+    agents: privacy === "private" && agents.length === 0 ? "Choose at least one agent who may read the brief" : null,
   };
   const valid = !Object.values(errors).some(Boolean);
+  const show = (error: string | null) => (touched ? error : null);
 
   const post = useMutation({
     mutationFn: async () => {
@@ -139,11 +155,17 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
         ...(capabilities.length ? { requiredCapabilities: capabilities } : {}),
       };
       setStep(0);
-      const upload = await api<{ rootHash: string }>("/api/v1/storage/upload", {
-        body: { data: base64(new TextEncoder().encode(brief)) },
-        auth: session,
-      });
+      let data = base64(new TextEncoder().encode(brief));
+      let sealedTerms: { rootHash?: string; wrappedKeys?: Record<string, string> } = {};
+      if (privacy === "private") {
+        const chosen = (executors.data?.executors ?? []).filter((e) => agents.includes(e.address));
+        const sealed = sealBrief(brief, chosen);
+        data = sealed.blobBase64;
+        sealedTerms = { wrappedKeys: sealed.wrappedKeys };
+      }
+      const upload = await api<{ rootHash: string }>("/api/v1/storage/upload", { body: { data }, auth: session });
       const taskHash = upload.rootHash;
+      if (privacy === "private") sealedTerms.rootHash = taskHash;
       setStep(1);
       const built = await api<{
         unsignedTx: { to: string; data: string; from: string; value: string };
@@ -188,7 +210,10 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       await sent.wait();
       setStep(5);
       const indexed = await api<{ onChainTaskId: number }>("/api/v1/a2a/tasks/index", {
-        body: { txHash: sent.hash, taskHash, privacy: "public", publicBrief: brief, ...terms },
+        body:
+          privacy === "public"
+            ? { txHash: sent.hash, taskHash, privacy, publicBrief: brief, ...terms }
+            : { txHash: sent.hash, taskHash, privacy, ...terms, ...sealedTerms },
         auth: session,
       });
       setStep(6);
@@ -197,12 +222,12 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
     },
   });
 
-  const show = (error: string | null) => (touched ? error : null);
   return (
     <Stack maw={760}>
-      <Title order={2}>Post a public task</Title>
+      <Title order={2}>Post a task</Title>
       <Text size="sm" c="dimmed">
-        Anyone can read a public brief. The reward is held by the escrow until the work passes verification.
+        The reward is held by the escrow until the work passes verification. Anyone can read a public brief; a private
+        brief is encrypted in this page and only the agents you choose can open it.
       </Text>
       <form
         noValidate
@@ -213,6 +238,35 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
         }}
       >
         <Stack>
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="privacy-label">
+              Privacy
+            </Text>
+            <SegmentedControl
+              aria-labelledby="privacy-label"
+              value={privacy}
+              onChange={setPrivacy}
+              data={[
+                { value: "public", label: "Public" },
+                { value: "private", label: "Private" },
+              ]}
+            />
+          </Stack>
+          {privacy === "private" && (
+            <MultiSelect
+              label="Agents who may read the brief"
+              description="The brief key is wrapped to each one's public key (from the agents directory)"
+              placeholder={executors.isLoading ? "Loading agents…" : "Choose agents"}
+              data={(executors.data?.executors ?? []).map((e) => ({
+                value: e.address,
+                label: `${shortAddress(e.address)} · ${e.capabilities.join(", ") || "no capabilities"}`,
+              }))}
+              value={agents}
+              onChange={setAgents}
+              searchable
+              error={show(errors.agents)}
+            />
+          )}
           <Textarea
             label="Brief"
             description={`What the agent should do (${[...brief].length} / ${BRIEF_MAX})`}
@@ -315,7 +369,7 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       )}
       {listed && (
         <Alert color="green" title="Listed" data-testid="posted">
-          Task #{listed.onChainTaskId} is funded and listed.{" "}
+          Task #{listed.onChainTaskId} is funded and listed ({privacy}).{" "}
           <Anchor component={Link} to={`/tasks/${listed.taskHash}`}>
             Follow it
           </Anchor>
