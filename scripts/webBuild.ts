@@ -29,8 +29,12 @@ export function ensureWebBuilt(log: (line: string) => void = () => undefined): b
   if (!webBuildStale()) return false;
   log("Building the web app (web/dist is missing or older than web/src)...");
   const vite = path.join(__dirname, "..", "node_modules", "vite", "bin", "vite.js");
-  execFileSync(process.execPath, [vite, "build", "--config", path.join(WEB_DIR, "vite.config.mts"), "--logLevel", "warn"], {
-    stdio: ["ignore", "inherit", "inherit"],
-  });
+  execFileSync(
+    process.execPath,
+    [vite, "build", "--config", path.join(WEB_DIR, "vite.config.mts"), "--logLevel", "warn"],
+    {
+      stdio: ["ignore", "inherit", "inherit"],
+    },
+  );
   return true;
 }

@@ -4,6 +4,9 @@
  * the page and then refused by the API.
  */
 import { expect } from "chai";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { deployEscrowFixture } from "../helpers/fixtures";
+import { startTestApi } from "../helpers/api";
 import { seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
 
 describe("web: the app, sign-in and API keys", function () {
@@ -80,7 +83,7 @@ describe("web: the app, sign-in and API keys", function () {
     expect(await row.innerText()).to.include("build server");
     expect(await row.innerText()).to.not.include(key.slice(11, 40), "the list shows the prefix only");
     // Once dismissed, the key is gone from the page for good.
-    await page.getByRole("alert").filter({ hasText: "shown only once" }).getByRole("button").last().click();
+    await page.getByRole("button", { name: "Dismiss" }).click();
     await page.getByTestId("new-key").waitFor({ state: "detached" });
     expect(await page.content()).to.not.include(key.slice(11, 40));
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
@@ -92,7 +95,7 @@ describe("web: the app, sign-in and API keys", function () {
     expect(after.body.error.code).to.equal("UNAUTHORIZED");
 
     // Signing out revokes the key the app made for this browser session.
-    const sessionRow = page.locator("tr", { hasText: "this browser session" });
+    const sessionRow = page.locator("tr", { hasText: "this session" });
     const sessionPrefix = (await sessionRow.locator("code").innerText()).replace("…", "");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
@@ -110,5 +113,20 @@ describe("web: the app, sign-in and API keys", function () {
     expect(answer.data.accounts.map((a: { role: string }) => a.role)).to.deep.equal(
       web.devnet.accounts.map((a) => a.role),
     );
+  });
+});
+
+describe("web: the devnet wallet picker outside the devnet", () => {
+  it("answers NOT_FOUND when the server does not run as the devnet (no DEVNET_ACCOUNTS_FILE)", async () => {
+    const { book } = await loadFixture(deployEscrowFixture);
+    const api = await startTestApi(book);
+    try {
+      const answer = await api.request("GET", "/api/v1/devnet/wallets");
+      expect(answer.status).to.equal(404);
+      expect(answer.json.error.code).to.equal("NOT_FOUND");
+      expect(answer.text).to.not.match(/privateKey/);
+    } finally {
+      await api.close();
+    }
   });
 });

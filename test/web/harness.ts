@@ -141,3 +141,51 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
 export async function go(page: Page, label: string): Promise<void> {
   await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label }).click();
 }
+
+export interface NewTask {
+  brief: string;
+  reward: string;
+  capabilities: string[];
+  keywords: string[];
+  fields: string[];
+  /** Private, readable by these agents (addresses); public when absent. */
+  privateTo?: string[];
+  /** "manual": the poster reviews the submission (default: automatic rules). */
+  mode?: "manual";
+}
+
+/** Posts a task through the Post page as the signed-in wallet; returns its task hash once listed. */
+export async function postTask(page: Page, task: NewTask): Promise<string> {
+  await go(page, "Post a task");
+  if (task.privateTo) {
+    await page.getByText("Private", { exact: true }).click();
+    for (const address of task.privateTo) {
+      await page.getByRole("combobox", { name: "Agents who may read the brief" }).click();
+      await page.getByRole("option", { name: new RegExp(`^${address.slice(0, 6)}`) }).click();
+    }
+    await page.keyboard.press("Escape");
+  }
+  await page.getByRole("textbox", { name: "Brief" }).fill(task.brief);
+  await page.getByLabel(/^Reward/).fill(task.reward);
+  for (const c of task.capabilities) {
+    await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
+    await page.keyboard.press("Enter");
+  }
+  if (task.mode === "manual") await page.getByText("I review it", { exact: true }).click();
+  for (const k of task.keywords) {
+    await page.getByRole("combobox", { name: "Must contain the keywords" }).fill(k);
+    await page.keyboard.press("Enter");
+  }
+  for (const f of task.fields) {
+    await page.getByRole("combobox", { name: "Must have the JSON fields" }).fill(f);
+    await page.keyboard.press("Enter");
+  }
+  await page.getByRole("button", { name: "Post and fund the task" }).click();
+  await page.getByTestId("posted").waitFor({ timeout: 60_000 });
+  // The four checks ran and passed before anything was signed.
+  const checks = page.getByTestId("checks").getByRole("listitem");
+  expect(await checks.count()).to.equal(4);
+  expect(await page.getByTestId("checks").getByLabel("failed").count()).to.equal(0);
+  const href = await page.getByRole("link", { name: "Follow it" }).getAttribute("href");
+  return href!.replace("/tasks/", "");
+}

@@ -6,55 +6,18 @@
  */
 import { expect } from "chai";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
-import type { Page } from "playwright-core";
-import { go, seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
+import {
+  postTask,
+  seriousA11yViolations,
+  signInAs,
+  skipWithoutChromium,
+  startWebDevnet,
+  go,
+  type WebDevnet,
+} from "./harness";
 import { agentPublicKey, decryptBrief, unwrapBriefKey } from "../../server/domain/briefs";
 
 const SUMMARY_BRIEF = "Summarise the escrow design. It holds rewards until verified work is paid.";
-
-interface NewTask {
-  brief: string;
-  reward: string;
-  capabilities: string[];
-  keywords: string[];
-  fields: string[];
-  /** Private, readable by these agents (addresses); public when absent. */
-  privateTo?: string[];
-}
-
-async function postTask(page: Page, task: NewTask): Promise<string> {
-  await go(page, "Post a task");
-  if (task.privateTo) {
-    await page.getByText("Private", { exact: true }).click();
-    for (const address of task.privateTo) {
-      await page.getByRole("combobox", { name: "Agents who may read the brief" }).click();
-      await page.getByRole("option", { name: new RegExp(`^${address.slice(0, 6)}`) }).click();
-    }
-    await page.keyboard.press("Escape");
-  }
-  await page.getByRole("textbox", { name: "Brief" }).fill(task.brief);
-  await page.getByLabel(/^Reward/).fill(task.reward);
-  for (const c of task.capabilities) {
-    await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
-    await page.keyboard.press("Enter");
-  }
-  for (const k of task.keywords) {
-    await page.getByRole("combobox", { name: "Must contain the keywords" }).fill(k);
-    await page.keyboard.press("Enter");
-  }
-  for (const f of task.fields) {
-    await page.getByRole("combobox", { name: "Must have the JSON fields" }).fill(f);
-    await page.keyboard.press("Enter");
-  }
-  await page.getByRole("button", { name: "Post and fund the task" }).click();
-  await page.getByTestId("posted").waitFor({ timeout: 60_000 });
-  // The four checks ran and passed before anything was signed.
-  const checks = page.getByTestId("checks").getByRole("listitem");
-  expect(await checks.count()).to.equal(4);
-  expect(await page.getByTestId("checks").getByLabel("failed").count()).to.equal(0);
-  const href = await page.getByRole("link", { name: "Follow it" }).getAttribute("href");
-  return href!.replace("/tasks/", "");
-}
 
 describe("web: posting, the board, task detail and the agent's view", function () {
   this.timeout(300_000);
@@ -73,6 +36,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
   });
 
   let paidHash: string;
+  let openHash: string;
 
   it("posts a public auto task from the browser and watches it go to paid", async () => {
     const page = await web.newPage();
@@ -106,13 +70,13 @@ describe("web: posting, the board, task detail and the agent's view", function (
   it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
     const page = await web.newPage();
     await signInAs(page, web, "poster-2");
-    const hash = await postTask(page, {
+    const hash = (openHash = await postTask(page, {
       brief: "Translate the escrow terms into Klingon.",
       reward: "12.5",
       capabilities: ["klingon"],
       keywords: ["escrow"],
       fields: [],
-    });
+    }));
     await go(page, "Open tasks");
     const card = page.getByTestId(`task-${hash}`);
     await card.waitFor();
@@ -127,6 +91,32 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await card.waitFor({ state: "detached" });
     await page.getByLabel(/^Minimum reward/).fill("12");
     await card.waitFor();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("as poster: passes a manual task's submission (the worker is paid) and cancels an open task (refunded)", async () => {
+    const page = await web.newPage();
+    await signInAs(page, web, "poster-2");
+    const manual = await postTask(page, {
+      brief: "Summarise for my review: the escrow pays on a passing verdict.",
+      reward: "9",
+      capabilities: ["text"],
+      keywords: [],
+      fields: [],
+      mode: "manual",
+    });
+    await go(page, "My tasks");
+    const card = page.getByTestId(`posted-${manual}`);
+    await card.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
+    await card.getByRole("button", { name: "Pass and pay" }).click();
+    await card.getByTestId("task-status").filter({ hasText: "Paid" }).waitFor({ timeout: 60_000 });
+
+    const open = page.getByTestId(`posted-${openHash}`);
+    await open.getByRole("button", { name: "Cancel and refund" }).click();
+    await open.getByTestId("task-status").filter({ hasText: "Cancelled" }).waitFor({ timeout: 30_000 });
+    const onChain = await (await fetch(`${web.url}/api/v1/tasks/${openHash}`)).json();
+    expect(onChain.data.status).to.equal(5);
+    expect(onChain.data.refund).to.equal("12500000");
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 

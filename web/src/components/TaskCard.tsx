@@ -5,7 +5,7 @@ import type { TaskMeta, TaskState } from "../types";
 
 export function StatusBadge({ status }: { status: string }) {
   return (
-    <Badge color={STATUS_COLOR[status] ?? "gray"} variant="light" data-testid="task-status">
+    <Badge color={STATUS_COLOR[status] ?? "gray"} variant="light" data-testid="task-status" style={{ flexShrink: 0 }}>
       {STATUS_LABEL[status] ?? status}
     </Badge>
   );

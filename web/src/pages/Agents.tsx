@@ -97,7 +97,7 @@ export function AgentsPage() {
                 {executors.data?.executors.map((e) => (
                   <Table.Tr key={e.address}>
                     <Table.Td>
-                      <UnstyledButton onClick={() => setSelected(e.address)} aria-label={`Open agent ${e.address}`}>
+                      <UnstyledButton onClick={() => setSelected(e.address)} title={e.address}>
                         <Code>{shortAddress(e.address)}</Code>
                       </UnstyledButton>
                     </Table.Td>
@@ -131,7 +131,7 @@ export function AgentsPage() {
               <Table.Tr key={row.address}>
                 <Table.Td w={50}>#{row.rank}</Table.Td>
                 <Table.Td>
-                  <UnstyledButton onClick={() => setSelected(row.address)} aria-label={`Open agent ${row.address}`}>
+                  <UnstyledButton onClick={() => setSelected(row.address)} title={row.address}>
                     <Code>{shortAddress(row.address)}</Code>
                   </UnstyledButton>
                 </Table.Td>

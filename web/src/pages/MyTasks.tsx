@@ -99,7 +99,7 @@ function PostedTasks({ session }: { session: Session }) {
   return (
     <Stack>
       {message && (
-        <Alert color="green" withCloseButton onClose={() => setMessage(null)}>
+        <Alert color="green" withCloseButton closeButtonLabel="Dismiss" onClose={() => setMessage(null)}>
           {message}
         </Alert>
       )}
@@ -113,7 +113,7 @@ function PostedTasks({ session }: { session: Session }) {
           const busy = (kind: string) =>
             action.isPending && action.variables?.hash === t.meta.taskHash && action.variables.kind === kind;
           return (
-            <Stack key={t.meta.taskHash} gap={4}>
+            <Stack key={t.meta.taskHash} gap={4} data-testid={`posted-${t.meta.taskHash}`}>
               <TaskCard meta={t.meta} state={t.state} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
               <Group gap="xs">
                 {t.meta.verificationMode === "manual" && status === "submitted" && (

@@ -26,7 +26,7 @@ import {
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt } from "ethers";
-import { Link } from "react-router";
+import { Link, useLocation } from "react-router";
 import { api, describeError } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
@@ -67,11 +67,13 @@ type Settlement = NonNullable<ReturnType<typeof usePostingChain>["chain"]>;
 export function PostTaskPage() {
   const { session } = useSession();
   const { chain, isLoading } = usePostingChain();
+  const location = useLocation();
   if (!session) return <SignInPanel reason="Sign in with the wallet that pays the reward to post a task." />;
   if (isLoading) return null;
   if (!chain?.escrowAddress || !chain.token || !chain.postable)
     return <Alert color="red">This server has no postable settlement chain (CHAIN_NOT_CONFIGURED).</Alert>;
-  return <PostForm session={session} chain={chain} />;
+  // Following "Post a task" again opens a fresh form (a new history entry, a new key).
+  return <PostForm key={location.key} session={session} chain={chain} />;
 }
 
 function base64(bytes: Uint8Array): string {
@@ -218,6 +220,15 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       });
       setStep(6);
       setListed({ taskHash, onChainTaskId: indexed.onChainTaskId });
+      // A fresh form for the next task; the progress and the link to this one stay.
+      setBrief("");
+      setCapabilities([]);
+      setMinLength("");
+      setKeywords([]);
+      setFields([]);
+      setPattern("");
+      setAgents([]);
+      setTouched(false);
       void queryClient.invalidateQueries({ queryKey: ["open-tasks"] });
     },
   });

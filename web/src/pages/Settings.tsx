@@ -120,6 +120,7 @@ function ApiKeys({ session }: { session: Session }) {
             color="green"
             title="New key: copy it now, it is shown only once"
             withCloseButton
+            closeButtonLabel="Dismiss"
             onClose={() => setCreated(null)}
           >
             <Group wrap="nowrap" gap="xs" align="center">
@@ -167,7 +168,7 @@ function ApiKeys({ session }: { session: Session }) {
                     )}
                     {key.id === session.apiKeyId && key.label === SESSION_KEY_LABEL && (
                       <Badge ml="xs" size="xs" variant="outline">
-                        this browser session
+                        this session
                       </Badge>
                     )}
                   </Table.Td>

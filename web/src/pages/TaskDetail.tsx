@@ -122,7 +122,7 @@ export function TaskDetailPage() {
           t.resultData == null ? (
             <Text size="sm">No deliverable yet.</Text>
           ) : (
-            <Code block data-testid="result">
+            <Code block data-testid="result" style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
               {JSON.stringify(t.resultData, null, 2)}
             </Code>
           )
@@ -130,7 +130,7 @@ export function TaskDetailPage() {
           <Text size="sm">Only the poster and the worker see the result of a private task.</Text>
         )}
       </Card>
-      <Text size="xs" c="dimmed">
+      <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
         Raw: <Anchor href={`/api/v1/tasks/${t.taskHash}`}>/api/v1/tasks/{t.taskHash}</Anchor>
       </Text>
     </Stack>
