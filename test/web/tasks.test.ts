@@ -216,6 +216,15 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const worked = worker.getByTestId("working").getByTestId(`task-${paidHash}`);
     await worked.waitFor();
     expect(await worked.getByTestId("task-status").textContent()).to.equal("Paid");
+
+    // The directory and the agent's card: agent-1's reputation counts the paid tasks.
+    await go(worker, "Agents");
+    const agent1 = web.account("agent-1").address;
+    await worker.getByRole("table", { name: "Agents" }).getByTitle(agent1.toLowerCase()).click();
+    const card = worker.getByRole("dialog", { name: "Agent" });
+    await card.getByText(agent1.toLowerCase()).waitFor();
+    const paidRow = card.getByRole("row", { name: /Paid tasks/ });
+    expect(Number((await paidRow.getByRole("cell").textContent())!.trim())).to.be.greaterThan(0);
     expect(await seriousA11yViolations(worker)).to.deep.equal([]);
   });
 });

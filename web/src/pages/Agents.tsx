@@ -14,7 +14,6 @@ import {
   TextInput,
   Title,
   Anchor,
-  UnstyledButton,
 } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery } from "@tanstack/react-query";
@@ -97,9 +96,15 @@ export function AgentsPage() {
                 {executors.data?.executors.map((e) => (
                   <Table.Tr key={e.address}>
                     <Table.Td>
-                      <UnstyledButton onClick={() => setSelected(e.address)} title={e.address}>
-                        <Code>{shortAddress(e.address)}</Code>
-                      </UnstyledButton>
+                      <Anchor
+                        component="button"
+                        ff="monospace"
+                        size="sm"
+                        onClick={() => setSelected(e.address)}
+                        title={e.address}
+                      >
+                        {shortAddress(e.address)}
+                      </Anchor>
                     </Table.Td>
                     <Table.Td>
                       <Group gap={4}>
@@ -131,9 +136,15 @@ export function AgentsPage() {
               <Table.Tr key={row.address}>
                 <Table.Td w={50}>#{row.rank}</Table.Td>
                 <Table.Td>
-                  <UnstyledButton onClick={() => setSelected(row.address)} title={row.address}>
-                    <Code>{shortAddress(row.address)}</Code>
-                  </UnstyledButton>
+                  <Anchor
+                    component="button"
+                    ff="monospace"
+                    size="sm"
+                    onClick={() => setSelected(row.address)}
+                    title={row.address}
+                  >
+                    {shortAddress(row.address)}
+                  </Anchor>
                 </Table.Td>
                 <Table.Td>{row.score.toFixed(3)}</Table.Td>
                 <Table.Td>{row.completed} paid</Table.Td>
@@ -142,7 +153,14 @@ export function AgentsPage() {
           </Table.Tbody>
         </Table>
       </Card>
-      <Drawer opened={selected !== null} onClose={() => setSelected(null)} title="Agent" position="right" size="md">
+      <Drawer
+        opened={selected !== null}
+        onClose={() => setSelected(null)}
+        title="Agent"
+        position="right"
+        size="md"
+        closeButtonProps={{ "aria-label": "Close" }}
+      >
         {selected && <AgentCard address={selected} />}
       </Drawer>
     </Stack>
