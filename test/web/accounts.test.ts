@@ -4,10 +4,11 @@
  * the page and then refused by the API.
  */
 import { expect } from "chai";
+import { Wallet, getBytes, toQuantity } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { startTestApi } from "../helpers/api";
-import { seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
+import { PHONE, seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
 
 describe("web: the app, sign-in and API keys", function () {
   this.timeout(180_000);
@@ -35,6 +36,13 @@ describe("web: the app, sign-in and API keys", function () {
     const csp = index.headers.get("content-security-policy")!;
     expect(csp).to.include("script-src 'self'").and.include("frame-ancestors 'none'").and.include("object-src 'none'");
     const html = await index.text();
+    // Revalidation: the same index.html answers 304 to its ETag.
+    // (cache "no-cache": fetch's default mode would add Cache-Control: no-cache, which rightly defeats a 304)
+    const again = await fetch(card.endpoints.app, {
+      headers: { accept: "text/html", "if-none-match": index.headers.get("etag")! },
+      cache: "no-cache",
+    });
+    expect(again.status, `${index.headers.get("etag")} then ${again.headers.get("etag")}`).to.equal(304);
     const asset = html.match(/src="(\/assets\/[^"]+\.js)"/)![1];
     const script = await fetch(`${web.url}${asset}`);
     expect(script.status).to.equal(200);
@@ -104,6 +112,68 @@ describe("web: the app, sign-in and API keys", function () {
     );
     const sessionKey = keys.data.keys.find((k: { prefix: string }) => k.prefix === sessionPrefix);
     expect(sessionKey.revokedAt, "the session key is revoked at sign-out").to.not.equal(null);
+  });
+
+  it("finds a browser wallet announced with EIP-6963 and signs in with it (EIP-4361 through personal_sign)", async () => {
+    // A stand-in extension: an EIP-1193 provider announced with EIP-6963, whose requests a Node-side wallet answers.
+    const wallet = Wallet.createRandom();
+    const page = await web.newPage();
+    const calls: string[] = [];
+    await page.exposeFunction("__testWallet", async (method: string, params: unknown[]) => {
+      calls.push(method);
+      if (method === "eth_requestAccounts" || method === "eth_accounts") return [wallet.address];
+      if (method === "eth_chainId") return toQuantity(web.devnet.deployment.book.chainId);
+      if (method === "personal_sign") return wallet.signMessage(getBytes(String(params[0])));
+      throw Object.assign(new Error(`unsupported ${method}`), { code: 4200 });
+    });
+    await page.addInitScript(() => {
+      const scope = window as unknown as { __testWallet(method: string, params: unknown[]): Promise<unknown> };
+      const provider = {
+        request: ({ method, params }: { method: string; params?: unknown[] }) =>
+          scope.__testWallet(method, params ?? []),
+      };
+      const info = {
+        uuid: "6f1f3b4c-0000-4000-8000-000000000001",
+        name: "Test Wallet",
+        icon: "data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'/>",
+        rdns: "test.wallet",
+      };
+      const announce = () =>
+        window.dispatchEvent(
+          new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) }),
+        );
+      window.addEventListener("eip6963:requestProvider", announce);
+      announce();
+    });
+    await page.goto(`${web.url}/settings`);
+    await page.getByRole("button", { name: "Test Wallet" }).click();
+    await page.getByTestId("session-address").waitFor();
+    expect(await page.getByTestId("session-address").innerText()).to.equal(wallet.address.toLowerCase());
+    expect(calls).to.include.members(["eth_requestAccounts", "personal_sign"]);
+    expect(await page.getByText("Signed in with Test Wallet").count()).to.equal(1);
+  });
+
+  it("works on a phone-sized screen: the navigation folds behind a menu button", async () => {
+    const page = await web.newPage({ viewport: PHONE, colorScheme: "dark" });
+    await page.goto(`${web.url}/`);
+    const settings = page
+      .getByRole("navigation", { name: "Main" })
+      .getByRole("link", { name: "Settings and API keys" });
+    // Folded: every navigation link is off the screen (the navbar slides out to the left).
+    const folded = () =>
+      page.waitForFunction(
+        () => [...document.querySelectorAll("nav a")].every((a) => a.getBoundingClientRect().right <= 0),
+        undefined,
+        { timeout: 5000 },
+      );
+    await folded();
+    await page.getByRole("button", { name: "Toggle navigation" }).click();
+    await settings.click();
+    await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
+    await folded();
+    // Nothing is wider than the screen.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).to.be.at.most(PHONE.width);
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
   it("serves the devnet's demo wallets and chain to the picker (the devnet sets DEVNET_ACCOUNTS_FILE)", async () => {
