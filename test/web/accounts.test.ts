@@ -4,7 +4,7 @@
  * the page and then refused by the API.
  */
 import { expect } from "chai";
-import { Wallet, getBytes, toQuantity } from "ethers";
+import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { startTestApi } from "../helpers/api";
@@ -115,36 +115,10 @@ describe("web: the app, sign-in and API keys", function () {
   });
 
   it("finds a browser wallet announced with EIP-6963 and signs in with it (EIP-4361 through personal_sign)", async () => {
-    // A stand-in extension: an EIP-1193 provider announced with EIP-6963, whose requests a Node-side wallet answers.
-    const wallet = Wallet.createRandom();
+    // A stand-in extension announced with EIP-6963; a fresh random account (never seen by the server).
     const page = await web.newPage();
-    const calls: string[] = [];
-    await page.exposeFunction("__testWallet", async (method: string, params: unknown[]) => {
-      calls.push(method);
-      if (method === "eth_requestAccounts" || method === "eth_accounts") return [wallet.address];
-      if (method === "eth_chainId") return toQuantity(web.devnet.deployment.book.chainId);
-      if (method === "personal_sign") return wallet.signMessage(getBytes(String(params[0])));
-      throw Object.assign(new Error(`unsupported ${method}`), { code: 4200 });
-    });
-    await page.addInitScript(() => {
-      const scope = window as unknown as { __testWallet(method: string, params: unknown[]): Promise<unknown> };
-      const provider = {
-        request: ({ method, params }: { method: string; params?: unknown[] }) =>
-          scope.__testWallet(method, params ?? []),
-      };
-      const info = {
-        uuid: "6f1f3b4c-0000-4000-8000-000000000001",
-        name: "Test Wallet",
-        icon: "data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'/>",
-        rdns: "test.wallet",
-      };
-      const announce = () =>
-        window.dispatchEvent(
-          new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) }),
-        );
-      window.addEventListener("eip6963:requestProvider", announce);
-      announce();
-    });
+    const wallet = await injectWallet(page, web, Wallet.createRandom().privateKey);
+    const calls = wallet.calls;
     await page.goto(`${web.url}/settings`);
     await page.getByRole("button", { name: "Test Wallet" }).click();
     await page.getByTestId("session-address").waitFor();

@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { JsonRpcProvider, Wallet, getBytes, toQuantity } from "ethers";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startDevnet, type DemoAccount, type Devnet } from "../../scripts/devnet";
 import { ensureWebBuilt } from "../../scripts/webBuild";
@@ -188,4 +189,76 @@ export async function postTask(page: Page, task: NewTask): Promise<string> {
   expect(await page.getByTestId("checks").getByLabel("failed").count()).to.equal(0);
   const href = await page.getByRole("link", { name: "Follow it" }).getAttribute("href");
   return href!.replace("/tasks/", "");
+}
+
+export interface InjectedWallet {
+  address: string;
+  /** The chain the wallet says it is on (eth_chainId); starts on the devnet's unless `chainId` is given. */
+  chainId: number;
+  /** Whether the wallet agrees to wallet_switchEthereumChain. */
+  allowSwitch: boolean;
+  /** Every method the page asked of the wallet, in order. */
+  calls: string[];
+}
+
+/**
+ * A stand-in browser extension for `page`: an EIP-1193 provider announced with EIP-6963 as "Test Wallet", whose
+ * requests a Node-side ethers Wallet answers (signing, sending to the devnet chain; other calls go to the chain).
+ * Call before the page loads.
+ */
+export async function injectWallet(
+  page: Page,
+  web: WebDevnet,
+  privateKey: string,
+  options: { chainId?: number; allowSwitch?: boolean } = {},
+): Promise<InjectedWallet> {
+  const provider = new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 });
+  const wallet = new Wallet(privateKey, provider);
+  const realChain = web.devnet.deployment.book.chainId;
+  const state: InjectedWallet = {
+    address: wallet.address,
+    chainId: options.chainId ?? realChain,
+    allowSwitch: options.allowSwitch ?? true,
+    calls: [],
+  };
+  await page.exposeFunction("__testWallet", async (method: string, params: unknown[]) => {
+    state.calls.push(method);
+    switch (method) {
+      case "eth_requestAccounts":
+      case "eth_accounts":
+        return [wallet.address];
+      case "eth_chainId":
+        return toQuantity(state.chainId);
+      case "personal_sign":
+        return wallet.signMessage(getBytes(String(params[0])));
+      case "wallet_switchEthereumChain":
+        if (!state.allowSwitch) throw new Error("User rejected the request.");
+        state.chainId = Number((params[0] as { chainId: string }).chainId);
+        return null;
+      case "eth_sendTransaction": {
+        if (state.chainId !== realChain) throw new Error(`the wallet is on chain ${state.chainId}`);
+        const tx = params[0] as { to: string; data?: string; value?: string };
+        return (await wallet.sendTransaction({ to: tx.to, data: tx.data, value: tx.value ?? 0n })).hash;
+      }
+      default:
+        return provider.send(method, params);
+    }
+  });
+  await page.addInitScript(() => {
+    const scope = window as unknown as { __testWallet(method: string, params: unknown[]): Promise<unknown> };
+    const provider = {
+      request: ({ method, params }: { method: string; params?: unknown[] }) => scope.__testWallet(method, params ?? []),
+    };
+    const info = {
+      uuid: "6f1f3b4c-0000-4000-8000-000000000001",
+      name: "Test Wallet",
+      icon: "data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg'/>",
+      rdns: "test.wallet",
+    };
+    const announce = () =>
+      window.dispatchEvent(new CustomEvent("eip6963:announceProvider", { detail: Object.freeze({ info, provider }) }));
+    window.addEventListener("eip6963:requestProvider", announce);
+    announce();
+  });
+  return state;
 }

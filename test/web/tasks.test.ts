@@ -7,6 +7,7 @@
 import { expect } from "chai";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import {
+  injectWallet,
   postTask,
   seriousA11yViolations,
   signInAs,
@@ -118,6 +119,41 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(onChain.data.status).to.equal(5);
     expect(onChain.data.refund).to.equal("12500000");
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("with a browser wallet on another chain: signs nothing while it refuses to switch, posts once it switches", async () => {
+    const page = await web.newPage();
+    const wallet = await injectWallet(page, web, web.account("poster-2").privateKey, {
+      chainId: 1,
+      allowSwitch: false,
+    });
+    await page.goto(`${web.url}/settings`);
+    await page.getByRole("button", { name: "Test Wallet" }).click();
+    await page.getByTestId("session-address").waitFor();
+    const task = { reward: "3", capabilities: ["klingon"], keywords: ["klingon"], fields: [] };
+
+    // Refused: the chain check fails, shown to the user, and no transaction is asked for.
+    await go(page, "Post a task");
+    await page.getByRole("textbox", { name: "Brief" }).fill("Say hello in Klingon, from a wallet on chain 1.");
+    await page.getByRole("combobox", { name: "Must contain the keywords" }).fill("klingon");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Post and fund the task" }).click();
+    await page.getByText("A check failed: nothing was signed.").waitFor();
+    const failed = page
+      .getByTestId("checks")
+      .getByRole("listitem")
+      .filter({ has: page.getByLabel("failed") });
+    expect(await failed.count()).to.equal(1);
+    expect(await failed.textContent()).to.include("The wallet's chain (1)");
+    expect(wallet.calls).to.include("wallet_switchEthereumChain");
+    expect(wallet.calls).to.not.include("eth_sendTransaction");
+
+    // Agreed: the wallet moves to the settlement chain and the task is funded from it.
+    wallet.allowSwitch = true;
+    const hash = await postTask(page, { ...task, brief: "Say hello in Klingon, from a wallet that switched." });
+    expect(wallet.chainId).to.equal(web.devnet.deployment.book.chainId);
+    const listed = await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json();
+    expect(listed.data.poster).to.equal(wallet.address.toLowerCase());
   });
 
   it("posts a private task: the brief is encrypted in the page and the network never carries the plaintext", async () => {

@@ -25,7 +25,7 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt } from "ethers";
+import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt, toQuantity } from "ethers";
 import { Link, useLocation } from "react-router";
 import { api, describeError } from "../api";
 import { usePostingChain } from "../hooks";
@@ -177,8 +177,16 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
         auth: session,
       });
       setStep(2);
-      const provider = new BrowserProvider(session.provider);
-      const walletChain = Number(toBigInt((await session.provider.request({ method: "eth_chainId" })) as string));
+      const walletChainId = async () =>
+        Number(toBigInt((await session.provider.request({ method: "eth_chainId" })) as string));
+      let walletChain = await walletChainId();
+      if (walletChain !== chain.chainId) {
+        // Ask the wallet to move to the settlement chain; a refusal shows as the failed chain check below.
+        await session.provider
+          .request({ method: "wallet_switchEthereumChain", params: [{ chainId: toQuantity(chain.chainId!) }] })
+          .catch(() => undefined);
+        walletChain = await walletChainId();
+      }
       const tx = built.unsignedTx;
       const call = escrowInterface.parseTransaction({ data: tx.data });
       const found: Check[] = [
@@ -203,7 +211,7 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       ];
       setChecks(found);
       if (found.some((c) => !c.ok)) throw new Error("A check failed: nothing was signed.");
-      const signer = await provider.getSigner();
+      const signer = await new BrowserProvider(session.provider).getSigner();
       setStep(3);
       const erc20 = new Contract(token.address, ERC20_ABI, signer);
       await (await erc20.approve(chain.escrowAddress!, amount)).wait();
