@@ -8,7 +8,15 @@ import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { startTestApi } from "../helpers/api";
-import { PHONE, seriousA11yViolations, signInAs, skipWithoutChromium, startWebDevnet, type WebDevnet } from "./harness";
+import {
+  PHONE,
+  injectWallet,
+  seriousA11yViolations,
+  signInAs,
+  skipWithoutChromium,
+  startWebDevnet,
+  type WebDevnet,
+} from "./harness";
 
 describe("web: the app, sign-in and API keys", function () {
   this.timeout(180_000);

@@ -128,7 +128,7 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
   const source = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   await page.evaluate(source); // evaluated through the DevTools protocol: the page's CSP stays as served
   const result = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {
-    violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[];
+    violations: { id: string; impact: string; help: string; nodes: { target: string[]; failureSummary?: string }[] }[];
   };
   return result.violations
     .filter((v) => v.impact === "serious" || v.impact === "critical")
