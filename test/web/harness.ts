@@ -125,6 +125,13 @@ export async function signInAs(page: Page, web: WebDevnet, role: string): Promis
 
 /** axe-core in the page: the serious and critical violations (none expected). */
 export async function seriousA11yViolations(page: Page): Promise<string[]> {
+  // Colours are judged at rest: wait for running transitions (a drawer sliding in) to end; spinners loop forever.
+  await page.waitForFunction(
+    () =>
+      document.getAnimations().every((a) => a.playState !== "running" || a.effect?.getTiming().iterations === Infinity),
+    undefined,
+    { timeout: 5000 },
+  );
   const source = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8");
   await page.evaluate(source); // evaluated through the DevTools protocol: the page's CSP stays as served
   const result = (await page.evaluate(() => (window as unknown as { axe: { run(): Promise<unknown> } }).axe.run())) as {

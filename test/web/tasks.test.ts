@@ -95,7 +95,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
-  it("as poster: passes a manual task's submission (the worker is paid) and cancels an open task (refunded)", async () => {
+  it("as poster: passes a manual submission (paid), disputes another, cancels an open task (refunded)", async () => {
     const page = await web.newPage();
     await signInAs(page, web, "poster-2");
     const manual = await postTask(page, {
@@ -111,6 +111,22 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await card.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
     await card.getByRole("button", { name: "Pass and pay" }).click();
     await card.getByTestId("task-status").filter({ hasText: "Paid" }).waitFor({ timeout: 60_000 });
+
+    // A second submission the poster contests: the dispute is signed by the poster's wallet.
+    const contested = await postTask(page, {
+      brief: "Summarise for my review: a disputed delivery goes to the admin.",
+      reward: "4",
+      capabilities: ["text"],
+      keywords: [],
+      fields: [],
+      mode: "manual",
+    });
+    await go(page, "My tasks");
+    const disputed = page.getByTestId(`posted-${contested}`);
+    await disputed.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
+    await disputed.getByRole("button", { name: "Dispute" }).click();
+    await disputed.getByTestId("task-status").filter({ hasText: "Disputed" }).waitFor({ timeout: 30_000 });
+    expect((await (await fetch(`${web.url}/api/v1/tasks/${contested}`)).json()).data.status).to.equal(6);
 
     const open = page.getByTestId(`posted-${openHash}`);
     await open.getByRole("button", { name: "Cancel and refund" }).click();

@@ -132,12 +132,12 @@ function PostedTasks({ session }: { session: Session }) {
                     </Button>
                   </>
                 )}
-                {status === "open" && (
+                {["open", "expired"].includes(status) && (
                   <Button size="xs" variant="default" loading={busy("cancel")} onClick={() => run("cancel")}>
                     Cancel and refund
                   </Button>
                 )}
-                {["assigned", "submitted", "expired"].includes(status) && (
+                {["assigned", "submitted"].includes(status) && (
                   <Button size="xs" variant="default" loading={busy("reclaim")} onClick={() => run("reclaim")}>
                     Reclaim after the deadline
                   </Button>
