@@ -160,6 +160,8 @@ export interface NewTask {
   privateTo?: string[];
   /** "manual": the poster reviews the submission (default: automatic rules). */
   mode?: "manual";
+  /** A label of the Deadline choices (default "1 day"). */
+  deadline?: string;
 }
 
 /** Posts a task through the Post page as the signed-in wallet; returns its task hash once listed. */
@@ -178,6 +180,10 @@ export async function postTask(page: Page, task: NewTask): Promise<string> {
   for (const c of task.capabilities) {
     await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
     await page.keyboard.press("Enter");
+  }
+  if (task.deadline) {
+    await page.getByRole("combobox", { name: "Deadline" }).click();
+    await page.getByRole("option", { name: task.deadline }).click();
   }
   if (task.mode === "manual") await page.getByText("I review it", { exact: true }).click();
   for (const k of task.keywords) {

@@ -5,6 +5,7 @@
  * board, where the capability and reward filters find it. The agent sees the task it worked on and a task offered to it.
  */
 import { expect } from "chai";
+import { network } from "hardhat";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import {
   injectWallet,
@@ -278,5 +279,33 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const paidRow = card.getByRole("row", { name: /Paid tasks/ });
     expect(Number((await paidRow.getByRole("cell").textContent())!.trim())).to.be.greaterThan(0);
     expect(await seriousA11yViolations(worker)).to.deep.equal([]);
+  });
+
+  // Last: it moves the chain's clock past deadlines.
+  it("as poster: reclaims submitted work after the deadline (refused before it, saying so)", async () => {
+    const page = await web.newPage();
+    await signInAs(page, web, "poster-2");
+    const hash = await postTask(page, {
+      brief: "Summarise for my review within the hour: escrow deadlines.",
+      reward: "2",
+      capabilities: ["text"],
+      keywords: [],
+      fields: [],
+      mode: "manual",
+      deadline: "1 hour",
+    });
+    await go(page, "My tasks");
+    const card = page.getByTestId(`posted-${hash}`);
+    await card.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
+    await card.getByRole("button", { name: "Reclaim after the deadline" }).click();
+    await page.getByText("(DEADLINE_NOT_REACHED)").waitFor();
+
+    await network.provider.send("evm_increaseTime", [2 * 3600]);
+    await network.provider.send("evm_mine", []);
+    await new Promise((resolve) => setTimeout(resolve, 1500)); // the server caches chain time for a second
+    await card.getByRole("button", { name: "Reclaim after the deadline" }).click();
+    await page.getByText("Reclaimed (escalate).").waitFor({ timeout: 30_000 });
+    const onChain = (await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json()).data;
+    expect(onChain.escalated).to.equal(true);
   });
 });

@@ -23,6 +23,7 @@ interface Posted {
 }
 type Detail = OnChainTask & { a2aMeta: TaskMeta | null; a2aState: TaskState | null };
 const REFRESH_MS = 4000;
+const [FUNDED, ASSIGNED, SUBMITTED] = [0, 1, 2];
 
 export function MyTasksPage() {
   const { session } = useSession();
@@ -108,6 +109,9 @@ function PostedTasks({ session }: { session: Session }) {
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {tasks.map((t) => {
           const status = t.state.status;
+          // The escrow's status decides the recourse: a funded task is cancelled (expired or not), taken work is
+          // reclaimed after the deadline (the server refuses earlier, saying when).
+          const onChain = t.state.onChainStatus;
           const run = (kind: Parameters<typeof action.mutate>[0]["kind"]) =>
             action.mutate({ hash: t.meta.taskHash, kind });
           const busy = (kind: string) =>
@@ -132,12 +136,12 @@ function PostedTasks({ session }: { session: Session }) {
                     </Button>
                   </>
                 )}
-                {["open", "expired"].includes(status) && (
+                {onChain === FUNDED && status !== "assigning" && (
                   <Button size="xs" variant="default" loading={busy("cancel")} onClick={() => run("cancel")}>
                     Cancel and refund
                   </Button>
                 )}
-                {["assigned", "submitted"].includes(status) && (
+                {(onChain === ASSIGNED || onChain === SUBMITTED) && (
                   <Button size="xs" variant="default" loading={busy("reclaim")} onClick={() => run("reclaim")}>
                     Reclaim after the deadline
                   </Button>
