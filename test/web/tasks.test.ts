@@ -96,7 +96,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
-  it("as poster: passes a manual submission (paid), disputes another, cancels an open task (refunded)", async () => {
+  it("as poster: passes a manual submission (paid), disputes one, fails one, cancels an open task (refunded)", async () => {
     const page = await web.newPage();
     await signInAs(page, web, "poster-2");
     const manual = await postTask(page, {
@@ -128,6 +128,27 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await disputed.getByRole("button", { name: "Dispute" }).click();
     await disputed.getByTestId("task-status").filter({ hasText: "Disputed" }).waitFor({ timeout: 30_000 });
     expect((await (await fetch(`${web.url}/api/v1/tasks/${contested}`)).json()).data.status).to.equal(6);
+
+    // A third the poster fails: the marketplace verifier records the failed verdict on chain.
+    const failed = await postTask(page, {
+      brief: "Summarise for my review: a failed verdict lets the worker resubmit or appeal.",
+      reward: "4",
+      capabilities: ["text"],
+      keywords: [],
+      fields: [],
+      mode: "manual",
+    });
+    await go(page, "My tasks");
+    const failing = page.getByTestId(`posted-${failed}`);
+    await failing.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
+    await failing.getByRole("button", { name: "Fail" }).click();
+    await page.getByText("Failed verdict recorded").waitFor();
+    for (let i = 0; i < 100; i++) {
+      const task = (await (await fetch(`${web.url}/api/v1/tasks/${failed}`)).json()).data;
+      if (task.failedVerdictAt > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect((await (await fetch(`${web.url}/api/v1/tasks/${failed}`)).json()).data.failedVerdictAt).to.be.greaterThan(0);
 
     const open = page.getByTestId(`posted-${openHash}`);
     await open.getByRole("button", { name: "Cancel and refund" }).click();
