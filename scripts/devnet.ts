@@ -105,6 +105,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
       // The web app's devnet wallet picker reads the demo accounts (GET /api/v1/devnet/wallets): devnet only.
       DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
+      // One IP (127.0.0.1) carries the example agent's polling (about 60 a minute) and the web app's: a wider window.
+      RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW ?? "1000",
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });

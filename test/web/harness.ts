@@ -53,7 +53,7 @@ export async function startWebDevnet(): Promise<WebDevnet> {
   ensureWebBuilt((line) => console.log(`    ${line}`));
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-out-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-data-"));
-  // One IP (127.0.0.1) carries the browser's polling and the example agent's: lift the per-IP window for the run.
+  // Quieter logs; one IP carries several browsers' polling and the example agent's: a window wider than the devnet's.
   const saved = { LOG_LEVEL: process.env.LOG_LEVEL, RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW };
   process.env.LOG_LEVEL = "warn";
   process.env.RATE_IP_PER_WINDOW = "100000";
