@@ -135,6 +135,22 @@ describe("web: the app, sign-in and API keys", function () {
     expect(await page.getByText("Signed in with Test Wallet").count()).to.equal(1);
   });
 
+  it("signs out by itself just before the hour-long session ends, revoking the session key", async () => {
+    const page = await web.newPage();
+    await page.clock.install();
+    await signInAs(page, web, "poster-2");
+    const sessionRow = page.locator("tr", { hasText: "this session" });
+    const prefix = (await sessionRow.locator("code").innerText()).replace("…", "");
+    await page.clock.fastForward("59:30"); // the page's clock only: the server's session is still valid
+    await page.getByText("Your session ended").waitFor();
+    await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
+    const keys = await fetch(`${web.url}/api/v1/api-keys`, {
+      headers: { "x-api-key": web.account("poster-2").apiKey },
+    }).then((r) => r.json());
+    const key = keys.data.keys.find((k: { prefix: string }) => k.prefix === prefix);
+    expect(key.revokedAt, "the session key is revoked").to.not.equal(null);
+  });
+
   it("works on a phone-sized screen: the navigation folds behind a menu button", async () => {
     const page = await web.newPage({ viewport: PHONE, colorScheme: "dark" });
     await page.goto(`${web.url}/`);

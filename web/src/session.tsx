@@ -4,7 +4,7 @@
  * revokes that key. Nothing is written to localStorage or a cookie, so a script injected later cannot read a stored
  * credential, and no cookie means no cross-site request can act as the user (docs/web.md, "Session").
  */
-import { createContext, useCallback, useContext, useMemo, useState, type ReactNode } from "react";
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { getAddress, hexlify, toUtf8Bytes } from "ethers";
 import { useQueryClient } from "@tanstack/react-query";
 import { api, type Credentials } from "./api";
@@ -24,14 +24,20 @@ export interface Session extends Required<Credentials> {
 
 interface SessionContext {
   session: Session | null;
+  /** Whether the last session ended by itself (its time ran out) rather than by signing out. */
+  expired: boolean;
   signIn(wallet: WalletChoice): Promise<Session>;
   signOut(): Promise<void>;
 }
+
+/** Signed out this long before the session token expires, so the session key is still revocable. */
+export const SIGN_OUT_BEFORE_EXPIRY_MS = 60_000;
 
 const Context = createContext<SessionContext | null>(null);
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const [session, setSession] = useState<Session | null>(null);
+  const [expired, setExpired] = useState(false);
   const queryClient = useQueryClient();
 
   const signIn = useCallback(
@@ -80,7 +86,15 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setSession(null);
   }, [session, queryClient]);
 
-  const value = useMemo(() => ({ session, signIn, signOut }), [session, signIn, signOut]);
+  // The session token lasts an hour (SESSION_TTL_SECONDS): sign out just before, revoking the session key.
+  useEffect(() => {
+    if (!session) return;
+    const ms = Math.max(0, Date.parse(session.expiresAt) - Date.now() - SIGN_OUT_BEFORE_EXPIRY_MS);
+    const timer = setTimeout(() => void signOut().then(() => setExpired(true)), ms);
+    return () => clearTimeout(timer);
+  }, [session, signOut]);
+
+  const value = useMemo(() => ({ session, expired, signIn, signOut }), [session, expired, signIn, signOut]);
   return <Context.Provider value={value}>{children}</Context.Provider>;
 }
 

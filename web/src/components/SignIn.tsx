@@ -9,7 +9,7 @@ import { devnetProvider, discoverWallets, type WalletChoice } from "../wallet";
 import { shortAddress } from "../format";
 
 export function SignInPanel({ reason }: { reason?: string }) {
-  const { signIn } = useSession();
+  const { signIn, expired } = useSession();
   const [wallets, setWallets] = useState<WalletChoice[]>([]);
   const devnet = useDevnetWallets();
   const [demo, setDemo] = useState<string | null>(null);
@@ -25,6 +25,11 @@ export function SignInPanel({ reason }: { reason?: string }) {
         <Title order={2} size="h3">
           Sign in with your wallet
         </Title>
+        {expired && (
+          <Alert color="yellow" role="status">
+            Your session ended (sessions last an hour): sign in again.
+          </Alert>
+        )}
         <Text size="sm" c="dimmed">
           {reason ?? "Sign a message (EIP-4361) with the wallet your API keys and tasks act as. Signing costs nothing."}
         </Text>
