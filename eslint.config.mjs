@@ -35,6 +35,7 @@ export default tseslint.config(
       "dist/**",
       ".devnet/**",
       "client/web/dist/**",
+      "web/dist/**",
       "**/*.js",
       "**/*.cjs",
     ],

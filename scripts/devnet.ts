@@ -19,6 +19,7 @@ import { startServer, type RunningServer } from "../server/main";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
 import { newApiKey } from "../server/domain/credentials";
 import { ExampleAgent, EXAMPLE_CAPABILITIES } from "../client/exampleAgent";
+import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {
   hostname?: string;
@@ -157,6 +158,10 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
       // Webhooks may call local receivers (127.0.0.1) on the devnet; a deployed service refuses non-public addresses.
       WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true",
+      // The web app's devnet wallet picker reads the demo accounts (GET /api/v1/devnet/wallets): devnet only.
+      DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
+      // One IP (127.0.0.1) carries the browser's polling and the user's own scripts: a wider window on the devnet.
+      RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW ?? "1000",
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
@@ -238,6 +243,7 @@ export function devnetSummary(devnet: Devnet): string[] {
   const { book } = devnet.deployment;
   const lines: string[] = [];
   lines.push(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
+  lines.push(`Web app       ${devnet.apiUrl}/  (sign in with the devnet wallet: Settings)`);
   lines.push(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
   lines.push(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
   lines.push(`AgentFactory  ${book.agentFactory.proxy}`);
@@ -260,6 +266,7 @@ export function devnetSummary(devnet: Devnet): string[] {
 }
 
 async function main() {
+  ensureWebBuilt((line) => console.log(line));
   const devnet = await startDevnet({
     port: devnetPort("DEVNET_PORT", process.env.DEVNET_PORT, 8545),
     apiPort: devnetPort("DEVNET_API_PORT", process.env.DEVNET_API_PORT, 8787),

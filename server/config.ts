@@ -55,6 +55,10 @@ const envSchema = z.object({
   API_HOST: z.string().default("127.0.0.1"),
   API_PORT: intFrom(8787, 0),
   PUBLIC_URL: z.string().url().optional(),
+  /** The built web app (npm run build:web) served at PUBLIC_URL/. */
+  WEB_DIST_DIR: z.string().default(path.join(ROOT, "web", "dist")),
+  /** Set by the devnet only: its demo accounts file, offered to the web app's devnet wallet picker. */
+  DEVNET_ACCOUNTS_FILE: z.string().optional(),
   TRUST_PROXY: z.enum(["true", "false"]).default("false"),
   /** Whether agents pay the on-chain deploy fee (default: yes on local networks, the devnet; no elsewhere). */
   DEPLOY_FEE_REQUIRED: z.enum(["true", "false"]).optional(),
@@ -186,6 +190,8 @@ export interface ApiConfig {
   nonceTtlSeconds: number;
   hashReservationSeconds: number;
   limits: LimitsConfig;
+  /** The web app: its built files, and on the devnet only the demo accounts file its wallet picker reads. */
+  web: { distDir: string; devnetAccountsFile?: string };
 }
 
 export interface Config {
@@ -267,6 +273,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         mcpCallsPerMinute: e.RATE_MCP_CALLS_PER_MINUTE,
         prefix: e.RATE_LIMIT_PREFIX,
       },
+      web: { distDir: e.WEB_DIST_DIR, devnetAccountsFile: e.DEVNET_ACCOUNTS_FILE || undefined },
     },
     marketplace: {
       verifierPrivateKey: e.VERIFIER_PRIVATE_KEY,

@@ -1,6 +1,7 @@
 /**
  * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
- * Order: envelope (errors, request id) -> per-IP window -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> routes -> 404/405.
+ * Order: envelope (errors, request id) -> per-IP window -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
+ * (any other GET path outside /api/) -> routes -> 404/405.
  */
 import Koa from "koa";
 import { AppError } from "../errors";
@@ -12,6 +13,7 @@ import type { Deps } from "../domain/deps";
 import { envelope } from "./middleware/errors";
 import { a2aJsonRpc } from "./a2aJsonRpc";
 import { mcpEndpoint } from "./mcp/endpoint";
+import { webApp } from "./webApp";
 
 export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): Koa {
   const app = new Koa({ proxy: deps.config.api.trustProxy });
@@ -21,6 +23,7 @@ export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): 
   app.use(ipWindowLimit(deps.limits, deps.config.api.limits));
   app.use(a2aJsonRpc(deps, deps.logger.child({ component: "a2a" })));
   app.use(mcpEndpoint(deps));
+  app.use(webApp(deps));
   app.use(router.routes());
   app.use(
     router.allowedMethods({

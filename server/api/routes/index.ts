@@ -13,6 +13,7 @@ import { cardRoutes } from "./cards";
 import { serviceRoutes } from "./services";
 import { agentRoutes } from "./agents";
 import { eventRoutes } from "./events";
+import { devnetRoutes } from "./devnet";
 
 export const allRoutes: AnyRoute[] = [
   ...systemRoutes,
@@ -28,4 +29,5 @@ export const allRoutes: AnyRoute[] = [
   ...serviceRoutes,
   ...agentRoutes,
   ...eventRoutes,
+  ...devnetRoutes,
 ];

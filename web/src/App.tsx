@@ -1,0 +1,80 @@
+import { AppShell, Burger, Group, NavLink, Title, Badge, Button, Text, Anchor } from "@mantine/core";
+import { useDisclosure } from "@mantine/hooks";
+import { Link, Route, Routes, useLocation } from "react-router";
+import { useSession } from "./session";
+import { shortAddress } from "./format";
+import { SettingsPage } from "./pages/Settings";
+import { BoardPage } from "./pages/Board";
+import { TaskDetailPage } from "./pages/TaskDetail";
+import { PostTaskPage } from "./pages/PostTask";
+import { MyTasksPage } from "./pages/MyTasks";
+import { AgentsPage } from "./pages/Agents";
+
+const NAV = [
+  { to: "/", label: "Open tasks" },
+  { to: "/post", label: "Post a task" },
+  { to: "/mine", label: "My tasks" },
+  { to: "/agents", label: "Agents" },
+  { to: "/settings", label: "Settings and API keys" },
+];
+
+export function App() {
+  const [opened, { toggle, close }] = useDisclosure();
+  const { session } = useSession();
+  const location = useLocation();
+  return (
+    <AppShell
+      header={{ height: 56 }}
+      navbar={{ width: 230, breakpoint: "sm", collapsed: { mobile: !opened } }}
+      padding="md"
+    >
+      <AppShell.Header>
+        <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+          <Group gap="sm" wrap="nowrap">
+            <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Toggle navigation" />
+            <Anchor component={Link} to="/" underline="never" c="inherit">
+              <Title order={1} size="h4">
+                Escrow market
+              </Title>
+            </Anchor>
+          </Group>
+          {session ? (
+            <Badge size="lg" variant="light" tt="none" title={session.address} data-testid="signed-in-as">
+              {shortAddress(session.address)}
+            </Badge>
+          ) : (
+            <Button component={Link} to="/settings" size="xs" variant="light">
+              Sign in
+            </Button>
+          )}
+        </Group>
+      </AppShell.Header>
+      <AppShell.Navbar p="xs" aria-label="Main">
+        {NAV.map((item) => (
+          <NavLink
+            key={item.to}
+            component={Link}
+            to={item.to}
+            label={item.label}
+            active={item.to === "/" ? location.pathname === "/" : location.pathname.startsWith(item.to)}
+            onClick={close}
+          />
+        ))}
+        <Text size="xs" c="dimmed" mt="auto" p="xs">
+          API: <Anchor href="/api/v1/openapi.json">OpenAPI</Anchor>
+        </Text>
+      </AppShell.Navbar>
+      <AppShell.Main>
+        <Routes>
+          <Route path="/" element={<BoardPage />} />
+          <Route path="/tasks/:id" element={<TaskDetailPage />} />
+          <Route path="/post" element={<PostTaskPage />} />
+          <Route path="/mine" element={<MyTasksPage />} />
+          <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/settings" element={<SettingsPage />} />
+          <Route path="*" element={<Text>No such page.</Text>} />
+        </Routes>
+      </AppShell.Main>
+    </AppShell>
+  );
+}

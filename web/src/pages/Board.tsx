@@ -1,0 +1,69 @@
+/** Open tasks: the public projection, filtered by capability (server) and minimum reward (here), refreshed every 5 s. */
+import { useState } from "react";
+import { Alert, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { useDebouncedValue } from "@mantine/hooks";
+import { useQuery } from "@tanstack/react-query";
+import { parseUnits } from "ethers";
+import { api, describeError } from "../api";
+import { usePostingChain } from "../hooks";
+import { TaskCard } from "../components/TaskCard";
+import type { TaskMeta, TaskState } from "../types";
+
+export const BOARD_REFRESH_MS = 5000;
+
+export function BoardPage() {
+  const [capabilities, setCapabilities] = useState("");
+  const [minReward, setMinReward] = useState<string | number>("");
+  const [debounced] = useDebouncedValue(capabilities, 300);
+  const { chain } = usePostingChain();
+  const decimals = chain?.token?.decimals ?? 6;
+  const symbol = chain?.token?.symbol ?? "USDC";
+  const tasks = useQuery({
+    queryKey: ["open-tasks", debounced],
+    queryFn: () => {
+      const query = new URLSearchParams({ limit: "100" });
+      if (debounced.trim()) query.set("capabilities", debounced);
+      return api<{ tasks: { meta: TaskMeta; state: TaskState }[]; total: number }>(`/api/v1/a2a/tasks?${query}`);
+    },
+    refetchInterval: BOARD_REFRESH_MS,
+  });
+  const min = minReward === "" ? 0n : parseUnits(String(minReward), decimals);
+  const shown = (tasks.data?.tasks ?? []).filter((t) => BigInt(t.meta.amount ?? "0") >= min);
+
+  return (
+    <Stack>
+      <Title order={2}>Open tasks</Title>
+      <Group align="flex-end" wrap="wrap">
+        <TextInput
+          label="Capabilities I have"
+          description="Comma-separated; tasks needing only these"
+          placeholder="summarise, translate"
+          value={capabilities}
+          onChange={(e) => setCapabilities(e.currentTarget.value)}
+          style={{ flex: "1 1 240px" }}
+        />
+        <NumberInput
+          label={`Minimum reward (${symbol})`}
+          description="Hide smaller rewards"
+          min={0}
+          decimalScale={decimals}
+          value={minReward}
+          onChange={setMinReward}
+          style={{ flex: "0 1 200px" }}
+        />
+      </Group>
+      {tasks.isLoading && <Loader role="status" aria-label="Loading tasks" />}
+      {tasks.isError && <Alert color="red">{describeError(tasks.error)}</Alert>}
+      {tasks.data && (
+        <Text size="sm" c="dimmed" aria-live="polite">
+          {shown.length} of {tasks.data.total} open tasks · refreshed every {BOARD_REFRESH_MS / 1000} s
+        </Text>
+      )}
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        {shown.map((t) => (
+          <TaskCard key={t.meta.taskHash} meta={t.meta} state={t.state} symbol={symbol} decimals={decimals} />
+        ))}
+      </SimpleGrid>
+    </Stack>
+  );
+}

@@ -1,0 +1,237 @@
+/**
+ * My tasks. As poster: the posted tasks with their state, and the actions the state allows (pass or fail a manual
+ * task's submission, cancel, reclaim after the deadline, dispute). As agent: tasks offered to me, and the tasks I work
+ * on (the escrow's WorkerAssigned events naming my wallet, read through my wallet).
+ */
+import { useState } from "react";
+import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Tabs, Text, Title } from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { BrowserProvider, getAddress, zeroPadValue } from "ethers";
+import { api, describeError } from "../api";
+import { usePostingChain } from "../hooks";
+import { useSession, type Session } from "../session";
+import { SignInPanel } from "../components/SignIn";
+import { TaskCard } from "../components/TaskCard";
+import { escrowInterface } from "../escrow";
+import type { OnChainTask, TaskMeta, TaskState } from "../types";
+
+interface Posted {
+  meta: TaskMeta;
+  state: TaskState;
+  onChain: OnChainTask | null;
+  resultData?: unknown;
+}
+type Detail = OnChainTask & { a2aMeta: TaskMeta | null; a2aState: TaskState | null };
+const REFRESH_MS = 4000;
+const [FUNDED, ASSIGNED, SUBMITTED] = [0, 1, 2];
+
+export function MyTasksPage() {
+  const { session } = useSession();
+  if (!session) return <SignInPanel reason="Sign in to see the tasks you posted and the tasks you work on." />;
+  return (
+    <Stack>
+      <Title order={2}>My tasks</Title>
+      <Tabs defaultValue="posted" keepMounted={false}>
+        <Tabs.List>
+          <Tabs.Tab value="posted">As poster</Tabs.Tab>
+          <Tabs.Tab value="agent">As agent</Tabs.Tab>
+        </Tabs.List>
+        <Tabs.Panel value="posted" pt="md">
+          <PostedTasks session={session} />
+        </Tabs.Panel>
+        <Tabs.Panel value="agent" pt="md">
+          <AgentTasks session={session} />
+        </Tabs.Panel>
+      </Tabs>
+    </Stack>
+  );
+}
+
+/** Sends an unsigned transaction the API built, after checking it comes from this wallet and goes to the escrow. */
+async function signAndSend(session: Session, escrow: string, tx: { to: string; data: string; from: string }) {
+  if (tx.from.toLowerCase() !== session.address) throw new Error("The transaction is not from the signed-in wallet.");
+  if (tx.to.toLowerCase() !== escrow.toLowerCase()) throw new Error("The transaction is not to the settlement escrow.");
+  const signer = await new BrowserProvider(session.provider).getSigner();
+  await (await signer.sendTransaction({ to: tx.to, data: tx.data })).wait();
+}
+
+function PostedTasks({ session }: { session: Session }) {
+  const { chain } = usePostingChain();
+  const queryClient = useQueryClient();
+  const [message, setMessage] = useState<string | null>(null);
+  const posted = useQuery({
+    queryKey: ["me", "posted", session.address],
+    queryFn: () => api<{ tasks: Posted[]; total: number }>("/api/v1/a2a/tasks/posted?limit=100", { auth: session }),
+    refetchInterval: REFRESH_MS,
+  });
+  const action = useMutation({
+    mutationFn: async ({
+      hash,
+      kind,
+    }: {
+      hash: string;
+      kind: "finalize" | "decline" | "cancel" | "reclaim" | "dispute";
+    }) => {
+      const path = `/api/v1/a2a/tasks/${hash}/${kind}`;
+      if (kind === "finalize") return api(path, { body: {}, auth: session }).then(() => "Passed: the worker is paid.");
+      if (kind === "decline")
+        return api(path, { body: { reason: "declined in the web app" }, auth: session }).then(
+          () => "Failed verdict recorded: the worker may resubmit or appeal.",
+        );
+      const built = await api<{ unsignedTx: { to: string; data: string; from: string }; outcome?: string }>(path, {
+        body: {},
+        auth: session,
+      });
+      await signAndSend(session, chain!.escrowAddress!, built.unsignedTx);
+      return kind === "cancel"
+        ? "Cancelled: the reward is refunded."
+        : kind === "dispute"
+          ? "Dispute raised."
+          : `Reclaimed (${built.outcome}).`;
+    },
+    onSuccess: (text) => {
+      setMessage(text);
+      void queryClient.invalidateQueries({ queryKey: ["me", "posted"] });
+    },
+  });
+  if (posted.isLoading) return <Loader role="status" aria-label="Loading your tasks" />;
+  if (posted.isError) return <Alert color="red">{describeError(posted.error)}</Alert>;
+  const tasks = posted.data!.tasks;
+  return (
+    <Stack>
+      {message && (
+        <Alert color="green" withCloseButton closeButtonLabel="Dismiss" onClose={() => setMessage(null)}>
+          {message}
+        </Alert>
+      )}
+      {action.isError && <Alert color="red">{describeError(action.error)}</Alert>}
+      {tasks.length === 0 && <Text>You have posted no task yet.</Text>}
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        {tasks.map((t) => {
+          const status = t.state.status;
+          // The escrow's status decides the recourse: a funded task is cancelled (expired or not), taken work is
+          // reclaimed after the deadline (the server refuses earlier, saying when).
+          const onChain = t.state.onChainStatus;
+          const run = (kind: Parameters<typeof action.mutate>[0]["kind"]) =>
+            action.mutate({ hash: t.meta.taskHash, kind });
+          const busy = (kind: string) =>
+            action.isPending && action.variables?.hash === t.meta.taskHash && action.variables.kind === kind;
+          return (
+            <Stack key={t.meta.taskHash} gap={4} data-testid={`posted-${t.meta.taskHash}`}>
+              <TaskCard meta={t.meta} state={t.state} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
+              <Group gap="xs">
+                {t.meta.verificationMode === "manual" && status === "submitted" && (
+                  <>
+                    <Button size="xs" color="teal" loading={busy("finalize")} onClick={() => run("finalize")}>
+                      Pass and pay
+                    </Button>
+                    <Button
+                      size="xs"
+                      color="orange"
+                      variant="light"
+                      loading={busy("decline")}
+                      onClick={() => run("decline")}
+                    >
+                      Fail
+                    </Button>
+                  </>
+                )}
+                {onChain === FUNDED && status !== "assigning" && (
+                  <Button size="xs" variant="default" loading={busy("cancel")} onClick={() => run("cancel")}>
+                    Cancel and refund
+                  </Button>
+                )}
+                {(onChain === ASSIGNED || onChain === SUBMITTED) && (
+                  <Button size="xs" variant="default" loading={busy("reclaim")} onClick={() => run("reclaim")}>
+                    Reclaim after the deadline
+                  </Button>
+                )}
+                {["submitted", "verified"].includes(status) && (
+                  <Button
+                    size="xs"
+                    color="red"
+                    variant="subtle"
+                    loading={busy("dispute")}
+                    onClick={() => run("dispute")}
+                  >
+                    Dispute
+                  </Button>
+                )}
+              </Group>
+            </Stack>
+          );
+        })}
+      </SimpleGrid>
+    </Stack>
+  );
+}
+
+function AgentTasks({ session }: { session: Session }) {
+  const { chain } = usePostingChain();
+  const offered = useQuery({
+    queryKey: ["me", "offered", session.address],
+    queryFn: () =>
+      api<{ tasks: { meta: TaskMeta; state: TaskState }[] }>("/api/v1/a2a/tasks/offered?limit=100", { auth: session }),
+    refetchInterval: REFRESH_MS,
+  });
+  const working = useQuery({
+    queryKey: ["me", "working", session.address, chain?.escrowAddress],
+    enabled: Boolean(chain?.escrowAddress),
+    refetchInterval: REFRESH_MS,
+    queryFn: async () => {
+      const provider = new BrowserProvider(session.provider);
+      const topic = escrowInterface.getEvent("WorkerAssigned")!.topicHash;
+      const logs = await provider.getLogs({
+        address: chain!.escrowAddress!,
+        fromBlock: 0,
+        toBlock: "latest",
+        topics: [topic, null, zeroPadValue(getAddress(session.address), 32)],
+      });
+      const ids = [...new Set(logs.map((log) => Number(BigInt(log.topics[1]))))].reverse();
+      const details = await Promise.all(
+        ids.map((id) => api<Detail>(`/api/v1/tasks/${id}`, { auth: session }).catch(() => null)),
+      );
+      return details.filter((d): d is Detail =>
+        Boolean(d?.a2aMeta && d.a2aState && d.worker.toLowerCase() === session.address),
+      );
+    },
+  });
+  return (
+    <Stack>
+      <Title order={3} size="h4">
+        Offered to me
+      </Title>
+      {offered.isError && <Alert color="red">{describeError(offered.error)}</Alert>}
+      {offered.data?.tasks.length === 0 && <Text size="sm">No task is pinned to your wallet.</Text>}
+      <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="offered">
+        {offered.data?.tasks.map((t) => (
+          <TaskCard
+            key={t.meta.taskHash}
+            meta={t.meta}
+            state={t.state}
+            symbol={chain?.token?.symbol}
+            decimals={chain?.token?.decimals}
+          />
+        ))}
+      </SimpleGrid>
+      <Title order={3} size="h4">
+        Working on
+      </Title>
+      {working.isLoading && <Loader size="sm" role="status" aria-label="Loading" />}
+      {working.isError && <Alert color="red">{describeError(working.error)}</Alert>}
+      {working.data?.length === 0 && <Text size="sm">You have not been assigned a task.</Text>}
+      <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="working">
+        {working.data?.map((t) => (
+          <Card key={t.taskHash} p={0} withBorder={false}>
+            <TaskCard
+              meta={t.a2aMeta!}
+              state={t.a2aState!}
+              symbol={chain?.token?.symbol}
+              decimals={chain?.token?.decimals}
+            />
+          </Card>
+        ))}
+      </SimpleGrid>
+    </Stack>
+  );
+}

@@ -1,0 +1,420 @@
+/**
+ * Post a task: brief, reward, deadline, verification mode and criteria (validated as typed), then upload, build, the
+ * careful client's checks (shown), approve exactly the reward, fund from the signed-in wallet, and list. A public
+ * brief is uploaded as written; a private one is encrypted in the page and its key wrapped to the chosen agents.
+ */
+import { useState } from "react";
+import {
+  Alert,
+  Anchor,
+  Button,
+  Card,
+  Group,
+  List,
+  MultiSelect,
+  NumberInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Stepper,
+  TagsInput,
+  Text,
+  TextInput,
+  Textarea,
+  ThemeIcon,
+  Title,
+} from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt, toQuantity } from "ethers";
+import { Link, useLocation } from "react-router";
+import { api, describeError } from "../api";
+import { usePostingChain } from "../hooks";
+import { useSession, type Session } from "../session";
+import { SignInPanel } from "../components/SignIn";
+import { ERC20_ABI, escrowInterface } from "../escrow";
+import { sealBrief } from "../briefCrypto";
+import { shortAddress } from "../format";
+
+const BRIEF_MAX = 4000;
+const DURATIONS = [
+  { value: "3600", label: "1 hour" },
+  { value: "21600", label: "6 hours" },
+  { value: "86400", label: "1 day" },
+  { value: "259200", label: "3 days" },
+  { value: "604800", label: "7 days" },
+];
+const STEPS = [
+  "Upload the brief",
+  "Build the transaction",
+  "Check it",
+  "Approve the reward",
+  "Fund the task",
+  "List it",
+];
+
+interface Criteria {
+  min_length?: number;
+  contains_keywords?: string[];
+  required_fields?: string[];
+  regex_pattern?: string;
+}
+interface Check {
+  label: string;
+  ok: boolean;
+}
+type Settlement = NonNullable<ReturnType<typeof usePostingChain>["chain"]>;
+
+export function PostTaskPage() {
+  const { session } = useSession();
+  const { chain, isLoading } = usePostingChain();
+  const location = useLocation();
+  if (!session) return <SignInPanel reason="Sign in with the wallet that pays the reward to post a task." />;
+  if (isLoading) return null;
+  if (!chain?.escrowAddress || !chain.token || !chain.postable)
+    return <Alert color="red">This server has no postable settlement chain (CHAIN_NOT_CONFIGURED).</Alert>;
+  // Following "Post a task" again opens a fresh form (a new history entry, a new key).
+  return <PostForm key={location.key} session={session} chain={chain} />;
+}
+
+function base64(bytes: Uint8Array): string {
+  let binary = "";
+  for (const b of bytes) binary += String.fromCharCode(b);
+  return btoa(binary);
+}
+
+function regexProblem(pattern: string): string | null {
+  if (!pattern) return null;
+  try {
+    new RegExp(pattern);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
+  const token = chain.token!;
+  const queryClient = useQueryClient();
+  const [brief, setBrief] = useState("");
+  const [reward, setReward] = useState<string | number>(5);
+  const [duration, setDuration] = useState<string | null>("86400");
+  const [capabilities, setCapabilities] = useState<string[]>([]);
+  const [mode, setMode] = useState("auto");
+  const [minLength, setMinLength] = useState<string | number>("");
+  const [keywords, setKeywords] = useState<string[]>([]);
+  const [fields, setFields] = useState<string[]>([]);
+  const [pattern, setPattern] = useState("");
+  const [privacy, setPrivacy] = useState("public");
+  const [agents, setAgents] = useState<string[]>([]);
+  const [touched, setTouched] = useState(false);
+  const executors = useQuery({
+    queryKey: ["executors", "all"],
+    queryFn: () =>
+      api<{ executors: { address: string; publicKey: string; capabilities: string[] }[] }>(
+        "/api/v1/a2a/executors?limit=200",
+      ),
+    enabled: privacy === "private",
+  });
+  const [step, setStep] = useState(-1);
+  const [checks, setChecks] = useState<Check[]>([]);
+  const [listed, setListed] = useState<{ taskHash: string; onChainTaskId: number } | null>(null);
+
+  const criteria: Criteria = {};
+  if (minLength !== "") criteria.min_length = Number(minLength);
+  if (keywords.length) criteria.contains_keywords = keywords;
+  if (fields.length) criteria.required_fields = fields;
+  if (pattern) criteria.regex_pattern = pattern;
+  let amount = 0n;
+  try {
+    amount = parseUnits(String(reward || 0), token.decimals);
+  } catch {
+    amount = 0n;
+  }
+  const errors = {
+    brief: !brief.trim()
+      ? "Write what the agent should do"
+      : [...brief].length > BRIEF_MAX
+        ? `At most ${BRIEF_MAX} characters`
+        : null,
+    reward: amount <= 0n ? "The reward must be more than 0" : null,
+    criteria:
+      mode === "auto" && Object.keys(criteria).length === 0
+        ? "Auto verification needs at least one rule (length, keywords, fields or a pattern)"
+        : null,
+    pattern: regexProblem(pattern),
+    agents: privacy === "private" && agents.length === 0 ? "Choose at least one agent who may read the brief" : null,
+  };
+  const valid = !Object.values(errors).some(Boolean);
+  const show = (error: string | null) => (touched ? error : null);
+
+  const post = useMutation({
+    mutationFn: async () => {
+      setChecks([]);
+      setListed(null);
+      const terms = {
+        verificationMode: mode,
+        ...(mode === "auto" ? { verificationCriteria: criteria } : {}),
+        ...(capabilities.length ? { requiredCapabilities: capabilities } : {}),
+      };
+      setStep(0);
+      let data = base64(new TextEncoder().encode(brief));
+      let sealedTerms: { rootHash?: string; wrappedKeys?: Record<string, string> } = {};
+      if (privacy === "private") {
+        const chosen = (executors.data?.executors ?? []).filter((e) => agents.includes(e.address));
+        const sealed = sealBrief(brief, chosen);
+        data = sealed.blobBase64;
+        sealedTerms = { wrappedKeys: sealed.wrappedKeys };
+      }
+      const upload = await api<{ rootHash: string }>("/api/v1/storage/upload", { body: { data }, auth: session });
+      const taskHash = upload.rootHash;
+      if (privacy === "private") sealedTerms.rootHash = taskHash;
+      setStep(1);
+      const built = await api<{
+        unsignedTx: { to: string; data: string; from: string; value: string };
+        chainId: number;
+      }>("/api/v1/tasks", {
+        body: { taskHash, token: token.address, amount: amount.toString(), locationZone: "global", duration, ...terms },
+        auth: session,
+      });
+      setStep(2);
+      const walletChainId = async () =>
+        Number(toBigInt((await session.provider.request({ method: "eth_chainId" })) as string));
+      let walletChain = await walletChainId();
+      if (walletChain !== chain.chainId) {
+        // Ask the wallet to move to the settlement chain; a refusal shows as the failed chain check below.
+        await session.provider
+          .request({ method: "wallet_switchEthereumChain", params: [{ chainId: toQuantity(chain.chainId!) }] })
+          .catch(() => undefined);
+        walletChain = await walletChainId();
+      }
+      const tx = built.unsignedTx;
+      const call = escrowInterface.parseTransaction({ data: tx.data });
+      const found: Check[] = [
+        { label: `Sent from the signed-in wallet ${session.address}`, ok: tx.from.toLowerCase() === session.address },
+        {
+          label: `Sent to the escrow of the settlement record ${chain.escrowAddress}`,
+          ok: tx.to.toLowerCase() === chain.escrowAddress!.toLowerCase(),
+        },
+        {
+          label: `The wallet's chain (${walletChain}) is the settlement record's (${chain.chainId})`,
+          ok: walletChain === chain.chainId && built.chainId === chain.chainId,
+        },
+        {
+          label: "The call is createTask for this brief and exactly this reward, with no value attached",
+          ok:
+            call?.name === "createTask" &&
+            call.args[0] === taskHash &&
+            getAddress(call.args[1]) === getAddress(token.address) &&
+            call.args[2] === amount &&
+            tx.value === "0",
+        },
+      ];
+      setChecks(found);
+      if (found.some((c) => !c.ok)) throw new Error("A check failed: nothing was signed.");
+      const signer = await new BrowserProvider(session.provider).getSigner();
+      setStep(3);
+      const erc20 = new Contract(token.address, ERC20_ABI, signer);
+      await (await erc20.approve(chain.escrowAddress!, amount)).wait();
+      setStep(4);
+      const sent = await signer.sendTransaction({ to: tx.to, data: tx.data });
+      await sent.wait();
+      setStep(5);
+      const indexed = await api<{ onChainTaskId: number }>("/api/v1/a2a/tasks/index", {
+        body:
+          privacy === "public"
+            ? { txHash: sent.hash, taskHash, privacy, publicBrief: brief, ...terms }
+            : { txHash: sent.hash, taskHash, privacy, ...terms, ...sealedTerms },
+        auth: session,
+      });
+      setStep(6);
+      setListed({ taskHash, onChainTaskId: indexed.onChainTaskId });
+      // A fresh form for the next task; the progress and the link to this one stay.
+      setBrief("");
+      setCapabilities([]);
+      setMinLength("");
+      setKeywords([]);
+      setFields([]);
+      setPattern("");
+      setAgents([]);
+      setTouched(false);
+      void queryClient.invalidateQueries({ queryKey: ["open-tasks"] });
+    },
+  });
+
+  return (
+    <Stack maw={760}>
+      <Title order={2}>Post a task</Title>
+      <Text size="sm" c="dimmed">
+        The reward is held by the escrow until the work passes verification. Anyone can read a public brief; a private
+        brief is encrypted in this page and only the agents you choose can open it.
+      </Text>
+      <form
+        noValidate
+        onSubmit={(event) => {
+          event.preventDefault();
+          setTouched(true);
+          if (valid && !post.isPending) post.mutate();
+        }}
+      >
+        <Stack>
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="privacy-label">
+              Privacy
+            </Text>
+            <SegmentedControl
+              aria-labelledby="privacy-label"
+              value={privacy}
+              onChange={setPrivacy}
+              data={[
+                { value: "public", label: "Public" },
+                { value: "private", label: "Private" },
+              ]}
+            />
+          </Stack>
+          {privacy === "private" && (
+            <MultiSelect
+              label="Agents who may read the brief"
+              description="The brief key is wrapped to each one's public key (from the agents directory)"
+              placeholder={executors.isLoading ? "Loading agents…" : "Choose agents"}
+              data={(executors.data?.executors ?? []).map((e) => ({
+                value: e.address,
+                label: `${shortAddress(e.address)} · ${e.capabilities.join(", ") || "no capabilities"}`,
+              }))}
+              value={agents}
+              onChange={setAgents}
+              searchable
+              error={show(errors.agents)}
+            />
+          )}
+          <Textarea
+            label="Brief"
+            description={`What the agent should do (${[...brief].length} / ${BRIEF_MAX})`}
+            autosize
+            minRows={4}
+            required
+            value={brief}
+            onChange={(e) => setBrief(e.currentTarget.value)}
+            onBlur={() => setTouched(true)}
+            error={show(errors.brief)}
+          />
+          <Group grow wrap="wrap" align="flex-start">
+            <NumberInput
+              label={`Reward (${token.symbol})`}
+              min={0}
+              decimalScale={token.decimals}
+              required
+              value={reward}
+              onChange={setReward}
+              error={show(errors.reward)}
+              style={{ minWidth: 160 }}
+            />
+            <Select
+              label="Deadline"
+              data={DURATIONS}
+              value={duration}
+              onChange={setDuration}
+              allowDeselect={false}
+              style={{ minWidth: 160 }}
+            />
+          </Group>
+          <TagsInput
+            label="Required capabilities"
+            description="Only agents with all of these take the task (press Enter after each)"
+            value={capabilities}
+            onChange={(v) => setCapabilities(v.map((c) => c.trim().toLowerCase()).filter(Boolean))}
+            maxTags={20}
+          />
+          <Stack gap={4}>
+            <Text size="sm" fw={500} id="mode-label">
+              Verification
+            </Text>
+            <SegmentedControl
+              aria-labelledby="mode-label"
+              value={mode}
+              onChange={setMode}
+              data={[
+                { value: "auto", label: "Automatic rules" },
+                { value: "manual", label: "I review it" },
+              ]}
+            />
+          </Stack>
+          {mode === "auto" && (
+            <Card withBorder>
+              <Stack gap="sm">
+                <Text size="sm">The marketplace verifier pays when the deliverable meets every rule.</Text>
+                <NumberInput label="Minimum length (characters)" min={0} value={minLength} onChange={setMinLength} />
+                <TagsInput label="Must contain the keywords" value={keywords} onChange={setKeywords} />
+                <TagsInput label="Must have the JSON fields" value={fields} onChange={setFields} />
+                <TextInput
+                  label="Must match the pattern (regular expression)"
+                  value={pattern}
+                  onChange={(e) => setPattern(e.currentTarget.value)}
+                  error={errors.pattern}
+                />
+                {show(errors.criteria) && (
+                  <Text size="sm" c="red" role="alert">
+                    {errors.criteria}
+                  </Text>
+                )}
+              </Stack>
+            </Card>
+          )}
+          <Group>
+            <Button type="submit" loading={post.isPending} disabled={touched && !valid}>
+              Post and fund the task
+            </Button>
+          </Group>
+        </Stack>
+      </form>
+      {step >= 0 && (
+        <Card withBorder aria-live="polite">
+          <Stepper active={step} orientation="vertical" size="sm">
+            {STEPS.map((label, i) => (
+              <Stepper.Step
+                key={label}
+                label={label}
+                loading={post.isPending && step === i}
+                color={post.isError && step === i ? "red" : undefined}
+                description={i === 2 && checks.length > 0 ? <CheckList checks={checks} /> : undefined}
+              />
+            ))}
+          </Stepper>
+        </Card>
+      )}
+      {post.isError && (
+        <Alert color="red" title="Not posted" role="alert">
+          {describeError(post.error)}
+        </Alert>
+      )}
+      {listed && (
+        <Alert color="green" title="Listed" data-testid="posted">
+          Task #{listed.onChainTaskId} is funded and listed ({privacy}).{" "}
+          <Anchor component={Link} to={`/tasks/${listed.taskHash}`}>
+            Follow it
+          </Anchor>
+        </Alert>
+      )}
+    </Stack>
+  );
+}
+
+function CheckList({ checks }: { checks: Check[] }) {
+  return (
+    <List size="xs" spacing={2} data-testid="checks">
+      {checks.map((c) => (
+        <List.Item
+          key={c.label}
+          icon={
+            <ThemeIcon size={14} radius="xl" color={c.ok ? "teal" : "red"} aria-label={c.ok ? "passed" : "failed"}>
+              <span aria-hidden style={{ fontSize: 9 }}>
+                {c.ok ? "✓" : "✗"}
+              </span>
+            </ThemeIcon>
+          }
+        >
+          {c.label}
+        </List.Item>
+      ))}
+    </List>
+  );
+}

@@ -1,0 +1,205 @@
+/** Settings: the signed-in wallet, and its API keys (create, shown once with a copy button; list; revoke). */
+import { useState } from "react";
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Code,
+  CopyButton,
+  Group,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { api, describeError } from "../api";
+import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
+import { SignInPanel } from "../components/SignIn";
+import { formatIso } from "../format";
+import type { ApiKeyCreated, ApiKeyView } from "../types";
+
+export function SettingsPage() {
+  const { session, signOut } = useSession();
+  return (
+    <Stack maw={900}>
+      <Title order={2}>Settings</Title>
+      {session ? (
+        <>
+          <Card withBorder>
+            <Group justify="space-between" wrap="wrap">
+              <Stack gap={2}>
+                <Text size="sm" c="dimmed">
+                  Signed in with {session.walletName} as
+                </Text>
+                <Code data-testid="session-address">{session.address}</Code>
+                <Text size="xs" c="dimmed">
+                  Session until {formatIso(session.expiresAt)}; kept in this tab only.
+                </Text>
+              </Stack>
+              <Button variant="default" onClick={() => void signOut()}>
+                Sign out
+              </Button>
+            </Group>
+          </Card>
+          <ApiKeys session={session} />
+        </>
+      ) : (
+        <SignInPanel />
+      )}
+      <Text size="sm" c="dimmed">
+        Webhooks and hosted agents are not in the web app yet: use the API (see the OpenAPI document).
+      </Text>
+    </Stack>
+  );
+}
+
+function ApiKeys({ session }: { session: Session }) {
+  const queryClient = useQueryClient();
+  const [label, setLabel] = useState("");
+  const [created, setCreated] = useState<ApiKeyCreated | null>(null);
+  const keys = useQuery({
+    queryKey: ["me", "api-keys", session.address],
+    queryFn: () => api<{ keys: ApiKeyView[] }>("/api/v1/api-keys", { auth: session, useSession: true }),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      api<ApiKeyCreated>("/api/v1/api-keys", {
+        body: label.trim() ? { label: label.trim() } : {},
+        auth: session,
+        useSession: true,
+      }),
+    onSuccess: (key) => {
+      setCreated(key);
+      setLabel("");
+      void queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: (id: number) => api(`/api/v1/api-keys/${id}`, { method: "DELETE", auth: session, useSession: true }),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] }),
+  });
+
+  return (
+    <Card withBorder>
+      <Stack>
+        <Title order={3}>API keys</Title>
+        <Text size="sm" c="dimmed">
+          A key acts as this wallet on every API route (X-API-Key or Authorization: Bearer). Agents and scripts use
+          keys; revoking one takes effect on its next request.
+        </Text>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            create.mutate();
+          }}
+        >
+          <Group align="flex-end" wrap="wrap">
+            <TextInput
+              label="Label (optional)"
+              placeholder="e.g. my agent on the build server"
+              value={label}
+              maxLength={100}
+              onChange={(event) => setLabel(event.currentTarget.value)}
+              style={{ flex: "1 1 240px" }}
+            />
+            <Button type="submit" loading={create.isPending}>
+              Create key
+            </Button>
+          </Group>
+        </form>
+        {create.isError && (
+          <Alert color="red" role="alert">
+            {describeError(create.error)}
+          </Alert>
+        )}
+        {created && (
+          <Alert
+            color="green"
+            title="New key: copy it now, it is shown only once"
+            withCloseButton
+            closeButtonLabel="Dismiss"
+            onClose={() => setCreated(null)}
+          >
+            <Group wrap="nowrap" gap="xs" align="center">
+              <Code data-testid="new-key" style={{ wordBreak: "break-all" }}>
+                {created.key}
+              </Code>
+              <CopyButton value={created.key}>
+                {({ copied, copy }) => (
+                  <Button
+                    size="xs"
+                    variant={copied ? "filled" : "light"}
+                    color={copied ? "teal" : undefined}
+                    onClick={copy}
+                  >
+                    {copied ? "Copied" : "Copy"}
+                  </Button>
+                )}
+              </CopyButton>
+            </Group>
+          </Alert>
+        )}
+        {keys.isError && <Alert color="red">{describeError(keys.error)}</Alert>}
+        <Table.ScrollContainer minWidth={560}>
+          <Table striped highlightOnHover aria-label="API keys">
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Prefix</Table.Th>
+                <Table.Th>Label</Table.Th>
+                <Table.Th>Created</Table.Th>
+                <Table.Th>Last used</Table.Th>
+                <Table.Th>State</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {(keys.data?.keys ?? []).map((key) => (
+                <Table.Tr key={key.id} data-testid={`key-${key.prefix}`}>
+                  <Table.Td>
+                    <Code>{key.prefix}…</Code>
+                  </Table.Td>
+                  <Table.Td>
+                    {key.label ?? (
+                      <Text c="dimmed" span size="sm">
+                        none
+                      </Text>
+                    )}
+                    {key.id === session.apiKeyId && key.label === SESSION_KEY_LABEL && (
+                      <Badge ml="xs" size="xs" variant="outline">
+                        this session
+                      </Badge>
+                    )}
+                  </Table.Td>
+                  <Table.Td>{formatIso(key.createdAt)}</Table.Td>
+                  <Table.Td>{formatIso(key.lastUsedAt)}</Table.Td>
+                  <Table.Td>
+                    {key.revokedAt ? (
+                      <Badge color="gray" variant="light">
+                        revoked {formatIso(key.revokedAt)}
+                      </Badge>
+                    ) : (
+                      <Button
+                        size="xs"
+                        color="red"
+                        variant="light"
+                        aria-label={`Revoke key ${key.prefix}`}
+                        loading={revoke.isPending && revoke.variables === key.id}
+                        disabled={key.id === session.apiKeyId}
+                        onClick={() => revoke.mutate(key.id)}
+                      >
+                        Revoke
+                      </Button>
+                    )}
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </Table.ScrollContainer>
+        {revoke.isError && <Alert color="red">{describeError(revoke.error)}</Alert>}
+      </Stack>
+    </Card>
+  );
+}

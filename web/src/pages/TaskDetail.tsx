@@ -1,0 +1,147 @@
+/** One task: state, terms, deadlines in local time, the on-chain record, the escrow's events, and the result. */
+import {
+  Alert,
+  Anchor,
+  Card,
+  Code,
+  Group,
+  Loader,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  Timeline,
+  Title,
+} from "@mantine/core";
+import { useQuery } from "@tanstack/react-query";
+import { useParams } from "react-router";
+import { api, describeError } from "../api";
+import { useDevnetWallets, usePostingChain } from "../hooks";
+import { useSession } from "../session";
+import { readProvider, taskTimeline } from "../escrow";
+import { formatAmount, formatTime, ONCHAIN_STATUS, shortAddress } from "../format";
+import { StatusBadge } from "../components/TaskCard";
+import type { OnChainTask, TaskMeta, TaskState } from "../types";
+
+type TaskDetail = OnChainTask & { a2aMeta: TaskMeta | null; a2aState: TaskState | null; resultData?: unknown };
+
+const ZERO = /^0x0{40}$/i;
+
+export function TaskDetailPage() {
+  const { id = "" } = useParams();
+  const { session } = useSession();
+  const { chain } = usePostingChain();
+  const devnet = useDevnetWallets();
+  const task = useQuery({
+    queryKey: ["task", id, session?.address ?? null],
+    queryFn: () => api<TaskDetail>(`/api/v1/tasks/${encodeURIComponent(id)}`, { auth: session ?? undefined }),
+    refetchInterval: (query) => (query.state.data && [4, 5].includes(query.state.data.status) ? false : 3000),
+  });
+  const provider = readProvider(session?.provider, devnet.data?.rpcUrl);
+  const escrow = chain?.escrowAddress;
+  const timeline = useQuery({
+    queryKey: ["timeline", escrow, task.data?.taskId, task.data?.status, session?.address ?? null],
+    queryFn: () => taskTimeline(provider!, escrow!, task.data!.taskId),
+    enabled: Boolean(provider && escrow && task.data),
+  });
+  if (task.isLoading) return <Loader role="status" aria-label="Loading the task" />;
+  if (task.isError) return <Alert color="red">{describeError(task.error)}</Alert>;
+  const t = task.data!;
+  const meta = t.a2aMeta;
+  const symbol = chain?.token?.symbol ?? "USDC";
+  const decimals = chain?.token?.decimals ?? 6;
+  const title = meta?.privacy === "public" && meta.publicBrief ? meta.publicBrief : `Task #${t.taskId}`;
+
+  return (
+    <Stack maw={1000}>
+      <Group justify="space-between" align="flex-start" wrap="nowrap">
+        <Title order={2} style={{ overflowWrap: "anywhere" }}>
+          {title}
+        </Title>
+        <StatusBadge status={t.a2aState?.status ?? "open"} />
+      </Group>
+      <SimpleGrid cols={{ base: 1, md: 2 }}>
+        <Card withBorder>
+          <Title order={3} size="h4" mb="xs">
+            Terms
+          </Title>
+          <Table variant="vertical" layout="fixed">
+            <Table.Tbody>
+              <Row label="Reward" value={formatAmount(t.amount, decimals, symbol)} />
+              <Row label="Verification" value={meta?.verificationMode ?? "—"} />
+              <Row label="Privacy" value={meta?.privacy ?? "—"} />
+              <Row label="Capabilities" value={meta?.requiredCapabilities.join(", ") || "none"} />
+              <Row label="Created" value={formatTime(t.createdAt)} />
+              <Row label="Deadline" value={formatTime(t.effectiveDeadline || t.deadline)} />
+              <Row label="Poster" value={<Code>{shortAddress(t.poster)}</Code>} />
+              <Row label="Worker" value={ZERO.test(t.worker) ? "none yet" : <Code>{shortAddress(t.worker)}</Code>} />
+            </Table.Tbody>
+          </Table>
+        </Card>
+        <Card withBorder>
+          <Title order={3} size="h4" mb="xs">
+            On-chain record
+          </Title>
+          <Table variant="vertical" layout="fixed">
+            <Table.Tbody>
+              <Row label="Task id" value={String(t.taskId)} />
+              <Row label="Escrow" value={<Code>{shortAddress(escrow)}</Code>} />
+              <Row label="Status" value={`${t.status} (${ONCHAIN_STATUS[t.status] ?? "unknown"})`} />
+              <Row label="Task hash" value={<Code style={{ wordBreak: "break-all" }}>{t.taskHash}</Code>} />
+              <Row label="Attempts" value={String(t.submissionAttempts)} />
+              <Row label="Payout" value={t.payout ? formatAmount(t.payout, decimals, symbol) : "—"} />
+              <Row label="Fee" value={t.fee ? formatAmount(t.fee, decimals, symbol) : "—"} />
+              <Row label="Refund" value={t.refund ? formatAmount(t.refund, decimals, symbol) : "—"} />
+            </Table.Tbody>
+          </Table>
+        </Card>
+      </SimpleGrid>
+      <Card withBorder>
+        <Title order={3} size="h4" mb="sm">
+          Timeline (escrow events)
+        </Title>
+        {!provider && <Text size="sm">Sign in to read the escrow&apos;s events through your wallet.</Text>}
+        {timeline.isError && <Alert color="red">{describeError(timeline.error)}</Alert>}
+        {timeline.data && (
+          <Timeline active={timeline.data.length - 1} bulletSize={14} lineWidth={2}>
+            {timeline.data.map((entry) => (
+              <Timeline.Item key={`${entry.txHash}-${entry.name}`} title={entry.name}>
+                <Text size="xs" c="dimmed">
+                  {formatTime(entry.time)} · block {entry.blockNumber}
+                </Text>
+              </Timeline.Item>
+            ))}
+          </Timeline>
+        )}
+      </Card>
+      <Card withBorder>
+        <Title order={3} size="h4" mb="sm">
+          Result
+        </Title>
+        {"resultData" in t ? (
+          t.resultData == null ? (
+            <Text size="sm">No deliverable yet.</Text>
+          ) : (
+            <Code block data-testid="result" style={{ whiteSpace: "pre-wrap", overflowWrap: "anywhere" }}>
+              {JSON.stringify(t.resultData, null, 2)}
+            </Code>
+          )
+        ) : (
+          <Text size="sm">Only the poster and the worker see the result of a private task.</Text>
+        )}
+      </Card>
+      <Text size="xs" c="dimmed" style={{ overflowWrap: "anywhere" }}>
+        Raw: <Anchor href={`/api/v1/tasks/${t.taskHash}`}>/api/v1/tasks/{t.taskHash}</Anchor>
+      </Text>
+    </Stack>
+  );
+}
+
+function Row({ label, value }: { label: string; value: React.ReactNode }) {
+  return (
+    <Table.Tr>
+      <Table.Th w={120}>{label}</Table.Th>
+      <Table.Td style={{ overflowWrap: "anywhere" }}>{value}</Table.Td>
+    </Table.Tr>
+  );
+}

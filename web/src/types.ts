@@ -1,0 +1,5 @@
+/** The shapes the web app reads, as the API's zod schemas infer them (server/domain/schemas). */
+export type { NonceResponse, SessionResponse, ApiKeyCreated, ApiKeyView } from "../../server/domain/schemas/accounts";
+export type { TaskMeta, TaskState, OnChainTask } from "../../server/domain/schemas/marketplace";
+export type { Settlement } from "../../server/domain/schemas/settlement";
+export type { DevnetWallets } from "../../server/domain/schemas/devnet";
