@@ -227,16 +227,22 @@ export class MarketApi {
     this.request<T.ServiceList>("GET", "/api/v1/marketplace/services", { query: query as Query });
   service = (id: number) => this.request<T.ServiceView>("GET", `/api/v1/marketplace/services/${id}`);
 
-  /** Tasks the caller works on (GET /api/v1/a2a/tasks/working: the push branch; same answer as postedTasks). */
+  /** Tasks the caller works on (GET /api/v1/a2a/tasks/working; same shape as postedTasks). */
   workingTasks = (query: T.PostedTasksQuery | Query = {}) =>
     this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: query as Query });
 
   // ----------------------------------------------------------------------------------------------- webhooks
   /** Webhooks deliver the event stream's `data` objects as signed JSON POSTs (the push branch's routes). */
-  createWebhook = (body: { url: string; events?: string[] }) =>
-    this.request<T.WebhookCreated>("POST", "/api/v1/webhooks", { body });
+  /** The poster wraps a private task's brief key to more agents after listing (POST /a2a/tasks/{hash}/keys). */
+  addBriefKeys = (taskHash: string, body: T.AddKeysBody) =>
+    this.request<T.AddedKeys>("POST", `/api/v1/a2a/tasks/${taskHash}/keys`, { body });
+
+  /** Devnet only: the demo accounts (public test keys); NOT_FOUND on any other server. */
+  devnetWallets = () => this.request<T.DevnetWallets>("GET", "/api/v1/devnet/wallets");
+
+  createWebhook = (body: T.WebhookBody) => this.request<T.WebhookCreated>("POST", "/api/v1/webhooks", { body });
   listWebhooks = () => this.request<T.WebhookList>("GET", "/api/v1/webhooks");
-  deleteWebhook = (id: number) => this.request<unknown>("DELETE", `/api/v1/webhooks/${id}`);
+  deleteWebhook = (id: number) => this.request<T.WebhookDeleted>("DELETE", `/api/v1/webhooks/${id}`);
   webhookDeliveries = (id: number) => this.request<T.WebhookDeliveries>("GET", `/api/v1/webhooks/${id}/deliveries`);
 
   // ------------------------------------------------------------------------------------------------- agents

@@ -75,7 +75,7 @@ export interface PostOptions {
   maxAmount?: bigint;
   /** The settlement a client was built against: anything else refuses (POSTING_CHAIN_CHANGED, SETTLEMENT_CHANGED). */
   expect?: Partial<SettlementPin>;
-  /** Also wrap private briefs' keys to the service's custody key (so it can re-wrap for agents who register later). */
+  /** Also wrap private briefs' keys to the service's custody key (`settlement().custodyPublicKey`), so it can re-wrap for agents who register later. */
   custodyPublicKey?: string;
   /** Called after each stage is saved (progress reports; tests throw here to simulate a crash). */
   onStage?: (stage: PostingStage, postingId: string) => void | Promise<void>;

@@ -20,6 +20,9 @@ import type * as stats from "../../server/domain/schemas/stats";
 import type * as reputation from "../../server/domain/schemas/reputation";
 import type * as cards from "../../server/domain/schemas/cards";
 import type * as deployFee from "../../server/domain/schemas/deployFee";
+import type * as events from "../../server/domain/schemas/events";
+import type * as laterKeys from "../../server/domain/schemas/laterKeys";
+import type * as devnet from "../../server/domain/schemas/devnet";
 
 type In<T extends z.ZodTypeAny> = z.input<T>;
 type Out<T extends z.ZodTypeAny> = z.output<T>;
@@ -161,27 +164,15 @@ export interface MarketEvent {
   data: MarketEventData;
 }
 
-// Webhooks and the working list: routes of the server's push branch (no schema in this branch yet); the shapes are
-// the ones that branch answers, typed here until its schemas are merged.
-export interface WebhookCreated {
-  id: number;
-  url: string;
-  events: string[];
-  createdAt: string;
-  /** Shown once: the HMAC secret of the deliveries' signatures. */
-  secret: string;
-}
-export interface WebhookView {
-  id: number;
-  url: string;
-  events: string[];
-  createdAt: string;
-  [field: string]: unknown;
-}
-export interface WebhookList {
-  webhooks: WebhookView[];
-}
-export interface WebhookDeliveries {
-  deliveries: Record<string, unknown>[];
-  [field: string]: unknown;
-}
+// Webhooks (GET/POST/DELETE /api/v1/webhooks) and brief keys added after listing.
+export type WebhookBody = In<typeof events.webhookBodySchema>;
+export type WebhookCreated = Out<typeof events.createdWebhookSchema>;
+export type WebhookView = Out<typeof events.webhookSchema>;
+export type WebhookList = Out<typeof events.webhookListSchema>;
+export type WebhookDeliveries = Out<typeof events.deliveryListSchema>;
+export type WebhookDeleted = Out<typeof events.deletedSchema>;
+export type AddKeysBody = In<typeof laterKeys.addKeysBodySchema>;
+export type AddedKeys = Out<typeof laterKeys.addedKeysSchema>;
+
+/** The devnet's demo accounts (only a server running as the devnet answers). */
+export type DevnetWallets = Out<typeof devnet.devnetWalletsSchema>;

@@ -1,6 +1,6 @@
 /**
- * A stand-in for the push contract's `GET /api/v1/events` (docs/sdk.md), for testing clients while the server side is
- * built elsewhere: a local HTTP server that serves the stream itself (id/event/data lines, `: keep-alive` comments,
+ * A stand-in for `GET /api/v1/events` (docs/api.md "Events"), for driving clients through what the real stream rarely
+ * does on cue (dropped connections, refusals, a server without the stream): a local HTTP server that serves the stream itself (id/event/data lines, `: keep-alive` comments,
  * Last-Event-ID replay from its log) and, when given an API, forwards every other request to it unchanged.
  */
 import http from "node:http";
@@ -33,11 +33,17 @@ export async function startSseStub(options: { forwardTo?: string; noStream?: boo
   const server = http.createServer(async (req, res) => {
     requests.push({ method: req.method!, path: req.url!, headers: req.headers, at: Date.now() });
     const url = new URL(req.url!, "http://stub");
-    if (url.pathname === "/api/v1/events" && !options.noStream) {
+    if (url.pathname === "/api/v1/events" && options.noStream) {
+      // A service without the stream (an older server): the runtime's cue to poll.
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ success: false, error: { code: "NOT_FOUND", message: "no event stream here" } }));
+      return;
+    }
+    if (url.pathname === "/api/v1/events") {
       if (refusals.n > 0) {
         refusals.n--;
         res.writeHead(refusals.status, { "content-type": "application/json", ...refusals.headers });
-        res.end(JSON.stringify({ success: false, error: { code: "RATE_LIMITED", message: "refused by the stub" } }));
+        res.end(JSON.stringify({ success: false, error: { code: "RATE_LIMIT", message: "refused by the stub" } }));
         return;
       }
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });

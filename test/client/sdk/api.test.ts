@@ -8,7 +8,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi } from "../../helpers/api";
 import { allRoutes } from "../../../server/api/routes";
-import { ApiError, MarketApi, isMarketError } from "../../../client/sdk";
+import { ApiError, MarketApi, isMarketError, subscribe } from "../../../client/sdk";
 
 const HASH = "0x" + "ab".repeat(32);
 const ADDRESS = "0x" + "cd".repeat(20);
@@ -65,6 +65,19 @@ async function callEverything(api: MarketApi) {
     () => api.service(1),
     () => api.deployFee(),
     () => api.verifyDeployFee(HASH),
+    () => api.workingTasks(),
+    () => api.addBriefKeys(HASH, { wrappedKeys: { [ADDRESS]: "0x00" } }),
+    () => api.devnetWallets(),
+    () => api.createWebhook({ url: "https://example.com/hook" }),
+    () => api.listWebhooks(),
+    () => api.deleteWebhook(1),
+    () => api.webhookDeliveries(1),
+    // GET /api/v1/events is the event stream's: one connection attempt, then stopped.
+    async () => {
+      const subscription = subscribe(api, () => undefined);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      await subscription.close();
+    },
   ];
   for (const call of calls) await call();
 }

@@ -111,8 +111,9 @@ describe("SDK event stream", () => {
   it("ends with ApiError NOT_FOUND on a server without the stream (the runtime's cue to poll)", async () => {
     const { book } = await loadFixture(deployEscrowFixture);
     const api = await startTestApi(book);
+    const older = await startSseStub({ forwardTo: api.url, noStream: true });
     try {
-      const market = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey("0x" + "12".repeat(20)) });
+      const market = new MarketApi({ baseUrl: older.url, apiKey: await api.createKey("0x" + "12".repeat(20)) });
       const sub = subscribe(market, () => undefined);
       let error: unknown;
       await sub.done.catch((e) => (error = e));
@@ -120,6 +121,7 @@ describe("SDK event stream", () => {
       expect((error as ApiError).code).to.equal("NOT_FOUND");
       expect((error as ApiError).status).to.equal(404);
     } finally {
+      await older.close();
       await api.close();
     }
   });
