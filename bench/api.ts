@@ -31,6 +31,7 @@ import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { performance } from "node:perf_hooks";
+import inspector from "node:inspector/promises";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
 import { BATCH, POSTERS, deployFundedPosters } from "./history";
@@ -60,6 +61,10 @@ const CONNECTIONS = 50;
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
 const PROFILE_ROUNDS = 50;
+/** BENCH_ONLY=a,b,f: run only those measurements (letters as printed); BENCH_CPU_PROFILE=<dir>: see cpuProfile. */
+const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const CPU_PROFILE_ROUNDS = Number(process.env.BENCH_CPU_PROFILE_ROUNDS ?? 2000);
 const TARGETS = { listingShareOfKoa: 0.25, listingP99Ms: 50, protocolShareOfRest: 0.5 } as const;
 
 const CAPABILITIES = ["python", "translation", "vision", "web", "sql", "audio"];
@@ -417,6 +422,55 @@ async function profileListing(deps: Deps, url: string): Promise<void> {
   );
 }
 
+/**
+ * BENCH_CPU_PROFILE=<dir>: each measurement's request sent CPU_PROFILE_ROUNDS times in sequence from this process
+ * (robust to a loaded machine: one request at a time), under the V8 profiler; writes <dir>/<letter>.cpuprofile
+ * (open in Chrome DevTools) and prints the mean time of one request.
+ */
+async function cpuProfile(letter: string, spec: Omit<LoadSpec, "seconds">): Promise<void> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const once = (i: number) =>
+    new Promise<void>((resolve, reject) => {
+      const body =
+        spec.mode === "build"
+          ? JSON.stringify({
+              taskHash: "0x" + crypto.randomBytes(32).toString("hex"),
+              amount: "5000000",
+              locationZone: "global",
+              duration: "86400",
+            })
+          : spec.body;
+      const pathname = spec.mode === "task" ? `/api/v1/tasks/${1 + (i % spec.maxId!)}` : spec.path;
+      const req = http.request(
+        `${spec.url}${pathname}`,
+        { method: spec.method ?? "GET", headers: spec.headers, agent },
+        (res) => {
+          res.resume();
+          res.on("end", () =>
+            res.statusCode! < 300 ? resolve() : reject(new Error(`${pathname}: ${res.statusCode}`)),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+  for (let i = 0; i < 200; i++) await once(i); // warm-up
+  const session = new inspector.Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  const t = now();
+  for (let i = 0; i < CPU_PROFILE_ROUNDS; i++) await once(i);
+  const ms = now() - t;
+  const { profile } = await session.post("Profiler.stop");
+  session.disconnect();
+  agent.destroy();
+  fs.mkdirSync(CPU_PROFILE_DIR!, { recursive: true });
+  fs.writeFileSync(path.join(CPU_PROFILE_DIR!, `${letter}.cpuprofile`), JSON.stringify(profile));
+  console.log(`  ${letter}: ${fmt(ms / CPU_PROFILE_ROUNDS, 3)} ms a request (${CPU_PROFILE_ROUNDS} in sequence)`);
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 
 async function main() {
@@ -447,7 +501,23 @@ async function main() {
     const results: { name: string; r: LoadResult }[] = [];
     const clock = countClockReads(api.deps);
     const clockReads: string[] = [];
+    const skipped: LoadResult = {
+      rps: NaN,
+      p50: NaN,
+      p99: NaN,
+      total: 0,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      statuses: {},
+    };
     const run = async (name: string, spec: Omit<LoadSpec, "seconds">) => {
+      const letter = name.split(".")[0];
+      if (ONLY && !ONLY.has(letter)) return skipped;
+      if (CPU_PROFILE_DIR) {
+        await cpuProfile(letter, spec);
+        return skipped;
+      }
       await load({ ...spec, seconds: WARMUP_SECONDS });
       const before = { ...clock };
       const r = await load({ ...spec, seconds: SECONDS });
@@ -560,7 +630,7 @@ async function main() {
     );
     for (const line of clockReads) console.log(line);
 
-    await profileListing(api.deps, api.url);
+    if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));

@@ -18,6 +18,7 @@ import type { Caller } from "../route";
 import { API_VERSION } from "../openapi";
 import { MCP_TOOLS, plain } from "./tools";
 import { SerializedData } from "../../domain/readCache";
+import { SharedPostTransport } from "./transport";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -134,8 +135,9 @@ function mcpServer(deps: Deps): Server {
 }
 
 /**
- * Servers are built once and reused, one request at a time each (a server costs more to build than a tool call);
- * the stateless transport is per request, as the SDK requires.
+ * For GET, DELETE and other methods (rare: no session, so nothing to stream or end): the SDK's stateless transport,
+ * per request as the SDK requires, with servers built once and reused, one request at a time each (a server costs
+ * more to build than a tool call).
  */
 function serverPool(deps: Deps, size = 32) {
   const idle: Server[] = [];
@@ -149,6 +151,10 @@ function serverPool(deps: Deps, size = 32) {
 
 export function mcpEndpoint(deps: Deps): Middleware {
   const pool = serverPool(deps);
+  // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
+  // transport would (./transport.ts: why).
+  const shared = new SharedPostTransport();
+  void mcpServer(deps).connect(shared);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     if (!hostAllowed(deps, ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
@@ -164,6 +170,13 @@ export function mcpEndpoint(deps: Deps): Middleware {
       throw error;
     }
     if (!caller) throw withMcpChallenge(missingCredential(false));
+    const scope: RequestScope = { caller, ctx };
+    const authInfo = { token: "api-key", clientId: caller.wallet, scopes: [], extra: { scope } };
+    ctx.respond = false; // the transport writes the response itself
+    if (ctx.method === "POST") {
+      await shared.handlePost(ctx.req, ctx.res, authInfo);
+      return;
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -171,20 +184,13 @@ export function mcpEndpoint(deps: Deps): Middleware {
       enableDnsRebindingProtection: false,
     });
     const server = pool.take();
-    ctx.respond = false; // the transport writes the response itself
     let released = false;
     ctx.res.on("close", () => {
       if (released) return;
       released = true;
       void transport.close().finally(() => pool.give(server));
     });
-    const scope: RequestScope = { caller, ctx };
-    (ctx.req as typeof ctx.req & { auth?: unknown }).auth = {
-      token: "api-key",
-      clientId: caller.wallet,
-      scopes: [],
-      extra: { scope },
-    };
+    (ctx.req as typeof ctx.req & { auth?: unknown }).auth = authInfo;
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res);
   };
