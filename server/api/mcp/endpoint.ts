@@ -60,8 +60,50 @@ function toolError(error: AppError): CallToolResult {
   };
 }
 
+/** The tool result of each pre-serialized page, and its JSON text, built once (a hot page is answered many times). */
+const pageResults = new WeakMap<SerializedData, { result: CallToolResult; json: string }>();
+/** The same, found from a result's text (the server hands the transport a validated copy of the result object). */
+const pageResultsByText = new Map<string, { result: CallToolResult; json: string }>();
+const PAGE_RESULTS_BY_TEXT = 64;
+
+function pageResult(page: SerializedData): CallToolResult {
+  let entry = pageResults.get(page);
+  if (!entry) {
+    const data = plain(page) as Record<string, unknown>;
+    const result: CallToolResult = { content: [{ type: "text", text: page.json }], structuredContent: data };
+    entry = {
+      result,
+      json: `{"content":[{"type":"text","text":${JSON.stringify(page.json)}}],"structuredContent":${page.json}}`,
+    };
+    pageResults.set(page, entry);
+    if (pageResultsByText.size >= PAGE_RESULTS_BY_TEXT) pageResultsByText.clear();
+    pageResultsByText.set(page.json, entry);
+  }
+  return entry.result;
+}
+
+/**
+ * The JSON text of a page's tool result (SharedPostTransport's encoder): found by its text, used only when the
+ * result carries nothing else (same keys, the same structured values).
+ */
+function encodePageResult(result: unknown): string | undefined {
+  const r = result as Partial<CallToolResult> | undefined;
+  const text = r?.content?.length === 1 && r.content[0].type === "text" ? r.content[0].text : undefined;
+  const entry = text === undefined ? undefined : pageResultsByText.get(text);
+  if (!entry || !r?.structuredContent || Object.keys(r).length !== 2) return undefined;
+  const mine = entry.result.structuredContent!;
+  const keys = Object.keys(r.structuredContent);
+  if (keys.length !== Object.keys(mine).length || keys.some((k) => r.structuredContent![k] !== mine[k])) {
+    return undefined;
+  }
+  return entry.json;
+}
+
 function toolResult(answer: unknown): CallToolResult {
   const data = plain(answer);
+  if (answer instanceof SerializedData && data !== null && typeof data === "object" && !Array.isArray(data)) {
+    return pageResult(answer);
+  }
   const structured = data !== null && typeof data === "object" && !Array.isArray(data) ? data : { result: data };
   return {
     // A pre-serialized page (SerializedData) is already the JSON text of its data.
@@ -153,7 +195,7 @@ export function mcpEndpoint(deps: Deps): Middleware {
   const pool = serverPool(deps);
   // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
   // transport would (./transport.ts: why).
-  const shared = new SharedPostTransport();
+  const shared = new SharedPostTransport(encodePageResult);
   void mcpServer(deps).connect(shared);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();

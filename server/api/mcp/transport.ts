@@ -22,9 +22,7 @@ import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   isInitializeRequest,
-  isJSONRPCErrorResponse,
   isJSONRPCRequest,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type MessageExtraInfo,
   type RequestId,
@@ -36,12 +34,18 @@ import {
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 
-/** One POST's pending requests: the client's id of each internal id, and the answers gathered so far. */
+/** One POST's pending requests: the client's id of each internal id, and the answers (JSON text) gathered so far. */
 interface Exchange {
   clientIds: Map<number, RequestId>;
-  answers: Map<number, JSONRPCMessage>;
-  done: (answers: JSONRPCMessage[]) => void;
+  answers: Map<number, string>;
+  done: (answers: string[]) => void;
 }
+
+/**
+ * The JSON text of a result when the server already has it (a cached page answered again), else undefined: the
+ * answer is then serialized here as usual.
+ */
+export type ResultEncoder = (result: unknown) => string | undefined;
 
 export class SharedPostTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
@@ -52,6 +56,8 @@ export class SharedPostTransport implements Transport {
   /** Internal id -> the exchange (POST) waiting for its answer. */
   private readonly pending = new Map<number, Exchange>();
 
+  constructor(private readonly encodeResult: ResultEncoder = () => undefined) {}
+
   async start(): Promise<void> {}
 
   async close(): Promise<void> {
@@ -60,13 +66,21 @@ export class SharedPostTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    // Only answers to a POST's requests go anywhere: without a session there is no stream for anything else.
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    // Only answers to a POST's requests go anywhere: without a session there is no stream for anything else. (The
+    // server's own messages: a structural test, not isJSONRPCResultResponse's parse of the whole result.)
+    if (!("id" in message) || "method" in message || !("result" in message || "error" in message)) return;
     const id = message.id as number;
     const exchange = this.pending.get(id);
     if (!exchange) return; // its client went away
     this.pending.delete(id);
-    exchange.answers.set(id, { ...message, id: exchange.clientIds.get(id)! } as JSONRPCMessage);
+    const clientId = exchange.clientIds.get(id)!;
+    const encoded = "result" in message ? this.encodeResult(message.result) : undefined;
+    exchange.answers.set(
+      id,
+      encoded === undefined
+        ? JSON.stringify({ ...message, id: clientId })
+        : `{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":${encoded}}`,
+    );
     if (exchange.answers.size === exchange.clientIds.size) {
       exchange.done([...exchange.clientIds.keys()].map((internal) => exchange.answers.get(internal)!));
     }
@@ -131,7 +145,7 @@ export class SharedPostTransport implements Transport {
       res.writeHead(202).end();
       return;
     }
-    const answers = await new Promise<JSONRPCMessage[]>((done) => {
+    const answers = await new Promise<string[]>((done) => {
       const exchange: Exchange = { clientIds: new Map(), answers: new Map(), done };
       const forwarded: JSONRPCMessage[] = [];
       for (const message of messages) {
@@ -149,7 +163,7 @@ export class SharedPostTransport implements Transport {
       });
       for (const message of forwarded) this.onmessage?.(message, extra);
     });
-    const body = JSON.stringify(answers.length === 1 ? answers[0] : answers);
+    const body = answers.length === 1 ? answers[0] : `[${answers.join(",")}]`;
     res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) }).end(body);
   }
 
