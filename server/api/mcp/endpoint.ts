@@ -61,9 +61,9 @@ function toolError(error: AppError): CallToolResult {
 }
 
 /** The tool result of each pre-serialized page, and its JSON text, built once (a hot page is answered many times). */
-const pageResults = new WeakMap<SerializedData, { result: CallToolResult; json: string }>();
+const pageResults = new WeakMap<SerializedData, { result: CallToolResult; json: Buffer }>();
 /** The same, found from a result's text (the server hands the transport a validated copy of the result object). */
-const pageResultsByText = new Map<string, { result: CallToolResult; json: string }>();
+const pageResultsByText = new Map<string, { result: CallToolResult; json: Buffer }>();
 const PAGE_RESULTS_BY_TEXT = 64;
 
 function pageResult(page: SerializedData): CallToolResult {
@@ -73,7 +73,9 @@ function pageResult(page: SerializedData): CallToolResult {
     const result: CallToolResult = { content: [{ type: "text", text: page.json }], structuredContent: data };
     entry = {
       result,
-      json: `{"content":[{"type":"text","text":${JSON.stringify(page.json)}}],"structuredContent":${page.json}}`,
+      json: Buffer.from(
+        `{"content":[{"type":"text","text":${JSON.stringify(page.json)}}],"structuredContent":${page.json}}`,
+      ),
     };
     pageResults.set(page, entry);
     if (pageResultsByText.size >= PAGE_RESULTS_BY_TEXT) pageResultsByText.clear();
@@ -83,10 +85,10 @@ function pageResult(page: SerializedData): CallToolResult {
 }
 
 /**
- * The JSON text of a page's tool result (SharedPostTransport's encoder): found by its text, used only when the
+ * The JSON of a page's tool result, encoded (SharedPostTransport's encoder): found by its text, used only when the
  * result carries nothing else (same keys, the same structured values).
  */
-function encodePageResult(result: unknown): string | undefined {
+function encodePageResult(result: unknown): Buffer | undefined {
   const r = result as Partial<CallToolResult> | undefined;
   const text = r?.content?.length === 1 && r.content[0].type === "text" ? r.content[0].text : undefined;
   const entry = text === undefined ? undefined : pageResultsByText.get(text);

@@ -5,7 +5,7 @@
  * Why not the SDK's StreamableHTTPServerTransport for POST: in stateless mode it must be built per request, and each
  * request then converts the Node request into a web Request (@hono/node-server, the body read through a web stream),
  * the Response back, and connects and closes a Server; measured with `npm run bench:api` (docs/agents.md), that cost
- * more than the tool call itself. This transport reads the body from Node directly and answers with one JSON write.
+ * more than the tool call itself. This transport reads the body from Node directly and answers with the JSON bytes.
  *
  * It answers a POST exactly as the SDK transport does in stateless JSON-response mode (same checks, order, statuses,
  * JSON-RPC error codes and messages: 406 bad Accept, 415 not JSON, 413 too large, 400 parse error, batch over 100,
@@ -34,18 +34,24 @@ import {
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
 
-/** One POST's pending requests: the client's id of each internal id, and the answers (JSON text) gathered so far. */
+/** One POST's pending requests: the client's id of each internal id, and the answers (UTF-8 JSON) gathered so far. */
 interface Exchange {
   clientIds: Map<number, RequestId>;
-  answers: Map<number, string>;
-  done: (answers: string[]) => void;
+  answers: Map<number, Buffer[]>;
+  done: (answers: Buffer[][]) => void;
 }
 
 /**
- * The JSON text of a result when the server already has it (a cached page answered again), else undefined: the
- * answer is then serialized here as usual.
+ * The JSON of a result, encoded, when the server already has it (a cached page answered again), else undefined: the
+ * answer is then serialized here as usual. (A page's answer is tens of kilobytes: encoding it for every request cost
+ * more than the rest of the call.)
  */
-export type ResultEncoder = (result: unknown) => string | undefined;
+export type ResultEncoder = (result: unknown) => Buffer | undefined;
+
+const COMMA = Buffer.from(",");
+const OPEN = Buffer.from("[");
+const CLOSE_ARRAY = Buffer.from("]");
+const CLOSE_OBJECT = Buffer.from("}");
 
 export class SharedPostTransport implements Transport {
   onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
@@ -78,8 +84,8 @@ export class SharedPostTransport implements Transport {
     exchange.answers.set(
       id,
       encoded === undefined
-        ? JSON.stringify({ ...message, id: clientId })
-        : `{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":${encoded}}`,
+        ? [Buffer.from(JSON.stringify({ ...message, id: clientId }))]
+        : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":`), encoded, CLOSE_OBJECT],
     );
     if (exchange.answers.size === exchange.clientIds.size) {
       exchange.done([...exchange.clientIds.keys()].map((internal) => exchange.answers.get(internal)!));
@@ -145,7 +151,7 @@ export class SharedPostTransport implements Transport {
       res.writeHead(202).end();
       return;
     }
-    const answers = await new Promise<string[]>((done) => {
+    const answers = await new Promise<Buffer[][]>((done) => {
       const exchange: Exchange = { clientIds: new Map(), answers: new Map(), done };
       const forwarded: JSONRPCMessage[] = [];
       for (const message of messages) {
@@ -163,8 +169,16 @@ export class SharedPostTransport implements Transport {
       });
       for (const message of forwarded) this.onmessage?.(message, extra);
     });
-    const body = answers.length === 1 ? answers[0] : `[${answers.join(",")}]`;
-    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(body) }).end(body);
+    const chunks =
+      answers.length === 1
+        ? answers[0]
+        : [OPEN, ...answers.flatMap((a, i) => (i === 0 ? a : [COMMA, ...a])), CLOSE_ARRAY];
+    const length = chunks.reduce((n, c) => n + c.length, 0);
+    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": length });
+    res.cork();
+    for (const chunk of chunks) res.write(chunk);
+    res.end();
+    res.uncork();
   }
 
   private refuse(res: ServerResponse, status: number, code: number, message: string): void {
