@@ -22,8 +22,7 @@ import {
   type TaskCall,
 } from "../chain/escrowCalls";
 import { claimHash } from "../db/repositories/hashReservations";
-import { findListingByHash } from "../db/repositories/listings";
-import { findTasksByHash } from "../db/repositories/tasks";
+import { taskIdUsingHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
 import {
   TaskBatchBuild,
@@ -90,8 +89,7 @@ const toCall = (terms: TaskBuildTerms): TaskCall => ({
  * (the indexer's tasks table), whatever the task's status since.
  */
 async function hashInUse(db: Knex, taskHash: string): Promise<Problem | undefined> {
-  const listing = await findListingByHash(db, taskHash);
-  const id = listing?.taskId ?? (await findTasksByHash(db, taskHash))[0]?.taskId;
+  const id = await taskIdUsingHash(db, taskHash);
   if (id === undefined) return undefined;
   return {
     code: "TASK_HASH_IN_USE",

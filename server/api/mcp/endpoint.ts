@@ -18,6 +18,7 @@ import type { Caller } from "../route";
 import { API_VERSION } from "../openapi";
 import { MCP_TOOLS, plain } from "./tools";
 import { SerializedData } from "../../domain/readCache";
+import { SharedPostTransport } from "./transport";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -59,8 +60,52 @@ function toolError(error: AppError): CallToolResult {
   };
 }
 
+/** The tool result of each pre-serialized page, and its JSON text, built once (a hot page is answered many times). */
+const pageResults = new WeakMap<SerializedData, { result: CallToolResult; json: Buffer }>();
+/** The same, found from a result's text (the server hands the transport a validated copy of the result object). */
+const pageResultsByText = new Map<string, { result: CallToolResult; json: Buffer }>();
+const PAGE_RESULTS_BY_TEXT = 64;
+
+function pageResult(page: SerializedData): CallToolResult {
+  let entry = pageResults.get(page);
+  if (!entry) {
+    const data = plain(page) as Record<string, unknown>;
+    const result: CallToolResult = { content: [{ type: "text", text: page.json }], structuredContent: data };
+    entry = {
+      result,
+      json: Buffer.from(
+        `{"content":[{"type":"text","text":${JSON.stringify(page.json)}}],"structuredContent":${page.json}}`,
+      ),
+    };
+    pageResults.set(page, entry);
+    if (pageResultsByText.size >= PAGE_RESULTS_BY_TEXT) pageResultsByText.clear();
+    pageResultsByText.set(page.json, entry);
+  }
+  return entry.result;
+}
+
+/**
+ * The JSON of a page's tool result, encoded (SharedPostTransport's encoder): found by its text, used only when the
+ * result carries nothing else (same keys, the same structured values).
+ */
+function encodePageResult(result: unknown): Buffer | undefined {
+  const r = result as Partial<CallToolResult> | undefined;
+  const text = r?.content?.length === 1 && r.content[0].type === "text" ? r.content[0].text : undefined;
+  const entry = text === undefined ? undefined : pageResultsByText.get(text);
+  if (!entry || !r?.structuredContent || Object.keys(r).length !== 2) return undefined;
+  const mine = entry.result.structuredContent!;
+  const keys = Object.keys(r.structuredContent);
+  if (keys.length !== Object.keys(mine).length || keys.some((k) => r.structuredContent![k] !== mine[k])) {
+    return undefined;
+  }
+  return entry.json;
+}
+
 function toolResult(answer: unknown): CallToolResult {
   const data = plain(answer);
+  if (answer instanceof SerializedData && data !== null && typeof data === "object" && !Array.isArray(data)) {
+    return pageResult(answer);
+  }
   const structured = data !== null && typeof data === "object" && !Array.isArray(data) ? data : { result: data };
   return {
     // A pre-serialized page (SerializedData) is already the JSON text of its data.
@@ -134,8 +179,9 @@ function mcpServer(deps: Deps): Server {
 }
 
 /**
- * Servers are built once and reused, one request at a time each (a server costs more to build than a tool call);
- * the stateless transport is per request, as the SDK requires.
+ * For GET, DELETE and other methods (rare: no session, so nothing to stream or end): the SDK's stateless transport,
+ * per request as the SDK requires, with servers built once and reused, one request at a time each (a server costs
+ * more to build than a tool call).
  */
 function serverPool(deps: Deps, size = 32) {
   const idle: Server[] = [];
@@ -149,6 +195,10 @@ function serverPool(deps: Deps, size = 32) {
 
 export function mcpEndpoint(deps: Deps): Middleware {
   const pool = serverPool(deps);
+  // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
+  // transport would (./transport.ts: why).
+  const shared = new SharedPostTransport(encodePageResult);
+  void mcpServer(deps).connect(shared);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     if (!hostAllowed(deps, ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
@@ -164,6 +214,13 @@ export function mcpEndpoint(deps: Deps): Middleware {
       throw error;
     }
     if (!caller) throw withMcpChallenge(missingCredential(false));
+    const scope: RequestScope = { caller, ctx };
+    const authInfo = { token: "api-key", clientId: caller.wallet, scopes: [], extra: { scope } };
+    ctx.respond = false; // the transport writes the response itself
+    if (ctx.method === "POST") {
+      await shared.handlePost(ctx.req, ctx.res, authInfo);
+      return;
+    }
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -171,20 +228,13 @@ export function mcpEndpoint(deps: Deps): Middleware {
       enableDnsRebindingProtection: false,
     });
     const server = pool.take();
-    ctx.respond = false; // the transport writes the response itself
     let released = false;
     ctx.res.on("close", () => {
       if (released) return;
       released = true;
       void transport.close().finally(() => pool.give(server));
     });
-    const scope: RequestScope = { caller, ctx };
-    (ctx.req as typeof ctx.req & { auth?: unknown }).auth = {
-      token: "api-key",
-      clientId: caller.wallet,
-      scopes: [],
-      extra: { scope },
-    };
+    (ctx.req as typeof ctx.req & { auth?: unknown }).auth = authInfo;
     await server.connect(transport);
     await transport.handleRequest(ctx.req, ctx.res);
   };

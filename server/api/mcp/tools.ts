@@ -112,6 +112,9 @@ export function plain(data: unknown): unknown {
 function routeTool(name: string, route: AnyRoute, description?: string): McpTool {
   const paramKeys = new Set(fieldsOf(route.request?.params));
   const queryKeys = new Set(fieldsOf(route.request?.query));
+  // Built once per tool, not per call (a zod object costs more to build than to parse an empty argument set).
+  const paramsSchema = route.request?.params ?? z.object({});
+  const querySchema = route.request?.query ?? z.object({}).strict();
   return {
     name,
     description: description ?? `${route.summary} (${route.method.toUpperCase()} ${route.path})`,
@@ -121,8 +124,8 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
       checkJsonStrings(args, "arguments");
       const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
       const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
-      const params = parseOrThrow(route.request?.params ?? z.object({}), pick(paramKeys), "path");
-      const query = parseOrThrow(route.request?.query ?? z.object({}).strict(), pick(queryKeys), "query");
+      const params = parseOrThrow(paramsSchema, pick(paramKeys), "path");
+      const query = parseOrThrow(querySchema, pick(queryKeys), "query");
       const body = route.request?.body ? parseOrThrow(route.request.body, rest, "body") : undefined;
       if (!route.request?.body && Object.keys(rest).length > 0) {
         throw new AppError({

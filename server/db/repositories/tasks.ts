@@ -112,6 +112,22 @@ export async function findTasksByHash(db: Queryable, taskHash: string): Promise<
   return rows.map(fromRow);
 }
 
+/**
+ * The task already using `taskHash`: the listed one (the listings table), else the oldest funded with it (the
+ * indexer's tasks table). One statement: a task build asks this of every hash.
+ */
+export async function taskIdUsingHash(db: Queryable, taskHash: string): Promise<number | undefined> {
+  const hash = taskHash.toLowerCase();
+  const [row] = await selectRows(
+    db,
+    `select (select "task_id" from "listings" where "task_hash" = ?) as "listed", ` +
+      `(select "task_id" from "tasks" where "task_hash" = ? order by "task_id" limit 1) as "funded"`,
+    [hash, hash],
+  );
+  const id = row?.listed ?? row?.funded;
+  return id === null || id === undefined ? undefined : Number(id);
+}
+
 export interface Page {
   limit: number;
   offset: number;

@@ -1,0 +1,216 @@
+/**
+ * The POST side of the stateless Streamable HTTP transport, as an SDK `Transport` (@modelcontextprotocol/sdk's
+ * custom-transport interface) that one `Server` stays connected to for the life of the app.
+ *
+ * Why not the SDK's StreamableHTTPServerTransport for POST: in stateless mode it must be built per request, and each
+ * request then converts the Node request into a web Request (@hono/node-server, the body read through a web stream),
+ * the Response back, and connects and closes a Server; measured with `npm run bench:api` (docs/agents.md), that cost
+ * more than the tool call itself. This transport reads the body from Node directly and answers with the JSON bytes.
+ *
+ * It answers a POST exactly as the SDK transport does in stateless JSON-response mode (same checks, order, statuses,
+ * JSON-RPC error codes and messages: 406 bad Accept, 415 not JSON, 413 too large, 400 parse error, batch over 100,
+ * invalid JSON-RPC, two initializations, unsupported MCP-Protocol-Version; 202 for notifications and responses only;
+ * 200 with one response or an array of them). Concurrent requests share the Server: each request's JSON-RPC ids are
+ * replaced by ids unique to this transport on the way in and restored on the way out, so two clients both sending
+ * id 1 never meet. A client's cancellation or response refers to its own ids, which name nothing on a stateless
+ * server: they are dropped (still 202), as a per-request server would have ignored them.
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
+import {
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  type JSONRPCMessage,
+  type MessageExtraInfo,
+  type RequestId,
+} from "@modelcontextprotocol/sdk/types.js";
+import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import {
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  MAX_BATCH_SIZE,
+  requestBodyTooLargeMessage,
+} from "@modelcontextprotocol/sdk/server/requestBody.js";
+
+/** One POST's pending requests: the client's id of each internal id, and the answers (UTF-8 JSON) gathered so far. */
+interface Exchange {
+  clientIds: Map<number, RequestId>;
+  answers: Map<number, Buffer[]>;
+  done: (answers: Buffer[][]) => void;
+}
+
+/**
+ * The JSON of a result, encoded, when the server already has it (a cached page answered again), else undefined: the
+ * answer is then serialized here as usual. (A page's answer is tens of kilobytes: encoding it for every request cost
+ * more than the rest of the call.)
+ */
+export type ResultEncoder = (result: unknown) => Buffer | undefined;
+
+const COMMA = Buffer.from(",");
+const OPEN = Buffer.from("[");
+const CLOSE_ARRAY = Buffer.from("]");
+const CLOSE_OBJECT = Buffer.from("}");
+
+export class SharedPostTransport implements Transport {
+  onmessage?: (message: JSONRPCMessage, extra?: MessageExtraInfo) => void;
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+
+  private nextId = 1;
+  /** Internal id -> the exchange (POST) waiting for its answer. */
+  private readonly pending = new Map<number, Exchange>();
+
+  constructor(private readonly encodeResult: ResultEncoder = () => undefined) {}
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.pending.clear();
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // Only answers to a POST's requests go anywhere: without a session there is no stream for anything else. (The
+    // server's own messages: a structural test, not isJSONRPCResultResponse's parse of the whole result.)
+    if (!("id" in message) || "method" in message || !("result" in message || "error" in message)) return;
+    const id = message.id as number;
+    const exchange = this.pending.get(id);
+    if (!exchange) return; // its client went away
+    this.pending.delete(id);
+    const clientId = exchange.clientIds.get(id)!;
+    const encoded = "result" in message ? this.encodeResult(message.result) : undefined;
+    exchange.answers.set(
+      id,
+      encoded === undefined
+        ? [Buffer.from(JSON.stringify({ ...message, id: clientId }))]
+        : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":`), encoded, CLOSE_OBJECT],
+    );
+    if (exchange.answers.size === exchange.clientIds.size) {
+      exchange.done([...exchange.clientIds.keys()].map((internal) => exchange.answers.get(internal)!));
+    }
+  }
+
+  /** Answers one POST /mcp (the caller has checked Host, Origin and the API key). */
+  async handlePost(req: IncomingMessage, res: ServerResponse, authInfo: AuthInfo): Promise<void> {
+    const accept = req.headers.accept;
+    if (!accept?.includes("application/json") || !accept.includes("text/event-stream")) {
+      return this.refuse(
+        res,
+        406,
+        -32000,
+        "Not Acceptable: Client must accept both application/json and text/event-stream",
+      );
+    }
+    if (!isJsonContentType(req.headers["content-type"] ?? null)) {
+      return this.refuse(res, 415, -32000, "Unsupported Media Type: Content-Type must be application/json");
+    }
+    let raw: unknown;
+    try {
+      const text = await readBody(req, DEFAULT_MAX_REQUEST_BODY_SIZE);
+      if (text === undefined) {
+        return this.refuse(res, 413, -32000, requestBodyTooLargeMessage(DEFAULT_MAX_REQUEST_BODY_SIZE));
+      }
+      raw = JSON.parse(text);
+    } catch {
+      return this.refuse(res, 400, -32700, "Parse error: Invalid JSON");
+    }
+    if (Array.isArray(raw) && raw.length > MAX_BATCH_SIZE) {
+      return this.refuse(res, 400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH_SIZE} messages`);
+    }
+    let messages: JSONRPCMessage[];
+    try {
+      messages = (Array.isArray(raw) ? raw : [raw]).map((m) => JSONRPCMessageSchema.parse(m));
+    } catch {
+      return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
+    }
+    // The method test first: isInitializeRequest is a schema parse, slow when it fails (every other call).
+    const initializing = messages.some((m) => "method" in m && m.method === "initialize" && isInitializeRequest(m));
+    if (initializing && messages.length > 1) {
+      return this.refuse(res, 400, -32600, "Invalid Request: Only one initialization request is allowed");
+    }
+    if (!initializing) {
+      const version = headerValue(req, "mcp-protocol-version");
+      if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        return this.refuse(
+          res,
+          400,
+          -32000,
+          `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(", ")})`,
+        );
+      }
+    }
+    const extra: MessageExtraInfo = { authInfo, requestInfo: { headers: req.headers } };
+    const requests = messages.filter(isJSONRPCRequest);
+    if (requests.length === 0) {
+      for (const message of messages) {
+        // A client's cancellation or response names its own ids: nothing of it is pending here.
+        if ("method" in message && message.method !== "notifications/cancelled") this.onmessage?.(message, extra);
+      }
+      res.writeHead(202).end();
+      return;
+    }
+    const answers = await new Promise<Buffer[][]>((done) => {
+      const exchange: Exchange = { clientIds: new Map(), answers: new Map(), done };
+      const forwarded: JSONRPCMessage[] = [];
+      for (const message of messages) {
+        if (isJSONRPCRequest(message)) {
+          const id = this.nextId++;
+          exchange.clientIds.set(id, message.id);
+          this.pending.set(id, exchange);
+          forwarded.push({ ...message, id });
+        } else if ("method" in message && message.method !== "notifications/cancelled") {
+          forwarded.push(message);
+        }
+      }
+      res.once("close", () => {
+        for (const id of exchange.clientIds.keys()) this.pending.delete(id);
+      });
+      for (const message of forwarded) this.onmessage?.(message, extra);
+    });
+    const chunks =
+      answers.length === 1
+        ? answers[0]
+        : [OPEN, ...answers.flatMap((a, i) => (i === 0 ? a : [COMMA, ...a])), CLOSE_ARRAY];
+    const length = chunks.reduce((n, c) => n + c.length, 0);
+    res.writeHead(200, { "Content-Type": "application/json", "Content-Length": length });
+    res.cork();
+    for (const chunk of chunks) res.write(chunk);
+    res.end();
+    res.uncork();
+  }
+
+  private refuse(res: ServerResponse, status: number, code: number, message: string): void {
+    this.onerror?.(new Error(message));
+    const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
+    res.writeHead(status, { "Content-Type": "application/json" }).end(body);
+  }
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(", ") : value;
+}
+
+/** The body as text (UTF-8, a BOM dropped as a web Request's text would), or undefined when over `maxBytes`. */
+function readBody(req: IncomingMessage, maxBytes: number): Promise<string | undefined> {
+  if (Number(req.headers["content-length"]) > maxBytes) return Promise.resolve(undefined);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let received = 0;
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received <= maxBytes) return void chunks.push(chunk);
+      // Too large: the rest is read and dropped (the connection stays usable for the 413).
+      req.off("data", onData);
+      req.resume();
+      resolve(undefined);
+    };
+    req.on("data", onData);
+    req.once("end", () => resolve(decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))));
+    req.once("error", reject);
+  });
+}
+
+const decoder = new TextDecoder();
