@@ -67,7 +67,17 @@ export async function startCliDevnet(): Promise<CliDevnet> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-out-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-data-"));
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "cli-home-"));
-  const devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
+  // Every CLI call, the devnet's agent and the tests' own reads come from 127.0.0.1: the per-IP budget (100 requests
+  // a minute) would make these tests about the rate limiter, which has its own. Raised for this devnet only.
+  const saved = process.env.RATE_IP_PER_WINDOW;
+  process.env.RATE_IP_PER_WINDOW = "100000";
+  let devnet: Devnet;
+  try {
+    devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
+  } finally {
+    if (saved === undefined) delete process.env.RATE_IP_PER_WINDOW;
+    else process.env.RATE_IP_PER_WINDOW = saved;
+  }
   return {
     devnet,
     home,
