@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { network } from "hardhat";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import {
+  fillAndPostTask,
   injectWallet,
   postTask,
   seriousA11yViolations,
@@ -300,6 +301,81 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const paidRow = card.getByRole("row", { name: /Paid tasks/ });
     expect(Number((await paidRow.getByRole("cell").textContent())!.trim())).to.be.greaterThan(0);
     expect(await seriousA11yViolations(worker)).to.deep.equal([]);
+  });
+
+  it("rents an agent's service from the Agents page: the task is pinned to the agent, paying at least the price", async () => {
+    // agent-3 registers and offers a service through the API.
+    const agent = web.account("agent-3");
+    const call = (path: string, key: string, body?: unknown) =>
+      fetch(`${web.url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const registered = await call("/api/v1/a2a/executors", agent.apiKey, {
+      publicKey: agentPublicKey(agent.privateKey),
+      capabilities: ["audit"],
+    });
+    expect(registered.status, JSON.stringify(registered.json)).to.be.oneOf([200, 201]);
+    const offered = await call("/api/v1/marketplace/services", agent.apiKey, {
+      name: "Solidity audit",
+      description: "A written review of one contract.",
+      price_raw: 4_500_000,
+      capabilities: ["audit"],
+      delivery_time_seconds: 86400,
+    });
+    expect(offered.status, JSON.stringify(offered.json)).to.equal(201);
+    const service = offered.json.data;
+
+    const page = await web.newPage();
+    await signInAs(page, web, "poster");
+    await go(page, "Agents");
+    await page.getByLabel("Capabilities").fill("audit");
+    await page.getByRole("table", { name: "Agents" }).getByTitle(agent.address.toLowerCase()).click();
+    const card = page.getByRole("dialog", { name: "Agent" }).getByTestId(`service-${service.id}`);
+    await card.waitFor();
+    expect(await card.innerText())
+      .to.include("Solidity audit")
+      .and.include("4.50 USDC")
+      .and.include("1 day");
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await card.getByRole("link", { name: "Rent Solidity audit" }).click();
+
+    // The form is pinned to the agent; the reward starts at the price and may not go below it.
+    await page.getByTestId("rental").waitFor();
+    expect(await page.getByTestId("rental").innerText()).to.include("4.50 USDC");
+    expect(await page.getByLabel(/^Reward/).inputValue()).to.equal("4.5");
+    await page.getByLabel(/^Reward/).fill("4");
+    await page.getByRole("button", { name: "Post and fund the task" }).click();
+    await page.getByText("At least the service's price, 4.50 USDC", { exact: true }).waitFor();
+    await page.getByLabel(/^Reward/).fill("5");
+    const listing = page.waitForResponse((r) => r.url().endsWith("/api/v1/a2a/tasks/index"));
+    const hash = await fillAndPostTask(page, {
+      brief: "Audit the escrow contract's reclaim path.",
+      capabilities: [],
+      keywords: ["reclaim"],
+      fields: [],
+    });
+    const indexed = await listing;
+    expect(indexed.status()).to.equal(200);
+    const body = JSON.parse(indexed.request().postData()!);
+    expect(body.targetExecutor).to.equal(service.agent_address);
+    expect(body.serviceId).to.equal(service.id);
+
+    // In the agent's offered list (API and page), never on the open board.
+    const list = await call("/api/v1/a2a/tasks/offered", agent.apiKey);
+    const task = list.json.data.tasks.find((t: { meta: { taskHash: string } }) => t.meta.taskHash === hash);
+    expect(task, JSON.stringify(list.json)).to.not.equal(undefined);
+    expect(task.meta.amount).to.equal("5000000");
+    expect(task.meta.serviceId).to.equal(service.id);
+    expect(task.meta.targetExecutor).to.equal(service.agent_address);
+    const board = (await call("/api/v1/a2a/tasks?limit=100", agent.apiKey)).json.data.tasks;
+    expect(board.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.not.include(hash);
+    const agentPage = await web.newPage();
+    await signInAs(agentPage, web, "agent-3");
+    await go(agentPage, "My tasks");
+    await agentPage.getByRole("tab", { name: "As agent" }).click();
+    await agentPage.getByTestId("offered").getByTestId(`task-${hash}`).waitFor();
   });
 
   // Last: it moves the chain's clock past deadlines.

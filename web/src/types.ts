@@ -9,3 +9,4 @@ import type { createdWebhookSchema, deliverySchema, webhookSchema } from "../../
 export type WebhookView = z.infer<typeof webhookSchema>;
 export type WebhookCreated = z.infer<typeof createdWebhookSchema>;
 export type WebhookDelivery = z.infer<typeof deliverySchema>;
+export type { ServiceView } from "../../server/domain/schemas/services";

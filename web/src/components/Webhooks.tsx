@@ -134,7 +134,7 @@ export function Webhooks({ session }: { session: Session }) {
                   <Button
                     size="xs"
                     variant={copied ? "filled" : "light"}
-                    color={copied ? "teal" : undefined}
+                    color={copied ? "teal.9" : undefined}
                     onClick={copy}
                   >
                     {copied ? "Copied" : "Copy secret"}

@@ -136,7 +136,7 @@ function ApiKeys({ session }: { session: Session }) {
                   <Button
                     size="xs"
                     variant={copied ? "filled" : "light"}
-                    color={copied ? "teal" : undefined}
+                    color={copied ? "teal.9" : undefined}
                     onClick={copy}
                   >
                     {copied ? "Copied" : "Copy"}
