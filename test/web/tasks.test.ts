@@ -70,6 +70,52 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
+  it("follows a task live from the wallet's event stream (fetch with X-API-Key), polling only as the fallback", async () => {
+    const page = await web.newPage();
+    const streams: Record<string, string>[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/v1/events")) streams.push(r.headers());
+    });
+    // Signed out, the board polls.
+    await page.goto(`${web.url}/`);
+    expect(await page.getByTestId("refresh-mode").innerText()).to.equal("refreshed every 5 s");
+    expect(streams).to.deep.equal([]);
+    await signInAs(page, web, "poster");
+    await go(page, "Open tasks");
+    await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
+    expect(streams.at(-1)!["x-api-key"]).to.match(/^sk_/);
+
+    // A task no agent takes; it is then cancelled outside the page (the poster's key and wallet, through the API).
+    const hash = await postTask(page, {
+      brief: "Recite the escrow's event stream in Klingon verse.",
+      reward: "2",
+      capabilities: ["klingon-verse"],
+      keywords: ["escrow"],
+      fields: [],
+    });
+    await page.getByRole("link", { name: "Follow it" }).click();
+    const opened = Date.now();
+    await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
+    await page.getByTestId("task-status").filter({ hasText: "Open" }).waitFor();
+    const poster = web.account("poster");
+    const built = await fetch(`${web.url}/api/v1/a2a/tasks/${hash}/cancel`, {
+      method: "POST",
+      headers: { "x-api-key": poster.apiKey, "content-type": "application/json" },
+      body: "{}",
+    }).then((r) => r.json());
+    expect(built.success, JSON.stringify(built)).to.equal(true);
+    const wallet = new Wallet(
+      poster.privateKey,
+      new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
+    );
+    await (await wallet.sendTransaction({ to: built.data.unsignedTx.to, data: built.data.unsignedTx.data })).wait();
+    // While the stream is up the page polls every 15 s: showing the cancellation sooner than that takes the event.
+    await page.getByTestId("task-status").filter({ hasText: "Cancelled" }).waitFor({ timeout: 60_000 });
+    const took = Date.now() - opened;
+    expect(took, `Cancelled shown ${took} ms after the page opened`).to.be.below(14_000);
+    expect(web.pageErrors).to.deep.equal([]);
+  });
+
   it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
     const page = await web.newPage();
     await signInAs(page, web, "poster-2");
