@@ -9,8 +9,6 @@ export default defineConfig({
   root: here,
   base: "/",
   plugins: [react()],
-  // The server's brief crypto (server/domain/briefs.ts) runs in the browser with the Web Crypto CSPRNG.
-  resolve: { alias: { "node:crypto": fileURLToPath(new URL("./src/shims/crypto.ts", import.meta.url)) } },
   build: {
     outDir: fileURLToPath(new URL("./dist", import.meta.url)),
     emptyOutDir: true,

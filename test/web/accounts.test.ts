@@ -3,13 +3,17 @@
  * be, the API beside it untouched), sign-in with the devnet wallet, an API key created (shown once), used, revoked in
  * the page and then refused by the API.
  */
+import crypto from "node:crypto";
+import http from "node:http";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
-import { startTestApi } from "../helpers/api";
+import { freePort, startTestApi } from "../helpers/api";
 import {
   PHONE,
+  go,
+  postTask,
   injectWallet,
   seriousA11yViolations,
   signInAs,
@@ -120,6 +124,79 @@ describe("web: the app, sign-in and API keys", function () {
     );
     const sessionKey = keys.data.keys.find((k: { prefix: string }) => k.prefix === sessionPrefix);
     expect(sessionKey.revokedAt, "the session key is revoked at sign-out").to.not.equal(null);
+  });
+
+  it("registers a webhook (secret shown once), lists its delivery of a posted task as delivered, deletes it", async () => {
+    // A receiver on loopback (the devnet allows private webhook addresses), keeping each request it gets.
+    const received: { headers: http.IncomingHttpHeaders; body: string }[] = [];
+    const receiver = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (chunk) => (body += chunk));
+      req.on("end", () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(204).end();
+      });
+    });
+    const port = await freePort();
+    await new Promise<void>((resolve) => receiver.listen(port, "127.0.0.1", resolve));
+    try {
+      const page = await web.newPage();
+      await signInAs(page, web, "poster-2");
+      const hookUrl = `http://127.0.0.1:${port}/market-hook`;
+      // Inline validation before anything is sent.
+      await page.getByLabel(/^Endpoint URL/).fill("ftp://example.com");
+      await page.getByText("An http(s) URL").waitFor();
+      await page.getByLabel(/^Endpoint URL/).fill(hookUrl);
+      await page.getByRole("combobox", { name: "Event types" }).click();
+      await page.getByRole("option", { name: /^task\.listed/ }).click();
+      await page.keyboard.press("Escape");
+      await page.getByRole("button", { name: "Register webhook" }).click();
+      const secret = (await page.getByTestId("new-webhook-secret").innerText()).trim();
+      expect(secret).to.match(/^whsec_[0-9a-f]{64}$/);
+      await page.getByRole("button", { name: "Copy secret" }).click();
+      expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(secret);
+      const card = page.locator("[data-testid^=webhook-]", { hasText: hookUrl });
+      await card.waitFor();
+      expect(await card.innerText()).to.include("task.listed");
+      await card.getByText("No delivery yet.").waitFor();
+      await page.getByRole("button", { name: "Dismiss" }).click();
+      await page.getByTestId("new-webhook-secret").waitFor({ state: "detached" });
+      expect(await page.content()).to.not.include(secret.slice(6));
+
+      const hash = await postTask(page, {
+        brief: "Count the vowels of the escrow terms.",
+        reward: "3",
+        capabilities: ["vowel-counting"],
+        keywords: ["vowels"],
+        fields: [],
+      });
+      await go(page, "Settings and API keys");
+      const delivered = page.locator("[data-testid^=webhook-]", { hasText: hookUrl }).locator("tr", {
+        hasText: "task.listed",
+      });
+      await delivered.getByText("delivered", { exact: true }).waitFor({ timeout: 30_000 });
+      expect(await delivered.innerText()).to.include("204");
+      // The receiver got the listing, signed with the secret the page showed.
+      const listed = received.find((r) => r.headers["x-market-event"] === "task.listed");
+      expect(listed, "a task.listed delivery").to.not.equal(undefined);
+      expect(JSON.parse(listed!.body).taskHash).to.equal(hash);
+      const { t, v1 } = Object.fromEntries(
+        String(listed!.headers["x-market-signature"])
+          .split(",")
+          .map((kv) => kv.split("=", 2)),
+      );
+      expect(v1).to.equal(crypto.createHmac("sha256", secret).update(`${t}.${listed!.body}`).digest("hex"));
+      expect(await seriousA11yViolations(page)).to.deep.equal([]);
+
+      await page.getByRole("button", { name: `Delete webhook ${hookUrl}` }).click();
+      await page.getByText("No webhook registered.").waitFor();
+      const left = await fetch(`${web.url}/api/v1/webhooks`, {
+        headers: { "x-api-key": web.account("poster-2").apiKey },
+      }).then((r) => r.json());
+      expect(left.data.webhooks).to.deep.equal([]);
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 
   it("finds a browser wallet announced with EIP-6963 and signs in with it (EIP-4361 through personal_sign)", async () => {

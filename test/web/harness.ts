@@ -152,7 +152,8 @@ export async function go(page: Page, label: string): Promise<void> {
 
 export interface NewTask {
   brief: string;
-  reward: string;
+  /** The reward in tokens; absent: the form's own (a rental's price). */
+  reward?: string;
   capabilities: string[];
   keywords: string[];
   fields: string[];
@@ -167,6 +168,11 @@ export interface NewTask {
 /** Posts a task through the Post page as the signed-in wallet; returns its task hash once listed. */
 export async function postTask(page: Page, task: NewTask): Promise<string> {
   await go(page, "Post a task");
+  return fillAndPostTask(page, task);
+}
+
+/** Fills the post form already open (a fresh one, or a rental's) and posts it; returns the task hash once listed. */
+export async function fillAndPostTask(page: Page, task: NewTask): Promise<string> {
   if (task.privateTo) {
     await page.getByText("Private", { exact: true }).click();
     for (const address of task.privateTo) {
@@ -176,7 +182,7 @@ export async function postTask(page: Page, task: NewTask): Promise<string> {
     await page.keyboard.press("Escape");
   }
   await page.getByRole("textbox", { name: "Brief" }).fill(task.brief);
-  await page.getByLabel(/^Reward/).fill(task.reward);
+  if (task.reward) await page.getByLabel(/^Reward/).fill(task.reward);
   for (const c of task.capabilities) {
     await page.getByRole("combobox", { name: "Required capabilities" }).fill(c);
     await page.keyboard.press("Enter");

@@ -8,6 +8,7 @@ import { expect } from "chai";
 import { network } from "hardhat";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import {
+  fillAndPostTask,
   injectWallet,
   postTask,
   seriousA11yViolations,
@@ -67,6 +68,52 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(onChain.data.status).to.equal(4);
     expect(onChain.data.worker).to.equal(web.account("agent-1").address.toLowerCase());
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
+  it("follows a task live from the wallet's event stream (fetch with X-API-Key), polling only as the fallback", async () => {
+    const page = await web.newPage();
+    const streams: Record<string, string>[] = [];
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/v1/events")) streams.push(r.headers());
+    });
+    // Signed out, the board polls.
+    await page.goto(`${web.url}/`);
+    expect(await page.getByTestId("refresh-mode").innerText()).to.equal("refreshed every 5 s");
+    expect(streams).to.deep.equal([]);
+    await signInAs(page, web, "poster");
+    await go(page, "Open tasks");
+    await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
+    expect(streams.at(-1)!["x-api-key"]).to.match(/^sk_/);
+
+    // A task no agent takes; it is then cancelled outside the page (the poster's key and wallet, through the API).
+    const hash = await postTask(page, {
+      brief: "Recite the escrow's event stream in Klingon verse.",
+      reward: "2",
+      capabilities: ["klingon-verse"],
+      keywords: ["escrow"],
+      fields: [],
+    });
+    await page.getByRole("link", { name: "Follow it" }).click();
+    const opened = Date.now();
+    await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
+    await page.getByTestId("task-status").filter({ hasText: "Open" }).waitFor();
+    const poster = web.account("poster");
+    const built = await fetch(`${web.url}/api/v1/a2a/tasks/${hash}/cancel`, {
+      method: "POST",
+      headers: { "x-api-key": poster.apiKey, "content-type": "application/json" },
+      body: "{}",
+    }).then((r) => r.json());
+    expect(built.success, JSON.stringify(built)).to.equal(true);
+    const wallet = new Wallet(
+      poster.privateKey,
+      new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
+    );
+    await (await wallet.sendTransaction({ to: built.data.unsignedTx.to, data: built.data.unsignedTx.data })).wait();
+    // While the stream is up the page polls every 15 s: showing the cancellation sooner than that takes the event.
+    await page.getByTestId("task-status").filter({ hasText: "Cancelled" }).waitFor({ timeout: 60_000 });
+    const took = Date.now() - opened;
+    expect(took, `Cancelled shown ${took} ms after the page opened`).to.be.below(14_000);
+    expect(web.pageErrors).to.deep.equal([]);
   });
 
   it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
@@ -300,6 +347,81 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const paidRow = card.getByRole("row", { name: /Paid tasks/ });
     expect(Number((await paidRow.getByRole("cell").textContent())!.trim())).to.be.greaterThan(0);
     expect(await seriousA11yViolations(worker)).to.deep.equal([]);
+  });
+
+  it("rents an agent's service from the Agents page: the task is pinned to the agent, paying at least the price", async () => {
+    // agent-3 registers and offers a service through the API.
+    const agent = web.account("agent-3");
+    const call = (path: string, key: string, body?: unknown) =>
+      fetch(`${web.url}${path}`, {
+        method: body === undefined ? "GET" : "POST",
+        headers: { "x-api-key": key, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const registered = await call("/api/v1/a2a/executors", agent.apiKey, {
+      publicKey: agentPublicKey(agent.privateKey),
+      capabilities: ["audit"],
+    });
+    expect(registered.status, JSON.stringify(registered.json)).to.be.oneOf([200, 201]);
+    const offered = await call("/api/v1/marketplace/services", agent.apiKey, {
+      name: "Solidity audit",
+      description: "A written review of one contract.",
+      price_raw: 4_500_000,
+      capabilities: ["audit"],
+      delivery_time_seconds: 86400,
+    });
+    expect(offered.status, JSON.stringify(offered.json)).to.equal(201);
+    const service = offered.json.data;
+
+    const page = await web.newPage();
+    await signInAs(page, web, "poster");
+    await go(page, "Agents");
+    await page.getByLabel("Capabilities").fill("audit");
+    await page.getByRole("table", { name: "Agents" }).getByTitle(agent.address.toLowerCase()).click();
+    const card = page.getByRole("dialog", { name: "Agent" }).getByTestId(`service-${service.id}`);
+    await card.waitFor();
+    expect(await card.innerText())
+      .to.include("Solidity audit")
+      .and.include("4.50 USDC")
+      .and.include("1 day");
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await card.getByRole("link", { name: "Rent Solidity audit" }).click();
+
+    // The form is pinned to the agent; the reward starts at the price and may not go below it.
+    await page.getByTestId("rental").waitFor();
+    expect(await page.getByTestId("rental").innerText()).to.include("4.50 USDC");
+    expect(await page.getByLabel(/^Reward/).inputValue()).to.equal("4.5");
+    await page.getByLabel(/^Reward/).fill("4");
+    await page.getByRole("button", { name: "Post and fund the task" }).click();
+    await page.getByText("At least the service's price, 4.50 USDC", { exact: true }).waitFor();
+    await page.getByLabel(/^Reward/).fill("5");
+    const listing = page.waitForResponse((r) => r.url().endsWith("/api/v1/a2a/tasks/index"));
+    const hash = await fillAndPostTask(page, {
+      brief: "Audit the escrow contract's reclaim path.",
+      capabilities: [],
+      keywords: ["reclaim"],
+      fields: [],
+    });
+    const indexed = await listing;
+    expect(indexed.status()).to.equal(200);
+    const body = JSON.parse(indexed.request().postData()!);
+    expect(body.targetExecutor).to.equal(service.agent_address);
+    expect(body.serviceId).to.equal(service.id);
+
+    // In the agent's offered list (API and page), never on the open board.
+    const list = await call("/api/v1/a2a/tasks/offered", agent.apiKey);
+    const task = list.json.data.tasks.find((t: { meta: { taskHash: string } }) => t.meta.taskHash === hash);
+    expect(task, JSON.stringify(list.json)).to.not.equal(undefined);
+    expect(task.meta.amount).to.equal("5000000");
+    expect(task.meta.serviceId).to.equal(service.id);
+    expect(task.meta.targetExecutor).to.equal(service.agent_address);
+    const board = (await call("/api/v1/a2a/tasks?limit=100", agent.apiKey)).json.data.tasks;
+    expect(board.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.not.include(hash);
+    const agentPage = await web.newPage();
+    await signInAs(agentPage, web, "agent-3");
+    await go(agentPage, "My tasks");
+    await agentPage.getByRole("tab", { name: "As agent" }).click();
+    await agentPage.getByTestId("offered").getByTestId(`task-${hash}`).waitFor();
   });
 
   // Last: it moves the chain's clock past deadlines.

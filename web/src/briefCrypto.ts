@@ -1,10 +1,11 @@
 /**
- * Private briefs in the browser: the server's pure brief crypto (server/domain/briefs.ts, AES-256-GCM and ECIES on
- * @noble), with Buffer and randomBytes supplied for the browser (shims/). The plaintext never leaves the page: only
- * the encrypted blob is uploaded, and the brief key only wrapped to the chosen agents' public keys.
+ * Private briefs in the browser: the one brief crypto implementation, the SDK's (client/sdk/briefCrypto.ts: AES-256-GCM
+ * and ECIES on @noble, randomness from @noble's Web Crypto CSPRNG), the same the server and agents use. It uses Node's
+ * global Buffer, supplied for the browser by shims/buffer. The plaintext never leaves the page: only the encrypted
+ * blob is uploaded, and the brief key only wrapped to the chosen agents' public keys.
  */
 import "./shims/buffer";
-import { encryptBrief, isValidAgentPublicKey, wrapBriefKey } from "../../server/domain/briefs";
+import { encryptBrief, isValidAgentPublicKey, wrapBriefKey } from "../../client/sdk/briefCrypto";
 
 export interface SealedBrief {
   /** The encrypted blob, base64, for POST /api/v1/storage/upload. */

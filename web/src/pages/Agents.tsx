@@ -1,4 +1,7 @@
-/** Agents and services: the executors directory, one agent's card (services, reputation), the leaderboard. */
+/**
+ * Agents and services: the executors directory, one agent's card (services with their price and a "Rent" action that
+ * opens the post form pinned to the agent, reputation), the leaderboard.
+ */
 import { useState } from "react";
 import {
   Alert,
@@ -14,12 +17,15 @@ import {
   TextInput,
   Title,
   Anchor,
+  Button,
 } from "@mantine/core";
+import { Link } from "react-router";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery } from "@tanstack/react-query";
 import { api, describeError } from "../api";
 import { formatAmount, formatTime, shortAddress } from "../format";
 import { usePostingChain } from "../hooks";
+import type { ServiceView } from "../types";
 
 interface Executor {
   address: string;
@@ -27,15 +33,6 @@ interface Executor {
   reputation: number;
   supportedChains: string[];
   name?: string;
-}
-interface Service {
-  id: number;
-  name: string;
-  description: string;
-  price_raw: number;
-  capabilities: string[];
-  delivery_time_seconds: number | null;
-  active: boolean;
 }
 interface Reputation {
   score: number;
@@ -175,7 +172,7 @@ function AgentCard({ address }: { address: string }) {
   });
   const services = useQuery({
     queryKey: ["services", address],
-    queryFn: () => api<{ services: Service[] }>(`/api/v1/marketplace/services?agent=${address}&limit=50`),
+    queryFn: () => api<{ services: ServiceView[] }>(`/api/v1/marketplace/services?agent=${address}&limit=50`),
   });
   return (
     <Stack>
@@ -212,16 +209,55 @@ function AgentCard({ address }: { address: string }) {
       <Title order={4}>Services</Title>
       {services.isError && <Alert color="red">{describeError(services.error)}</Alert>}
       {services.data?.services.length === 0 && <Text size="sm">No service offered.</Text>}
-      {services.data?.services.map((s) => (
-        <Card key={s.id} withBorder>
-          <Group justify="space-between">
-            <Text fw={600}>{s.name}</Text>
-            <Text>{formatAmount(String(s.price_raw), chain?.token?.decimals, chain?.token?.symbol)}</Text>
-          </Group>
-          <Text size="sm">{s.description}</Text>
-          {!s.active && <Badge color="gray">inactive</Badge>}
-        </Card>
-      ))}
+      {services.data?.services.map((s) => {
+        const inSettlementToken = s.token.toLowerCase() === chain?.token?.address.toLowerCase();
+        return (
+          <Card key={s.id} withBorder data-testid={`service-${s.id}`}>
+            <Stack gap={6}>
+              <Group justify="space-between" wrap="nowrap" align="flex-start">
+                <Text fw={600}>{s.name}</Text>
+                <Text ta="right">
+                  {inSettlementToken
+                    ? formatAmount(String(s.price_raw), chain?.token?.decimals, chain?.token?.symbol)
+                    : `${s.price_raw} units of ${shortAddress(s.token)}`}
+                </Text>
+              </Group>
+              <Text size="sm">{s.description}</Text>
+              <Group gap={4}>
+                {s.capabilities.map((c) => (
+                  <Badge key={c} variant="dot">
+                    {c}
+                  </Badge>
+                ))}
+                {s.delivery_time_seconds !== null && (
+                  <Text size="xs" c="dimmed">
+                    delivers within {formatDuration(s.delivery_time_seconds)}
+                  </Text>
+                )}
+              </Group>
+              {!s.active ? (
+                <Badge color="gray">inactive</Badge>
+              ) : inSettlementToken ? (
+                <Group>
+                  <Button size="xs" component={Link} to={`/post?service=${s.id}`} aria-label={`Rent ${s.name}`}>
+                    Rent
+                  </Button>
+                </Group>
+              ) : (
+                <Text size="xs" c="dimmed">
+                  Priced in another token than this marketplace settles in: not rentable here.
+                </Text>
+              )}
+            </Stack>
+          </Card>
+        );
+      })}
     </Stack>
   );
+}
+
+function formatDuration(seconds: number): string {
+  if (seconds % 86400 === 0) return `${seconds / 86400} day${seconds === 86400 ? "" : "s"}`;
+  if (seconds % 3600 === 0) return `${seconds / 3600} hour${seconds === 3600 ? "" : "s"}`;
+  return `${Math.round(seconds / 60)} minutes`;
 }

@@ -1,15 +1,20 @@
-/** Open tasks: the public projection, filtered by capability (server) and minimum reward (here), refreshed every 5 s. */
+/**
+ * Open tasks: the public projection, filtered by capability (server) and minimum reward (here). Signed in, the
+ * wallet's event stream refreshes it as events arrive (polled every 30 s besides); otherwise polled every 5 s.
+ */
 import { useState } from "react";
 import { Alert, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
 import { useDebouncedValue } from "@mantine/hooks";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { parseUnits } from "ethers";
 import { api, describeError } from "../api";
 import { usePostingChain } from "../hooks";
 import { TaskCard } from "../components/TaskCard";
+import { useMarketEvents } from "../events";
 import type { TaskMeta, TaskState } from "../types";
 
 export const BOARD_REFRESH_MS = 5000;
+export const BOARD_REFRESH_LIVE_MS = 30_000;
 
 export function BoardPage() {
   const [capabilities, setCapabilities] = useState("");
@@ -18,6 +23,9 @@ export function BoardPage() {
   const { chain } = usePostingChain();
   const decimals = chain?.token?.decimals ?? 6;
   const symbol = chain?.token?.symbol ?? "USDC";
+  const queryClient = useQueryClient();
+  // Any event of the wallet may open, take or close a task of the board: refetch it.
+  const live = useMarketEvents(() => void queryClient.invalidateQueries({ queryKey: ["open-tasks"] }));
   const tasks = useQuery({
     queryKey: ["open-tasks", debounced],
     queryFn: () => {
@@ -25,7 +33,7 @@ export function BoardPage() {
       if (debounced.trim()) query.set("capabilities", debounced);
       return api<{ tasks: { meta: TaskMeta; state: TaskState }[]; total: number }>(`/api/v1/a2a/tasks?${query}`);
     },
-    refetchInterval: BOARD_REFRESH_MS,
+    refetchInterval: live ? BOARD_REFRESH_LIVE_MS : BOARD_REFRESH_MS,
   });
   const min = minReward === "" ? 0n : parseUnits(String(minReward), decimals);
   const shown = (tasks.data?.tasks ?? []).filter((t) => BigInt(t.meta.amount ?? "0") >= min);
@@ -56,7 +64,10 @@ export function BoardPage() {
       {tasks.isError && <Alert color="red">{describeError(tasks.error)}</Alert>}
       {tasks.data && (
         <Text size="sm" c="dimmed" aria-live="polite">
-          {shown.length} of {tasks.data.total} open tasks · refreshed every {BOARD_REFRESH_MS / 1000} s
+          {shown.length} of {tasks.data.total} open tasks ·{" "}
+          <span data-testid="refresh-mode">
+            {live ? "live updates" : `refreshed every ${BOARD_REFRESH_MS / 1000} s`}
+          </span>
         </Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>

@@ -122,7 +122,7 @@ function PostedTasks({ session }: { session: Session }) {
               <Group gap="xs">
                 {t.meta.verificationMode === "manual" && status === "submitted" && (
                   <>
-                    <Button size="xs" color="teal" loading={busy("finalize")} onClick={() => run("finalize")}>
+                    <Button size="xs" color="teal.9" loading={busy("finalize")} onClick={() => run("finalize")}>
                       Pass and pay
                     </Button>
                     <Button

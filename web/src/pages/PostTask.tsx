@@ -2,6 +2,8 @@
  * Post a task: brief, reward, deadline, verification mode and criteria (validated as typed), then upload, build, the
  * careful client's checks (shown), approve exactly the reward, fund from the signed-in wallet, and list. A public
  * brief is uploaded as written; a private one is encrypted in the page and its key wrapped to the chosen agents.
+ * Opened as `/post?service={id}` (the Agents page's "Rent"), the task is pinned to that service's agent: listed with
+ * targetExecutor and serviceId, paying at least the service's price in its token.
  */
 import { useState } from "react";
 import {
@@ -25,15 +27,16 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider, Contract, getAddress, parseUnits, toBigInt, toQuantity } from "ethers";
-import { Link, useLocation } from "react-router";
+import { BrowserProvider, Contract, formatUnits, getAddress, parseUnits, toBigInt, toQuantity } from "ethers";
+import { Link, useLocation, useSearchParams } from "react-router";
 import { api, describeError } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { ERC20_ABI, escrowInterface } from "../escrow";
 import { sealBrief } from "../briefCrypto";
-import { shortAddress } from "../format";
+import { formatAmount, shortAddress } from "../format";
+import type { ServiceView } from "../types";
 
 const BRIEF_MAX = 4000;
 const DURATIONS = [
@@ -68,12 +71,29 @@ export function PostTaskPage() {
   const { session } = useSession();
   const { chain, isLoading } = usePostingChain();
   const location = useLocation();
+  const [params] = useSearchParams();
+  const serviceId = params.get("service");
+  const service = useQuery({
+    queryKey: ["service", serviceId],
+    queryFn: () => api<ServiceView>(`/api/v1/marketplace/services/${encodeURIComponent(serviceId!)}`),
+    enabled: serviceId !== null,
+  });
   if (!session) return <SignInPanel reason="Sign in with the wallet that pays the reward to post a task." />;
-  if (isLoading) return null;
+  if (isLoading || service.isLoading) return null;
   if (!chain?.escrowAddress || !chain.token || !chain.postable)
     return <Alert color="red">This server has no postable settlement chain (CHAIN_NOT_CONFIGURED).</Alert>;
+  if (service.isError) return <Alert color="red">This service cannot be rented: {describeError(service.error)}</Alert>;
+  if (service.data && !service.data.active)
+    return <Alert color="red">This service is no longer offered (SERVICE_NOT_ACTIVE).</Alert>;
+  if (service.data && service.data.token.toLowerCase() !== chain.token.address.toLowerCase())
+    return (
+      <Alert color="red">
+        This service is priced in {service.data.token}, not in the settlement token {chain.token.address}: it cannot be
+        rented here (SERVICE_TOKEN_MISMATCH).
+      </Alert>
+    );
   // Following "Post a task" again opens a fresh form (a new history entry, a new key).
-  return <PostForm key={location.key} session={session} chain={chain} />;
+  return <PostForm key={location.key} session={session} chain={chain} service={service.data ?? null} />;
 }
 
 function base64(bytes: Uint8Array): string {
@@ -92,11 +112,12 @@ function regexProblem(pattern: string): string | null {
   }
 }
 
-function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
+function PostForm({ session, chain, service }: { session: Session; chain: Settlement; service: ServiceView | null }) {
   const token = chain.token!;
   const queryClient = useQueryClient();
+  const price = service ? BigInt(service.price_raw) : 0n;
   const [brief, setBrief] = useState("");
-  const [reward, setReward] = useState<string | number>(5);
+  const [reward, setReward] = useState<string | number>(service ? formatUnits(price, token.decimals) : 5);
   const [duration, setDuration] = useState<string | null>("86400");
   const [capabilities, setCapabilities] = useState<string[]>([]);
   const [mode, setMode] = useState("auto");
@@ -105,7 +126,7 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
   const [fields, setFields] = useState<string[]>([]);
   const [pattern, setPattern] = useState("");
   const [privacy, setPrivacy] = useState("public");
-  const [agents, setAgents] = useState<string[]>([]);
+  const [agents, setAgents] = useState<string[]>(service ? [service.agent_address] : []);
   const [touched, setTouched] = useState(false);
   const executors = useQuery({
     queryKey: ["executors", "all"],
@@ -136,7 +157,12 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       : [...brief].length > BRIEF_MAX
         ? `At most ${BRIEF_MAX} characters`
         : null,
-    reward: amount <= 0n ? "The reward must be more than 0" : null,
+    reward:
+      amount <= 0n
+        ? "The reward must be more than 0"
+        : amount < price
+          ? `At least the service's price, ${formatAmount(price.toString(), token.decimals, token.symbol)}`
+          : null,
     criteria:
       mode === "auto" && Object.keys(criteria).length === 0
         ? "Auto verification needs at least one rule (length, keywords, fields or a pattern)"
@@ -219,11 +245,13 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       const sent = await signer.sendTransaction({ to: tx.to, data: tx.data });
       await sent.wait();
       setStep(5);
+      // A rental is pinned at listing: the escrow's task is the same, the listing names the agent and its service.
+      const rental = service ? { targetExecutor: service.agent_address, serviceId: service.id } : {};
       const indexed = await api<{ onChainTaskId: number }>("/api/v1/a2a/tasks/index", {
         body:
           privacy === "public"
-            ? { txHash: sent.hash, taskHash, privacy, publicBrief: brief, ...terms }
-            : { txHash: sent.hash, taskHash, privacy, ...terms, ...sealedTerms },
+            ? { txHash: sent.hash, taskHash, privacy, publicBrief: brief, ...terms, ...rental }
+            : { txHash: sent.hash, taskHash, privacy, ...terms, ...sealedTerms, ...rental },
         auth: session,
       });
       setStep(6);
@@ -235,7 +263,7 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
       setKeywords([]);
       setFields([]);
       setPattern("");
-      setAgents([]);
+      setAgents(service ? [service.agent_address] : []);
       setTouched(false);
       void queryClient.invalidateQueries({ queryKey: ["open-tasks"] });
     },
@@ -243,7 +271,17 @@ function PostForm({ session, chain }: { session: Session; chain: Settlement }) {
 
   return (
     <Stack maw={760}>
-      <Title order={2}>Post a task</Title>
+      <Title order={2}>{service ? "Rent a service" : "Post a task"}</Title>
+      {service && (
+        <Alert color="blue" title={`Renting “${service.name}”`} data-testid="rental">
+          The task goes to agent <span title={service.agent_address}>{shortAddress(service.agent_address)}</span> only
+          (it is not on the open board); the reward is at least the service&apos;s price,{" "}
+          {formatAmount(String(service.price_raw), token.decimals, token.symbol)}.{" "}
+          <Anchor component={Link} to="/post">
+            Post an open task instead
+          </Anchor>
+        </Alert>
+      )}
       <Text size="sm" c="dimmed">
         The reward is held by the escrow until the work passes verification. Anyone can read a public brief; a private
         brief is encrypted in this page and only the agents you choose can open it.

@@ -1,4 +1,6 @@
-/** Settings: the signed-in wallet, and its API keys (create, shown once with a copy button; list; revoke). */
+/**
+ * Settings: the signed-in wallet, its API keys (create, shown once with a copy button; list; revoke) and its webhooks.
+ */
 import { useState } from "react";
 import {
   Alert,
@@ -18,6 +20,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, describeError } from "../api";
 import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
+import { Webhooks } from "../components/Webhooks";
 import { formatIso } from "../format";
 import type { ApiKeyCreated, ApiKeyView } from "../types";
 
@@ -45,12 +48,13 @@ export function SettingsPage() {
             </Group>
           </Card>
           <ApiKeys session={session} />
+          <Webhooks session={session} />
         </>
       ) : (
         <SignInPanel />
       )}
       <Text size="sm" c="dimmed">
-        Webhooks and hosted agents are not in the web app yet: use the API (see the OpenAPI document).
+        Hosted agents are not in the web app yet: use the API (see the OpenAPI document).
       </Text>
     </Stack>
   );
@@ -132,7 +136,7 @@ function ApiKeys({ session }: { session: Session }) {
                   <Button
                     size="xs"
                     variant={copied ? "filled" : "light"}
-                    color={copied ? "teal" : undefined}
+                    color={copied ? "teal.9" : undefined}
                     onClick={copy}
                   >
                     {copied ? "Copied" : "Copy"}

@@ -13,11 +13,12 @@ import {
   Timeline,
   Title,
 } from "@mantine/core";
-import { useQuery } from "@tanstack/react-query";
+import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useParams } from "react-router";
 import { api, describeError } from "../api";
 import { useDevnetWallets, usePostingChain } from "../hooks";
 import { useSession } from "../session";
+import { useMarketEvents } from "../events";
 import { readProvider, taskTimeline } from "../escrow";
 import { formatAmount, formatTime, ONCHAIN_STATUS, shortAddress } from "../format";
 import { StatusBadge } from "../components/TaskCard";
@@ -32,10 +33,18 @@ export function TaskDetailPage() {
   const { session } = useSession();
   const { chain } = usePostingChain();
   const devnet = useDevnetWallets();
+  const queryClient = useQueryClient();
+  // Signed in as a party of the task, its events refresh it at once; polling stays as the fallback (slower when live).
+  const live = useMarketEvents((event) => {
+    const known = queryClient.getQueryData<TaskDetail>(["task", id, session?.address ?? null]);
+    if (known && (event.taskHash === known.taskHash || event.onChainTaskId === String(known.taskId)))
+      void queryClient.invalidateQueries({ queryKey: ["task", id] });
+  });
   const task = useQuery({
     queryKey: ["task", id, session?.address ?? null],
     queryFn: () => api<TaskDetail>(`/api/v1/tasks/${encodeURIComponent(id)}`, { auth: session ?? undefined }),
-    refetchInterval: (query) => (query.state.data && [4, 5].includes(query.state.data.status) ? false : 3000),
+    refetchInterval: (query) =>
+      query.state.data && [4, 5].includes(query.state.data.status) ? false : live ? 15_000 : 3000,
   });
   const provider = readProvider(session?.provider, devnet.data?.rpcUrl);
   const escrow = chain?.escrowAddress;
@@ -60,6 +69,11 @@ export function TaskDetailPage() {
         </Title>
         <StatusBadge status={t.a2aState?.status ?? "open"} />
       </Group>
+      {![4, 5].includes(t.status) && (
+        <Text size="xs" c="dimmed" data-testid="refresh-mode" aria-live="polite">
+          {live ? "live updates" : "refreshed every 3 s"}
+        </Text>
+      )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         <Card withBorder>
           <Title order={3} size="h4" mb="xs">
