@@ -127,18 +127,8 @@ export interface ErrorEnvelope {
   error: { code: string; message: string; reason?: string; details?: Record<string, unknown> };
 }
 
-// Push events (the contract of GET /api/v1/events; no server schema exists in this branch yet).
-export const MARKET_EVENT_TYPES = [
-  "task.open",
-  "task.offered",
-  "task.listed",
-  "task.assigned",
-  "task.submitted",
-  "task.verdict",
-  "task.disputed",
-  "task.settled",
-] as const;
-export type MarketEventType = (typeof MARKET_EVENT_TYPES)[number];
+// Push events (GET /api/v1/events, webhooks): the types the server's schema names.
+export type MarketEventType = events.EventType;
 
 /** One event's `data` (also a webhook's body). Type-specific fields ride along. */
 export interface MarketEventData {

@@ -10,37 +10,14 @@ import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { freePort, startTestApi } from "../helpers/api";
-import {
-  PHONE,
-  go,
-  postTask,
-  injectWallet,
-  seriousA11yViolations,
-  signInAs,
-  skipWithoutChromium,
-  startWebDevnet,
-  type WebDevnet,
-} from "./harness";
+import { PHONE, go, postTask, injectWallet, seriousA11yViolations, signInAs, useWebDevnet } from "./harness";
 
 describe("web: the app, sign-in and API keys", function () {
-  this.timeout(180_000);
-  let web: WebDevnet;
-
-  before(async function () {
-    skipWithoutChromium(this);
-    web = await startWebDevnet();
-  });
-  after(async () => {
-    await web?.close();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed" && web) await web.snapshot(this.currentTest.title);
-    if (web) expect(web.pageErrors, "uncaught exceptions in the page").to.deep.equal([]);
-  });
+  const web = useWebDevnet(this, 180_000);
 
   it("serves the app at endpoints.app with a CSP, no-cache HTML and immutable hashed assets; the API is unchanged", async () => {
-    const card = await (await fetch(`${web.url}/.well-known/agent.json`)).json();
-    expect(card.endpoints.app).to.equal(`${web.url}/`);
+    const card = await (await fetch(`${web().url}/.well-known/agent.json`)).json();
+    expect(card.endpoints.app).to.equal(`${web().url}/`);
     const index = await fetch(card.endpoints.app, { headers: { accept: "text/html" } });
     expect(index.status).to.equal(200);
     expect(index.headers.get("content-type")).to.match(/^text\/html/);
@@ -56,28 +33,28 @@ describe("web: the app, sign-in and API keys", function () {
     });
     expect(again.status, `${index.headers.get("etag")} then ${again.headers.get("etag")}`).to.equal(304);
     const asset = html.match(/src="(\/assets\/[^"]+\.js)"/)![1];
-    const script = await fetch(`${web.url}${asset}`);
+    const script = await fetch(`${web().url}${asset}`);
     expect(script.status).to.equal(200);
     expect(script.headers.get("cache-control")).to.equal("public, max-age=31536000, immutable");
     expect(script.headers.get("content-type")).to.match(/^text\/javascript/);
     // An app route reloads into the app; a missing asset and unknown API paths stay JSON 404s.
-    const deep = await fetch(`${web.url}/tasks/1`, { headers: { accept: "text/html" } });
+    const deep = await fetch(`${web().url}/tasks/1`, { headers: { accept: "text/html" } });
     expect(deep.status).to.equal(200);
     expect(await deep.text()).to.equal(html);
-    expect((await fetch(`${web.url}/assets/missing-0000.js`)).status).to.equal(404);
-    const unknown = await fetch(`${web.url}/api/v1/nope`, { headers: { accept: "text/html" } });
+    expect((await fetch(`${web().url}/assets/missing-0000.js`)).status).to.equal(404);
+    const unknown = await fetch(`${web().url}/api/v1/nope`, { headers: { accept: "text/html" } });
     expect(unknown.status).to.equal(404);
     expect((await unknown.json()).error.code).to.equal("NOT_FOUND");
-    expect((await fetch(`${web.url}/assets/..%2f..%2fpackage.json`)).status).to.equal(404);
-    expect((await fetch(`${web.url}/..%2fpackage.json`, { headers: { accept: "text/html" } })).status).to.equal(404);
-    const settlement = await fetch(`${web.url}/api/v1/health/settlement`);
+    expect((await fetch(`${web().url}/assets/..%2f..%2fpackage.json`)).status).to.equal(404);
+    expect((await fetch(`${web().url}/..%2fpackage.json`, { headers: { accept: "text/html" } })).status).to.equal(404);
+    const settlement = await fetch(`${web().url}/api/v1/health/settlement`);
     expect((await settlement.json()).success).to.equal(true);
   });
 
   it("signs in with the devnet wallet, creates a key shown once, revokes it, and the API then refuses it", async () => {
-    const page = await web.newPage();
-    await signInAs(page, web, "poster");
-    const poster = web.account("poster");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster");
+    const poster = web().account("poster");
 
     await page.getByLabel("Label (optional)").fill("build server");
     await page.getByRole("button", { name: "Create key" }).click();
@@ -88,7 +65,7 @@ describe("web: the app, sign-in and API keys", function () {
     expect(await page.evaluate(() => navigator.clipboard.readText())).to.equal(key);
 
     const whoami = async () =>
-      fetch(`${web.url}/api/v1/api-keys/whoami`, { headers: { "x-api-key": key } }).then(async (r) => ({
+      fetch(`${web().url}/api/v1/api-keys/whoami`, { headers: { "x-api-key": key } }).then(async (r) => ({
         status: r.status,
         body: await r.json(),
       }));
@@ -119,7 +96,7 @@ describe("web: the app, sign-in and API keys", function () {
     const sessionPrefix = (await sessionRow.locator("code").innerText()).replace("…", "");
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
-    const keys = await fetch(`${web.url}/api/v1/api-keys`, { headers: { "x-api-key": poster.apiKey } }).then((r) =>
+    const keys = await fetch(`${web().url}/api/v1/api-keys`, { headers: { "x-api-key": poster.apiKey } }).then((r) =>
       r.json(),
     );
     const sessionKey = keys.data.keys.find((k: { prefix: string }) => k.prefix === sessionPrefix);
@@ -140,8 +117,8 @@ describe("web: the app, sign-in and API keys", function () {
     const port = await freePort();
     await new Promise<void>((resolve) => receiver.listen(port, "127.0.0.1", resolve));
     try {
-      const page = await web.newPage();
-      await signInAs(page, web, "poster-2");
+      const page = await web().newPage();
+      await signInAs(page, web(), "poster-2");
       const hookUrl = `http://127.0.0.1:${port}/market-hook`;
       // Inline validation before anything is sent.
       await page.getByLabel(/^Endpoint URL/).fill("ftp://example.com");
@@ -190,8 +167,8 @@ describe("web: the app, sign-in and API keys", function () {
 
       await page.getByRole("button", { name: `Delete webhook ${hookUrl}` }).click();
       await page.getByText("No webhook registered.").waitFor();
-      const left = await fetch(`${web.url}/api/v1/webhooks`, {
-        headers: { "x-api-key": web.account("poster-2").apiKey },
+      const left = await fetch(`${web().url}/api/v1/webhooks`, {
+        headers: { "x-api-key": web().account("poster-2").apiKey },
       }).then((r) => r.json());
       expect(left.data.webhooks).to.deep.equal([]);
     } finally {
@@ -201,10 +178,10 @@ describe("web: the app, sign-in and API keys", function () {
 
   it("finds a browser wallet announced with EIP-6963 and signs in with it (EIP-4361 through personal_sign)", async () => {
     // A stand-in extension announced with EIP-6963; a fresh random account (never seen by the server).
-    const page = await web.newPage();
-    const wallet = await injectWallet(page, web, Wallet.createRandom().privateKey);
+    const page = await web().newPage();
+    const wallet = await injectWallet(page, web(), Wallet.createRandom().privateKey);
     const calls = wallet.calls;
-    await page.goto(`${web.url}/settings`);
+    await page.goto(`${web().url}/settings`);
     await page.getByRole("button", { name: "Test Wallet" }).click();
     await page.getByTestId("session-address").waitFor();
     expect(await page.getByTestId("session-address").innerText()).to.equal(wallet.address.toLowerCase());
@@ -213,24 +190,24 @@ describe("web: the app, sign-in and API keys", function () {
   });
 
   it("signs out by itself just before the hour-long session ends, revoking the session key", async () => {
-    const page = await web.newPage();
+    const page = await web().newPage();
     await page.clock.install();
-    await signInAs(page, web, "poster-2");
+    await signInAs(page, web(), "poster-2");
     const sessionRow = page.locator("tr", { hasText: "this session" });
     const prefix = (await sessionRow.locator("code").innerText()).replace("…", "");
     await page.clock.fastForward("59:30"); // the page's clock only: the server's session is still valid
     await page.getByText("Your session ended").waitFor();
     await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
-    const keys = await fetch(`${web.url}/api/v1/api-keys`, {
-      headers: { "x-api-key": web.account("poster-2").apiKey },
+    const keys = await fetch(`${web().url}/api/v1/api-keys`, {
+      headers: { "x-api-key": web().account("poster-2").apiKey },
     }).then((r) => r.json());
     const key = keys.data.keys.find((k: { prefix: string }) => k.prefix === prefix);
     expect(key.revokedAt, "the session key is revoked").to.not.equal(null);
   });
 
   it("works on a phone-sized screen: the navigation folds behind a menu button", async () => {
-    const page = await web.newPage({ viewport: PHONE, colorScheme: "dark" });
-    await page.goto(`${web.url}/`);
+    const page = await web().newPage({ viewport: PHONE, colorScheme: "dark" });
+    await page.goto(`${web().url}/`);
     const settings = page
       .getByRole("navigation", { name: "Main" })
       .getByRole("link", { name: "Settings and API keys" });
@@ -252,11 +229,11 @@ describe("web: the app, sign-in and API keys", function () {
   });
 
   it("serves the devnet's demo wallets and chain to the picker (the devnet sets DEVNET_ACCOUNTS_FILE)", async () => {
-    const answer = await (await fetch(`${web.url}/api/v1/devnet/wallets`)).json();
-    expect(answer.data.chainId).to.equal(web.devnet.deployment.book.chainId);
-    expect(answer.data.rpcUrl).to.equal(web.devnet.rpcUrl);
+    const answer = await (await fetch(`${web().url}/api/v1/devnet/wallets`)).json();
+    expect(answer.data.chainId).to.equal(web().devnet.deployment.book.chainId);
+    expect(answer.data.rpcUrl).to.equal(web().devnet.rpcUrl);
     expect(answer.data.accounts.map((a: { role: string }) => a.role)).to.deep.equal(
-      web.devnet.accounts.map((a) => a.role),
+      web().devnet.accounts.map((a) => a.role),
     );
   });
 });

@@ -49,6 +49,27 @@ export interface WebDevnet {
   close(): Promise<void>;
 }
 
+/**
+ * Mocha hooks every browser test file uses: skip without Chromium (saying how to install it), one devnet for the file,
+ * a screenshot of a failed test, and no uncaught exception in the page. Returns the running devnet (after `before`).
+ */
+export function useWebDevnet(suite: Mocha.Suite, timeoutMs: number): () => WebDevnet {
+  let web: WebDevnet | undefined;
+  suite.timeout(timeoutMs);
+  before(async function () {
+    skipWithoutChromium(this);
+    web = await startWebDevnet();
+  });
+  after(async () => {
+    await web?.close();
+  });
+  afterEach(async function () {
+    if (this.currentTest?.state === "failed" && web) await web.snapshot(this.currentTest.title);
+    if (web) expect(web.pageErrors, "uncaught exceptions in the page").to.deep.equal([]);
+  });
+  return () => web!;
+}
+
 export async function startWebDevnet(): Promise<WebDevnet> {
   ensureWebBuilt((line) => console.log(`    ${line}`));
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-out-"));

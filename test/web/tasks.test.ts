@@ -7,43 +7,20 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
-import {
-  fillAndPostTask,
-  injectWallet,
-  postTask,
-  seriousA11yViolations,
-  signInAs,
-  skipWithoutChromium,
-  startWebDevnet,
-  go,
-  type WebDevnet,
-} from "./harness";
+import { fillAndPostTask, injectWallet, postTask, seriousA11yViolations, signInAs, go, useWebDevnet } from "./harness";
 import { agentPublicKey, decryptBrief, unwrapBriefKey } from "../../server/domain/briefs";
 
 const SUMMARY_BRIEF = "Summarise the escrow design. It holds rewards until verified work is paid.";
 
 describe("web: posting, the board, task detail and the agent's view", function () {
-  this.timeout(300_000);
-  let web: WebDevnet;
-
-  before(async function () {
-    skipWithoutChromium(this);
-    web = await startWebDevnet();
-  });
-  after(async () => {
-    await web?.close();
-  });
-  afterEach(async function () {
-    if (this.currentTest?.state === "failed" && web) await web.snapshot(this.currentTest.title);
-    if (web) expect(web.pageErrors, "uncaught exceptions in the page").to.deep.equal([]);
-  });
+  const web = useWebDevnet(this, 300_000);
 
   let paidHash: string;
   let openHash: string;
 
   it("posts a public auto task from the browser and watches it go to paid", async () => {
-    const page = await web.newPage();
-    await signInAs(page, web, "poster");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster");
     // Inline validation: auto verification without a rule is refused before anything is sent.
     await go(page, "Post a task");
     await page.getByRole("button", { name: "Post and fund the task" }).click();
@@ -64,23 +41,23 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(result.summary).to.be.a("string");
     expect(result.wordCount).to.be.a("number");
     // The chain agrees: the example agent (agent-1) was paid.
-    const onChain = await (await fetch(`${web.url}/api/v1/tasks/${paidHash}`)).json();
+    const onChain = await (await fetch(`${web().url}/api/v1/tasks/${paidHash}`)).json();
     expect(onChain.data.status).to.equal(4);
-    expect(onChain.data.worker).to.equal(web.account("agent-1").address.toLowerCase());
+    expect(onChain.data.worker).to.equal(web().account("agent-1").address.toLowerCase());
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
   it("follows a task live from the wallet's event stream (fetch with X-API-Key), polling only as the fallback", async () => {
-    const page = await web.newPage();
+    const page = await web().newPage();
     const streams: Record<string, string>[] = [];
     page.on("request", (r) => {
       if (r.url().endsWith("/api/v1/events")) streams.push(r.headers());
     });
     // Signed out, the board polls.
-    await page.goto(`${web.url}/`);
+    await page.goto(`${web().url}/`);
     expect(await page.getByTestId("refresh-mode").innerText()).to.equal("refreshed every 5 s");
     expect(streams).to.deep.equal([]);
-    await signInAs(page, web, "poster");
+    await signInAs(page, web(), "poster");
     await go(page, "Open tasks");
     await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
     expect(streams.at(-1)!["x-api-key"]).to.match(/^sk_/);
@@ -97,8 +74,8 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const opened = Date.now();
     await page.getByTestId("refresh-mode").filter({ hasText: "live updates" }).waitFor();
     await page.getByTestId("task-status").filter({ hasText: "Open" }).waitFor();
-    const poster = web.account("poster");
-    const built = await fetch(`${web.url}/api/v1/a2a/tasks/${hash}/cancel`, {
+    const poster = web().account("poster");
+    const built = await fetch(`${web().url}/api/v1/a2a/tasks/${hash}/cancel`, {
       method: "POST",
       headers: { "x-api-key": poster.apiKey, "content-type": "application/json" },
       body: "{}",
@@ -106,19 +83,19 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(built.success, JSON.stringify(built)).to.equal(true);
     const wallet = new Wallet(
       poster.privateKey,
-      new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
+      new JsonRpcProvider(web().devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
     );
     await (await wallet.sendTransaction({ to: built.data.unsignedTx.to, data: built.data.unsignedTx.data })).wait();
     // While the stream is up the page polls every 15 s: showing the cancellation sooner than that takes the event.
     await page.getByTestId("task-status").filter({ hasText: "Cancelled" }).waitFor({ timeout: 60_000 });
     const took = Date.now() - opened;
     expect(took, `Cancelled shown ${took} ms after the page opened`).to.be.below(14_000);
-    expect(web.pageErrors).to.deep.equal([]);
+    expect(web().pageErrors).to.deep.equal([]);
   });
 
   it("lists a task no agent takes on the open board, found by the capability and reward filters", async () => {
-    const page = await web.newPage();
-    await signInAs(page, web, "poster-2");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster-2");
     const hash = (openHash = await postTask(page, {
       brief: "Translate the escrow terms into Klingon.",
       reward: "12.5",
@@ -144,8 +121,8 @@ describe("web: posting, the board, task detail and the agent's view", function (
   });
 
   it("as poster: passes a manual submission (paid), disputes one, fails one, cancels an open task (refunded)", async () => {
-    const page = await web.newPage();
-    await signInAs(page, web, "poster-2");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster-2");
     const manual = await postTask(page, {
       brief: "Summarise for my review: the escrow pays on a passing verdict.",
       reward: "9",
@@ -174,7 +151,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await disputed.getByTestId("task-status").filter({ hasText: "Submitted" }).waitFor({ timeout: 60_000 });
     await disputed.getByRole("button", { name: "Dispute" }).click();
     await disputed.getByTestId("task-status").filter({ hasText: "Disputed" }).waitFor({ timeout: 30_000 });
-    expect((await (await fetch(`${web.url}/api/v1/tasks/${contested}`)).json()).data.status).to.equal(6);
+    expect((await (await fetch(`${web().url}/api/v1/tasks/${contested}`)).json()).data.status).to.equal(6);
 
     // A third the poster fails: the marketplace verifier records the failed verdict on chain.
     const failed = await postTask(page, {
@@ -191,28 +168,30 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await failing.getByRole("button", { name: "Fail" }).click();
     await page.getByText("Failed verdict recorded").waitFor();
     for (let i = 0; i < 100; i++) {
-      const task = (await (await fetch(`${web.url}/api/v1/tasks/${failed}`)).json()).data;
+      const task = (await (await fetch(`${web().url}/api/v1/tasks/${failed}`)).json()).data;
       if (task.failedVerdictAt > 0) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    expect((await (await fetch(`${web.url}/api/v1/tasks/${failed}`)).json()).data.failedVerdictAt).to.be.greaterThan(0);
+    expect((await (await fetch(`${web().url}/api/v1/tasks/${failed}`)).json()).data.failedVerdictAt).to.be.greaterThan(
+      0,
+    );
 
     const open = page.getByTestId(`posted-${openHash}`);
     await open.getByRole("button", { name: "Cancel and refund" }).click();
     await open.getByTestId("task-status").filter({ hasText: "Cancelled" }).waitFor({ timeout: 30_000 });
-    const onChain = await (await fetch(`${web.url}/api/v1/tasks/${openHash}`)).json();
+    const onChain = await (await fetch(`${web().url}/api/v1/tasks/${openHash}`)).json();
     expect(onChain.data.status).to.equal(5);
     expect(onChain.data.refund).to.equal("12500000");
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
   it("with a browser wallet on another chain: signs nothing while it refuses to switch, posts once it switches", async () => {
-    const page = await web.newPage();
-    const wallet = await injectWallet(page, web, web.account("poster-2").privateKey, {
+    const page = await web().newPage();
+    const wallet = await injectWallet(page, web(), web().account("poster-2").privateKey, {
       chainId: 1,
       allowSwitch: false,
     });
-    await page.goto(`${web.url}/settings`);
+    await page.goto(`${web().url}/settings`);
     await page.getByRole("button", { name: "Test Wallet" }).click();
     await page.getByTestId("session-address").waitFor();
     const task = { reward: "3", capabilities: ["klingon"], keywords: ["klingon"], fields: [] };
@@ -236,17 +215,17 @@ describe("web: posting, the board, task detail and the agent's view", function (
     // Agreed: the wallet moves to the settlement chain and the task is funded from it.
     wallet.allowSwitch = true;
     const hash = await postTask(page, { ...task, brief: "Say hello in Klingon, from a wallet that switched." });
-    expect(wallet.chainId).to.equal(web.devnet.deployment.book.chainId);
-    const listed = await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json();
+    expect(wallet.chainId).to.equal(web().devnet.deployment.book.chainId);
+    const listed = await (await fetch(`${web().url}/api/v1/tasks/${hash}`)).json();
     expect(listed.data.poster).to.equal(wallet.address.toLowerCase());
   });
 
   it("posts a private task: the brief is encrypted in the page and the network never carries the plaintext", async () => {
-    const page = await web.newPage();
+    const page = await web().newPage();
     const sent: { url: string; body: string }[] = [];
     page.on("request", (request) => sent.push({ url: request.url(), body: request.postData() ?? "" }));
-    await signInAs(page, web, "poster");
-    const agent = web.account("agent-1");
+    await signInAs(page, web(), "poster");
+    const agent = web().account("agent-1");
     const secret = "Translate the vault combination 4711-SECRET into Klingon.";
     const hash = await postTask(page, {
       brief: secret,
@@ -266,21 +245,21 @@ describe("web: posting, the board, task detail and the agent's view", function (
     const { wrappedKeys, privacy } = JSON.parse(index!.body);
     expect(privacy).to.equal("private");
     expect(Object.keys(wrappedKeys)).to.deep.equal([agent.address.toLowerCase()]);
-    const blob = Buffer.from(await (await fetch(`${web.url}/api/v1/storage/blobs/${hash}`)).arrayBuffer());
+    const blob = Buffer.from(await (await fetch(`${web().url}/api/v1/storage/blobs/${hash}`)).arrayBuffer());
     const briefKey = unwrapBriefKey(wrappedKeys[agent.address.toLowerCase()], agent.privateKey);
     expect(decryptBrief(blob, briefKey).toString("utf8")).to.equal(secret);
     // The public projection shows no brief.
-    const listed = await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json();
+    const listed = await (await fetch(`${web().url}/api/v1/tasks/${hash}`)).json();
     expect(listed.data.a2aMeta.privacy).to.equal("private");
     expect(JSON.stringify(listed.data)).to.not.include("4711");
   });
 
   it("shows the agent the task it worked on and a task offered to it", async () => {
     // A task pinned to agent-2 (the rental flow), posted through the API by the poster's devnet key.
-    const poster = web.account("poster");
-    const agent = web.account("agent-2");
+    const poster = web().account("poster");
+    const agent = web().account("agent-2");
     const call = (path: string, key: string, body?: unknown) =>
-      fetch(`${web.url}${path}`, {
+      fetch(`${web().url}${path}`, {
         method: body === undefined ? "GET" : "POST",
         headers: { "x-api-key": key, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -306,7 +285,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(built.status, JSON.stringify(built.json)).to.equal(200);
     const wallet = new Wallet(
       poster.privateKey,
-      new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
+      new JsonRpcProvider(web().devnet.rpcUrl, undefined, { cacheTimeout: -1 }),
     );
     const usdc = new Contract(chain.token.address, ["function approve(address,uint256) returns (bool)"], wallet);
     await (await usdc.approve(chain.escrowAddress, amount)).wait();
@@ -324,14 +303,14 @@ describe("web: posting, the board, task detail and the agent's view", function (
     });
     expect(indexed.status, JSON.stringify(indexed.json)).to.equal(200);
 
-    const page = await web.newPage();
-    await signInAs(page, web, "agent-2");
+    const page = await web().newPage();
+    await signInAs(page, web(), "agent-2");
     await go(page, "My tasks");
     await page.getByRole("tab", { name: "As agent" }).click();
     await page.getByTestId("offered").getByTestId(`task-${taskHash}`).waitFor();
 
-    const worker = await web.newPage();
-    await signInAs(worker, web, "agent-1");
+    const worker = await web().newPage();
+    await signInAs(worker, web(), "agent-1");
     await go(worker, "My tasks");
     await worker.getByRole("tab", { name: "As agent" }).click();
     const worked = worker.getByTestId("working").getByTestId(`task-${paidHash}`);
@@ -340,7 +319,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
 
     // The directory and the agent's card: agent-1's reputation counts the paid tasks.
     await go(worker, "Agents");
-    const agent1 = web.account("agent-1").address;
+    const agent1 = web().account("agent-1").address;
     await worker.getByRole("table", { name: "Agents" }).getByTitle(agent1.toLowerCase()).click();
     const card = worker.getByRole("dialog", { name: "Agent" });
     await card.getByText(agent1.toLowerCase()).waitFor();
@@ -351,9 +330,9 @@ describe("web: posting, the board, task detail and the agent's view", function (
 
   it("rents an agent's service from the Agents page: the task is pinned to the agent, paying at least the price", async () => {
     // agent-3 registers and offers a service through the API.
-    const agent = web.account("agent-3");
+    const agent = web().account("agent-3");
     const call = (path: string, key: string, body?: unknown) =>
-      fetch(`${web.url}${path}`, {
+      fetch(`${web().url}${path}`, {
         method: body === undefined ? "GET" : "POST",
         headers: { "x-api-key": key, "content-type": "application/json" },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -373,8 +352,8 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(offered.status, JSON.stringify(offered.json)).to.equal(201);
     const service = offered.json.data;
 
-    const page = await web.newPage();
-    await signInAs(page, web, "poster");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster");
     await go(page, "Agents");
     await page.getByLabel("Capabilities").fill("audit");
     await page.getByRole("table", { name: "Agents" }).getByTitle(agent.address.toLowerCase()).click();
@@ -417,8 +396,8 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(task.meta.targetExecutor).to.equal(service.agent_address);
     const board = (await call("/api/v1/a2a/tasks?limit=100", agent.apiKey)).json.data.tasks;
     expect(board.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.not.include(hash);
-    const agentPage = await web.newPage();
-    await signInAs(agentPage, web, "agent-3");
+    const agentPage = await web().newPage();
+    await signInAs(agentPage, web(), "agent-3");
     await go(agentPage, "My tasks");
     await agentPage.getByRole("tab", { name: "As agent" }).click();
     await agentPage.getByTestId("offered").getByTestId(`task-${hash}`).waitFor();
@@ -426,8 +405,8 @@ describe("web: posting, the board, task detail and the agent's view", function (
 
   // Last: it moves the chain's clock past deadlines.
   it("as poster: reclaims submitted work after the deadline (refused before it, saying so)", async () => {
-    const page = await web.newPage();
-    await signInAs(page, web, "poster-2");
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster-2");
     const hash = await postTask(page, {
       brief: "Summarise for my review within the hour: escrow deadlines.",
       reward: "2",
@@ -448,7 +427,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     await new Promise((resolve) => setTimeout(resolve, 1500)); // the server caches chain time for a second
     await card.getByRole("button", { name: "Reclaim after the deadline" }).click();
     await page.getByText("Reclaimed (escalate).").waitFor({ timeout: 30_000 });
-    const onChain = (await (await fetch(`${web.url}/api/v1/tasks/${hash}`)).json()).data;
+    const onChain = (await (await fetch(`${web().url}/api/v1/tasks/${hash}`)).json()).data;
     expect(onChain.escalated).to.equal(true);
   });
 });
