@@ -258,6 +258,8 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(
     `Accounts      .devnet/accounts.json (${devnet.accounts.map((a) => a.role).join(", ")}: address, key, API key)`,
   );
+  lines.push(`              admin: ${ADMIN_WARNING}`);
+  lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
   lines.push(
     `Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
   );

@@ -39,6 +39,12 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       const mcpLine = printed.findIndex((line) => line.startsWith(`MCP           ${devnet.apiUrl}/mcp `));
       expect(mcpLine, printed.join("\n")).to.be.greaterThan(-1);
       expect(JSON.parse(printed[mcpLine + 1].trim())).to.deep.equal(config);
+      // ... and where a newcomer goes next: the web app, the push endpoints, the admin key's warning.
+      expect(printed, printed.join("\n")).to.include.members([
+        `Web app       ${devnet.apiUrl}/  (sign in with the devnet wallet: Settings)`,
+        `Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`,
+        `              admin: ${ADMIN_WARNING}`,
+      ]);
       expect(server.headers["X-API-Key"]).to.match(/^sk_[0-9a-f]{64}$/);
       const client = new Client({ name: "newcomer", version: "1.0.0" });
       await client.connect(
