@@ -9,6 +9,11 @@ import type { Provider } from "ethers";
 export interface Clock {
   /** Unix seconds of the chain's latest block; the wall clock when there is no chain or it cannot be read. */
   chainNow(): Promise<number>;
+  /**
+   * Chain time read from the chain now, past any cache: a refusal that rests on time ("the deadline is not reached")
+   * re-reads it first, so a cached value a second old never refuses what the chain already allows.
+   */
+  chainNowFresh(): Promise<number>;
   /** Unix seconds on this machine. */
   wallNow(): number;
   /** Unix milliseconds on this machine. */
@@ -48,6 +53,7 @@ export function chainClock(provider: Provider | undefined, cacheMs = 1000): Cloc
       if (cached.at > 0 && reading) return cached.value; // a refresh is under way: the last value is recent enough
       return (reading ??= read());
     },
+    chainNowFresh: () => (provider ? read() : Promise.resolve(wallClock.wallNow())),
   };
 }
 
@@ -56,6 +62,7 @@ export function manualClock(start: number): Clock & { set(seconds: number): void
   let now = start;
   return {
     chainNow: async () => now,
+    chainNowFresh: async () => now,
     wallNow: () => now,
     wallNowMs: () => now * 1000,
     set: (seconds) => void (now = seconds),

@@ -68,6 +68,7 @@ function testClock(): TestClock {
   let offsetMs = 0;
   return {
     chainNow: () => chain.chainNow(),
+    chainNowFresh: () => chain.chainNowFresh(),
     wallNowMs: () => Date.now() + offsetMs,
     wallNow: () => Math.floor((Date.now() + offsetMs) / 1000),
     advanceWall: (seconds) => void (offsetMs += seconds * 1000),

@@ -17,6 +17,7 @@ import {
   assertAssignmentSettled,
   loadTaskContext,
   requireOnChain,
+  stillBefore,
   unsignedEscrowTx,
   type EscrowTxResult,
 } from "./taskContext";
@@ -48,7 +49,7 @@ export async function buildEscalate(deps: Deps, wallet: string, rawHash: string)
   }
   await refuseWhilePaused(deps, ctx, "escalateUnjudgedWork");
   const availableAt = (ctx.effectiveDeadline ?? task.deadline) + ESCALATION_GRACE_SECONDS;
-  if (ctx.now < availableAt) {
+  if (await stillBefore(deps, ctx, availableAt)) {
     fail(
       "DEADLINE_NOT_REACHED",
       `task ${ctx.taskId}'s judge has until ${availableAt} (the effective deadline plus 3 days) before escalation`,
@@ -79,7 +80,7 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
   }
   await refuseWhilePaused(deps, ctx, "releaseUnjudgedWork");
   const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
-  if (ctx.now < availableAt) {
+  if (await stillBefore(deps, ctx, availableAt)) {
     fail(
       "DISPUTE_WINDOW_ACTIVE",
       `the dispute window of task ${ctx.taskId} runs until ${availableAt} (14 days plus paused time)`,
@@ -121,7 +122,7 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
   }
   await refuseWhilePaused(deps, ctx, "claimTimeout");
   const deadline = ctx.effectiveDeadline ?? task.deadline;
-  if (ctx.now < deadline) {
+  if (await stillBefore(deps, ctx, deadline)) {
     fail(
       "DEADLINE_NOT_REACHED",
       `the deadline of task ${ctx.taskId} is ${deadline} (paused time included); reclaim from then`,
@@ -132,7 +133,7 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
   }
   if (task.status === TASK_STATUS.Verified) {
     const availableAt = windowEnd(ctx.pauses, task.failedVerdictAt, APPEAL_WINDOW_SECONDS, ctx.now);
-    if (ctx.now < availableAt) {
+    if (await stillBefore(deps, ctx, availableAt)) {
       fail(
         "APPEAL_WINDOW_ACTIVE",
         `the worker may appeal the failed verdict of task ${ctx.taskId} until ${availableAt}`,
@@ -149,7 +150,7 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
       );
     }
     const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
-    if (ctx.now < availableAt) {
+    if (await stillBefore(deps, ctx, availableAt)) {
       fail("DISPUTE_WINDOW_ACTIVE", `the dispute of task ${ctx.taskId} awaits a ruling until ${availableAt}`, {
         details: { availableAt },
       });

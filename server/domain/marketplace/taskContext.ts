@@ -209,3 +209,13 @@ export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, dat
     chainId: chain.book.chainId,
   };
 }
+
+/**
+ * Whether chain time is still before `at`, for a refusal that rests on time: a cached `ctx.now` that says so is
+ * re-read from the chain first (and `ctx.now` updated), so the service never refuses what the chain already allows.
+ */
+export async function stillBefore(deps: Deps, ctx: TaskContext, at: number): Promise<boolean> {
+  if (ctx.now >= at) return false;
+  ctx.now = Math.max(ctx.now, await deps.clock.chainNowFresh());
+  return ctx.now < at;
+}
