@@ -24,8 +24,6 @@ export const ENV = {
 /** The service's custody key in these tests (a fixed test value, never used anywhere real). */
 export const CUSTODY_KEY = `0x${"c0".repeat(31)}01`;
 
-const wall = () => Math.floor(Date.now() / 1000);
-
 export interface Agent {
   address: string;
   privateKey: string;
@@ -63,7 +61,8 @@ export async function startMarket(env: Record<string, string> = {}, kind: Verifi
   let briefs = 0;
 
   async function register(address: string, overrides: Partial<ExecutorRecord> = {}) {
-    const now = wall();
+    // Executors are seen in chain time, as the service stamps them (an earlier test may have moved the chain ahead).
+    const now = await api.deps.clock.chainNow();
     await upsertExecutor(api.deps.db, {
       address: address.toLowerCase(),
       publicKey: agentPublicKey(ethers.Wallet.createRandom().privateKey),

@@ -186,6 +186,8 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered");
     await posterApi.decline(posted.taskHash, { reason: "not loud enough" });
     await waitFor(async () => Number((await onChain()).status) === STATUS.Verified, 30_000, "the failed verdict");
+    // The service announces a verdict once its index holds it: so does the stand-in (the runtime reads the task).
+    await waitFor(async () => (await posterApi.task(posted.taskHash)).status === STATUS.Verified, 30_000, "the index");
     stub.emit("task.verdict", { taskHash: posted.taskHash, role: "worker", state: "verified", passed: false });
     await waitFor(async () => Number((await onChain()).submissionAttempts) === 2, 30_000, "the second delivery");
     await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered again");
