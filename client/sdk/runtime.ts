@@ -71,6 +71,11 @@ export interface AgentRuntimeOptions {
   pollIntervalMs?: number;
   /** Resume the event stream after this event id (from `lastEventId` of an earlier run). */
   lastEventId?: string;
+  /**
+   * How long `start()` waits for the posting chain to become postable (a service that just started indexes its
+   * configuration first), in ms; SETTLEMENT_NOT_POSTABLE after that. Default 60 s.
+   */
+  startTimeoutMs?: number;
   /** Reconnect back-off of the event stream. */
   reconnect?: { initialDelayMs?: number; maxDelayMs?: number };
   /** Receipt wait of the agent's own transactions (default 180 s). */
@@ -152,9 +157,27 @@ export class AgentRuntime {
     this.options.log?.(`[agent ${this.wallet.address.slice(0, 8)}] ${message}`);
   }
 
+  /** The settlement record once its posting chain is postable, retried with back-off up to `startTimeoutMs`. */
+  private async postableSettlement() {
+    const giveUpAt = Date.now() + (this.options.startTimeoutMs ?? 60_000);
+    for (let delay = 250; ; delay = Math.min(delay * 2, 5_000)) {
+      const settlement = await this.api.settlement();
+      try {
+        pinSettlement(settlement);
+        return settlement;
+      } catch (error) {
+        if (!isMarketError(error, "SETTLEMENT_NOT_POSTABLE") || Date.now() + delay > giveUpAt) throw error;
+        this.log(
+          `the posting chain is not postable yet (the service is indexing its configuration); retry in ${delay} ms`,
+        );
+        await new Promise((resolve) => setTimeout(resolve, delay));
+      }
+    }
+  }
+
   /** Registers the agent and starts finding work. */
   async start(): Promise<void> {
-    const settlement = await this.api.settlement();
+    const settlement = await this.postableSettlement();
     this.pin = pinSettlement(settlement);
     await checkRpc(this.wallet, this.pin);
     checkOwner((await this.api.whoami()).address, this.wallet.address);

@@ -16,7 +16,15 @@ import { verifierPrivateKey } from "../../helpers/keys";
 import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
 import { startSseStub, type SseStub } from "../../helpers/sseStub";
 import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
-import { AgentRuntime, MarketApi, agentPublicKey, postTask, type Job, type JobView } from "../../../client/sdk";
+import {
+  AgentRuntime,
+  MarketApi,
+  agentPublicKey,
+  isMarketError,
+  postTask,
+  type Job,
+  type JobView,
+} from "../../../client/sdk";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 
@@ -88,6 +96,55 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     verificationMode: "auto" as const,
     verificationCriteria: { required_fields: ["summary", "wordCount"] },
   };
+
+  /** The agent's API, its settlement record answering "not postable" `times` times (a service indexing its setup). */
+  function notPostableYet(times: number) {
+    const state = { left: times };
+    const market = new MarketApi({
+      baseUrl: api.url,
+      apiKey: agentKey,
+      fetch: async (input, init) => {
+        const response = await fetch(input, init);
+        if (state.left === 0 || new URL(String(input)).pathname !== "/api/v1/health/settlement") return response;
+        state.left--;
+        const body = await response.json();
+        for (const c of body.data.chains) c.postable = false;
+        return new Response(JSON.stringify(body), { headers: { "content-type": "application/json" } });
+      },
+    });
+    return { market, state };
+  }
+
+  it("waits at start while the posting chain is not postable yet, then registers; gives up after startTimeoutMs", async () => {
+    const late = notPostableYet(2);
+    runtime = new AgentRuntime({
+      api: late.market,
+      privateKey: agent.privateKey,
+      provider: chain.provider,
+      capabilities: ["summarise"],
+      work: () => ({}),
+    });
+    await runtime.start();
+    expect(late.state.left).to.equal(0);
+    expect((await posterApi.executors({})).executors.map((e) => e.address)).to.include(agent.address.toLowerCase());
+    await runtime.stop();
+
+    const never = notPostableYet(1_000);
+    runtime = new AgentRuntime({
+      api: never.market,
+      privateKey: agent.privateKey,
+      provider: chain.provider,
+      capabilities: ["summarise"],
+      startTimeoutMs: 300,
+      work: () => ({}),
+    });
+    const error = await runtime.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isMarketError(error, "SETTLEMENT_NOT_POSTABLE"), String(error)).to.equal(true);
+    runtime = undefined;
+  });
 
   it("with the event stream: takes a private auto task announced by task.open before it is listed, decrypts, delivers, is paid", async () => {
     stub = await startSseStub({ forwardTo: api.url });
