@@ -9,7 +9,6 @@ import {
   Button,
   Card,
   Code,
-  CopyButton,
   Group,
   MultiSelect,
   Stack,
@@ -23,6 +22,7 @@ import { api, describeError } from "../api";
 import type { Session } from "../session";
 import { formatIso, formatTime } from "../format";
 import type { EventType, WebhookCreated, WebhookDelivery, WebhookView } from "../types";
+import { ShownOnce } from "./ShownOnce";
 
 /** Every event type with its meaning (a Record, so a type added to the API fails the type check until named here). */
 const EVENT_LABELS: Record<EventType, string> = {
@@ -118,31 +118,13 @@ export function Webhooks({ session }: { session: Session }) {
           </Alert>
         )}
         {created && (
-          <Alert
-            color="green"
+          <ShownOnce
             title="Webhook registered: copy its signing secret now, it is shown only once"
-            withCloseButton
-            closeButtonLabel="Dismiss"
-            onClose={() => setCreated(null)}
-          >
-            <Group wrap="nowrap" gap="xs" align="center">
-              <Code data-testid="new-webhook-secret" style={{ wordBreak: "break-all" }}>
-                {created.secret}
-              </Code>
-              <CopyButton value={created.secret}>
-                {({ copied, copy }) => (
-                  <Button
-                    size="xs"
-                    variant={copied ? "filled" : "light"}
-                    color={copied ? "teal.9" : undefined}
-                    onClick={copy}
-                  >
-                    {copied ? "Copied" : "Copy secret"}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-          </Alert>
+            value={created.secret}
+            copyLabel="Copy secret"
+            testId="new-webhook-secret"
+            onDismiss={() => setCreated(null)}
+          />
         )}
         {webhooks.isError && <Alert color="red">{describeError(webhooks.error)}</Alert>}
         {webhooks.data && webhooks.data.webhooks.length === 0 && (

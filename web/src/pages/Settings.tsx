@@ -2,20 +2,7 @@
  * Settings: the signed-in wallet, its API keys (create, shown once with a copy button; list; revoke) and its webhooks.
  */
 import { useState } from "react";
-import {
-  Alert,
-  Badge,
-  Button,
-  Card,
-  Code,
-  CopyButton,
-  Group,
-  Stack,
-  Table,
-  Text,
-  TextInput,
-  Title,
-} from "@mantine/core";
+import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { api, describeError } from "../api";
 import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
@@ -23,6 +10,7 @@ import { SignInPanel } from "../components/SignIn";
 import { Webhooks } from "../components/Webhooks";
 import { formatIso } from "../format";
 import type { ApiKeyCreated, ApiKeyView } from "../types";
+import { ShownOnce } from "../components/ShownOnce";
 
 export function SettingsPage() {
   const { session, signOut } = useSession();
@@ -120,31 +108,13 @@ function ApiKeys({ session }: { session: Session }) {
           </Alert>
         )}
         {created && (
-          <Alert
-            color="green"
+          <ShownOnce
             title="New key: copy it now, it is shown only once"
-            withCloseButton
-            closeButtonLabel="Dismiss"
-            onClose={() => setCreated(null)}
-          >
-            <Group wrap="nowrap" gap="xs" align="center">
-              <Code data-testid="new-key" style={{ wordBreak: "break-all" }}>
-                {created.key}
-              </Code>
-              <CopyButton value={created.key}>
-                {({ copied, copy }) => (
-                  <Button
-                    size="xs"
-                    variant={copied ? "filled" : "light"}
-                    color={copied ? "teal.9" : undefined}
-                    onClick={copy}
-                  >
-                    {copied ? "Copied" : "Copy"}
-                  </Button>
-                )}
-              </CopyButton>
-            </Group>
-          </Alert>
+            value={created.key}
+            copyLabel="Copy"
+            testId="new-key"
+            onDismiss={() => setCreated(null)}
+          />
         )}
         {keys.isError && <Alert color="red">{describeError(keys.error)}</Alert>}
         <Table.ScrollContainer minWidth={560}>
