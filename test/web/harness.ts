@@ -70,6 +70,22 @@ export function useWebDevnet(suite: Mocha.Suite, timeoutMs: number): () => WebDe
   return () => web!;
 }
 
+/** A JSON call to the devnet's API with a key (POST when `body` is given), as a test's own client. */
+export async function callApi(
+  web: WebDevnet,
+  path: string,
+  key: string,
+  body?: unknown,
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<{ status: number; json: any }> {
+  const response = await fetch(`${web.url}${path}`, {
+    method: body === undefined ? "GET" : "POST",
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  return { status: response.status, json: await response.json() };
+}
+
 export async function startWebDevnet(): Promise<WebDevnet> {
   ensureWebBuilt((line) => console.log(`    ${line}`));
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-out-"));

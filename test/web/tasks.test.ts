@@ -7,7 +7,16 @@
 import { expect } from "chai";
 import { network } from "hardhat";
 import { Contract, JsonRpcProvider, Wallet } from "ethers";
-import { fillAndPostTask, injectWallet, postTask, seriousA11yViolations, signInAs, go, useWebDevnet } from "./harness";
+import {
+  callApi,
+  fillAndPostTask,
+  injectWallet,
+  postTask,
+  seriousA11yViolations,
+  signInAs,
+  go,
+  useWebDevnet,
+} from "./harness";
 import { agentPublicKey, decryptBrief, unwrapBriefKey } from "../../server/domain/briefs";
 
 const SUMMARY_BRIEF = "Summarise the escrow design. It holds rewards until verified work is paid.";
@@ -258,12 +267,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
     // A task pinned to agent-2 (the rental flow), posted through the API by the poster's devnet key.
     const poster = web().account("poster");
     const agent = web().account("agent-2");
-    const call = (path: string, key: string, body?: unknown) =>
-      fetch(`${web().url}${path}`, {
-        method: body === undefined ? "GET" : "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const call = (path: string, key: string, body?: unknown) => callApi(web(), path, key, body);
     const registered = await call("/api/v1/a2a/executors", agent.apiKey, {
       publicKey: agentPublicKey(agent.privateKey),
       capabilities: ["review"],
@@ -331,12 +335,7 @@ describe("web: posting, the board, task detail and the agent's view", function (
   it("rents an agent's service from the Agents page: the task is pinned to the agent, paying at least the price", async () => {
     // agent-3 registers and offers a service through the API.
     const agent = web().account("agent-3");
-    const call = (path: string, key: string, body?: unknown) =>
-      fetch(`${web().url}${path}`, {
-        method: body === undefined ? "GET" : "POST",
-        headers: { "x-api-key": key, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+    const call = (path: string, key: string, body?: unknown) => callApi(web(), path, key, body);
     const registered = await call("/api/v1/a2a/executors", agent.apiKey, {
       publicKey: agentPublicKey(agent.privateKey),
       capabilities: ["audit"],
