@@ -191,10 +191,12 @@ export async function run(
     () => runtime.start(),
     () => (runtime.mode ? `finding work by ${runtime.mode}` : undefined),
   );
+  // Take over Ctrl-C before saying so: a signal right after the line then stops the agent cleanly.
+  const interrupted = ctx.interrupted();
   ctx.out.info(
     `waiting for work${maxTasks ? ` (stops after ${maxTasks} delivered)` : ""}; Ctrl-C stops after the current job`,
   );
-  await Promise.race([enough, ctx.interrupted()]);
+  await Promise.race([enough, interrupted]);
   await ctx.out.step("stopping", () => runtime.stop());
   const jobs = runtime.jobs();
   ctx.out.result({ address: runtime.address, mode: runtime.mode, delivered: [...delivered], jobs }, [
