@@ -69,6 +69,13 @@ export default tseslint.config(
       "db and chain are the lowest layers: they import only escrow/",
     ),
   },
+  {
+    files: ["server/hosting/**/*.ts"],
+    rules: forbid(
+      ["api", "protocols", "indexer"],
+      "the agent host runs agents through the domain and the API over HTTP",
+    ),
+  },
   { files: ["server/indexer/**/*.ts"], rules: forbid(["api", "domain"], "the indexer writes to db from chain only") },
   {
     files: ["server/escrow/**/*.ts", "server/errors.ts", "server/config.ts"],

@@ -2,6 +2,8 @@
  * The environment, parsed once into a typed, frozen configuration. Invalid values fail fast with a message naming
  * the variable. Defaults are the embedded ones: the local devnet, SQLite under data/, in-memory limits.
  */
+import { createHash } from "node:crypto";
+import { hostname } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 
@@ -93,6 +95,27 @@ const envSchema = z.object({
   WEBHOOK_RETRY_MAX_MS: intFrom(3_600_000, 10),
   WEBHOOK_TIMEOUT_MS: intFrom(10_000, 100),
   WEBHOOK_MAX_PER_WALLET: intFrom(10, 1),
+  /** Hosted agents (docs/agents.md, "Hosted agents"): "off" disables the feature and its host. */
+  HOSTED_AGENTS: z.enum(["on", "off"]).default("on"),
+  /** The key-encryption key of hosted agents' wallet keys and skill secrets: 0x and 64 hex (32 bytes). */
+  AGENT_KEY_ENCRYPTION_KEY: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
+    .optional(),
+  /** The HMAC secret of hosted agents' tokens (HS256): at least 32 characters. */
+  AGENT_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
+  AGENT_TOKEN_TTL_SECONDS: intFrom(900, 60),
+  /** Running hosted agents per host process. */
+  AGENT_HOST_CAPACITY: intFrom(10, 0),
+  /** Run an agent host in the API process (default true); a separate host: npm run agents:host. */
+  RUN_AGENT_HOST: z.enum(["true", "false"]).default("true"),
+  AGENT_HOST_ID: z.string().max(80).optional(),
+  /** How long a host's claim on an agent lasts without renewal: a dead host's agents move after it. */
+  AGENT_LEASE_MS: intFrom(15_000, 1000),
+  /** Heap limit of one agent's worker (MB). */
+  AGENT_WORKER_MEMORY_MB: intFrom(128, 16),
+  /** Requests per window of one hosted agent (its token), instead of its IP's limit. */
+  RATE_AGENT_PER_WINDOW: intFrom(300, 1),
   RATE_LIMIT_PREFIX: z
     .string()
     .regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -")
@@ -125,6 +148,8 @@ export interface LimitsConfig {
   ipPostingPerMinute: number;
   /** MCP tool calls per API key per fixed minute, on top of the per-IP window. */
   mcpCallsPerMinute: number;
+  /** Requests per window of one hosted agent's token (counted instead of its IP's window). */
+  agentPerWindow: number;
   /** Prefix of the counters' keys in Redis: API processes sharing one budget use the same prefix. */
   prefix: string;
 }
@@ -168,6 +193,25 @@ export interface PushConfig {
   };
 }
 
+/** Hosted agents: the service runs agents for their owners (docs/agents.md, "Hosted agents"). */
+export interface HostedAgentsConfig {
+  enabled: boolean;
+  /**
+   * Encrypts agents' wallet keys and skill secrets (AES-256-GCM). Required off local networks; on the devnet a fixed
+   * development key is used (data there is throwaway and the key is public).
+   */
+  keyEncryptionKey: Buffer;
+  /** Signs hosted agents' tokens; absent off the devnet when not configured (NO_JWT_SECRET). */
+  jwtSecret?: string;
+  tokenTtlSeconds: number;
+  /** This host process: its id, whether it runs agents, how many at most. */
+  hostId: string;
+  runHost: boolean;
+  capacity: number;
+  leaseMs: number;
+  workerMemoryMb: number;
+}
+
 export interface ApiConfig {
   host: string;
   port: number;
@@ -208,6 +252,7 @@ export interface Config {
   api: ApiConfig;
   marketplace: MarketplaceConfig;
   push: PushConfig;
+  hostedAgents: HostedAgentsConfig;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -271,6 +316,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         walletFamilyPerMinute: e.RATE_WALLET_FAMILY_PER_MINUTE,
         ipPostingPerMinute: e.RATE_IP_POSTING_PER_MINUTE,
         mcpCallsPerMinute: e.RATE_MCP_CALLS_PER_MINUTE,
+        agentPerWindow: e.RATE_AGENT_PER_WINDOW,
         prefix: e.RATE_LIMIT_PREFIX,
       },
       web: { distDir: e.WEB_DIST_DIR, devnetAccountsFile: e.DEVNET_ACCOUNTS_FILE || undefined },
@@ -297,13 +343,43 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         maxPerWallet: e.WEBHOOK_MAX_PER_WALLET,
       },
     },
+    hostedAgents: hostedAgentsConfig(e, local),
     logLevel: e.LOG_LEVEL,
   };
   return deepFreeze(config);
 }
 
+/** Development secrets of local networks only: public, so that devnet restarts and test hosts agree. */
+const DEVNET_KEY_ENCRYPTION_KEY = createHash("sha256").update("devnet hosted-agent key-encryption key").digest();
+const DEVNET_JWT_SECRET = "devnet-hosted-agent-token-secret-not-for-production";
+
+function hostedAgentsConfig(e: z.output<typeof envSchema>, local: boolean): HostedAgentsConfig {
+  const enabled = e.HOSTED_AGENTS === "on";
+  let keyEncryptionKey: Buffer;
+  if (e.AGENT_KEY_ENCRYPTION_KEY) keyEncryptionKey = Buffer.from(e.AGENT_KEY_ENCRYPTION_KEY.slice(2), "hex");
+  else if (local || !enabled) keyEncryptionKey = DEVNET_KEY_ENCRYPTION_KEY;
+  else {
+    throw new ConfigError(
+      `AGENT_KEY_ENCRYPTION_KEY: required on network ${e.NETWORK} to store hosted agents' keys (0x and 64 hex; ` +
+        "generate one with `openssl rand -hex 32`), or set HOSTED_AGENTS=off",
+    );
+  }
+  return {
+    enabled,
+    keyEncryptionKey,
+    jwtSecret: e.AGENT_JWT_SECRET ?? (local ? DEVNET_JWT_SECRET : undefined),
+    tokenTtlSeconds: e.AGENT_TOKEN_TTL_SECONDS,
+    hostId: e.AGENT_HOST_ID || `${hostname()}-${process.pid}`,
+    runHost: enabled && e.RUN_AGENT_HOST === "true",
+    capacity: e.AGENT_HOST_CAPACITY,
+    leaseMs: e.AGENT_LEASE_MS,
+    workerMemoryMb: e.AGENT_WORKER_MEMORY_MB,
+  };
+}
+
 function deepFreeze<T>(value: T): Readonly<T> {
-  if (value && typeof value === "object") {
+  // Typed arrays (the key-encryption key) cannot be frozen; they stay private to the config.
+  if (value && typeof value === "object" && !ArrayBuffer.isView(value)) {
     for (const v of Object.values(value)) deepFreeze(v);
     Object.freeze(value);
   }

@@ -26,6 +26,8 @@ export interface Deps {
   events?: EventHub;
   /** Webhook fan-out and delivery. */
   webhooks?: WebhookDispatcher;
+  /** The agent host of this process (server/hosting), when it runs one: told to look again after an owner's change. */
+  agentHost?: { wake(): void };
   /** Chain time (deadlines) and wall time (what the service itself times). */
   clock: Clock;
 }

@@ -14,6 +14,7 @@ import { services } from "./006_services";
 import { deployFees } from "./007_deploy_fees";
 import { indexedDeployCredits } from "./008_indexed_deploy_credits";
 import { eventsAndWebhooks } from "./009_events_and_webhooks";
+import { hostedAgents } from "./010_hosted_agents";
 
 export type { Migration };
 
@@ -27,6 +28,7 @@ export const MIGRATIONS: readonly Migration[] = [
   deployFees,
   indexedDeployCredits,
   eventsAndWebhooks,
+  hostedAgents,
 ];
 
 /** A knex migration source over MIGRATIONS. */
