@@ -22,7 +22,9 @@ export const hostedAgents: Migration = {
       // (stopped | starting | running | paused | crashed | deleted).
       t.string("desired_state", 16).notNullable();
       t.string("status", 16).notNullable();
-      t.integer("restarts").notNullable().defaultTo(0);
+      t.integer("restarts").notNullable().defaultTo(0); // worker restarts after a crash (the host's count)
+      // Bumped by the owner's restart and by skill changes: the host restarts the worker when it changes.
+      t.integer("generation").notNullable().defaultTo(0);
       t.text("last_error").nullable();
       // The host that runs it and until when (ms): each agent runs on exactly one host.
       t.string("lease_host", 80).nullable();
