@@ -236,6 +236,13 @@ export interface TextChecks {
   passed: boolean;
 }
 
+/** Lines of `text`: none when empty; a final line break does not start another line (as `wc -l` counts a file). */
+export function linesOf(text: string): number {
+  if (text === "") return 0;
+  const breaks = text.match(/\r\n|\r|\n/g)?.length ?? 0;
+  return /(\r\n|\r|\n)$/.test(text) ? breaks : breaks + 1;
+}
+
 /** Counts `text` and checks it against the keywords and bounds. */
 export function checkText(
   text: string,
@@ -259,7 +266,7 @@ export function checkText(
   return {
     wordCount: words,
     charCount: chars,
-    lines: text === "" ? 0 : text.split(/\r\n|\r|\n/).length,
+    lines: linesOf(text),
     containsAll: missing.length === 0,
     missing,
     lengthOk,

@@ -29,14 +29,16 @@ export interface Judgement {
 }
 
 /**
- * Judges `result` (the delivered JSON value) against `criteria`: passed when every rule holds. Criteria without a
- * real rule fail ("no rule to evaluate"): this verifier only passes work it could check.
+ * Judges `result` (the delivered JSON value) against `criteria` (the task's, null when it has none): passed when
+ * every rule holds. No criteria, or criteria without a real rule ("no rule to evaluate"), fail: this verifier only
+ * passes work it could check.
  */
 export async function judgeWork(
-  criteria: VerificationCriteria,
+  criteria: VerificationCriteria | null,
   result: unknown,
   options: EvaluateOptions = {},
 ): Promise<Judgement> {
+  if (!criteria) return { passed: false, reason: "the task gives no criteria to judge the work by" };
   const evaluation = await evaluateCriteria(criteria, result, options);
   const reason = evaluationReason(evaluation);
   return {

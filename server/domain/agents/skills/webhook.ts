@@ -116,77 +116,84 @@ export async function callWebhook(job: SkillJob, context: SkillContext): Promise
   const config = parseWebhookConfig(context.config, { allowPrivateAddresses: allowPrivate });
   const secret = context.secrets.signingSecret;
   if (!secret) throw new Error("the webhook skill has no signingSecret: reinstall it with one");
-  // Resolves the host once here too, so a name that points at a private address is refused with a clear message.
-  const url = await checkWebhookUrl(config.url, allowPrivate);
-  const body = webhookBody(job);
-  const timestamp = Math.floor(Date.now() / 1000);
   const { signal } = context;
   if (signal.aborted) throw new Error("the agent is stopping: the webhook was not called");
 
   return new Promise((resolve, reject) => {
     let settled = false;
+    let request: http.ClientRequest | undefined;
     const finish = (error: Error | null, result?: unknown) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       signal.removeEventListener("abort", onAbort);
       if (error) {
-        request.destroy();
+        request?.destroy();
         reject(error);
       } else {
         resolve(result);
       }
     };
     const onAbort = () => finish(new Error("the agent is stopping: the webhook call was abandoned"));
+    // One bound for the whole call: resolving the host, connecting, and the answer.
     const timer = setTimeout(
       () => finish(new Error(`the webhook did not answer within ${config.timeoutMs} ms (config.timeoutMs)`)),
       config.timeoutMs,
     );
     signal.addEventListener("abort", onAbort, { once: true });
 
-    const request = (url.protocol === "https:" ? https : http).request(
-      url,
-      {
-        method: "POST",
-        lookup: allowPrivate ? undefined : publicOnlyLookup,
-        headers: {
-          "content-type": "application/json",
-          accept: "application/json",
-          "content-length": Buffer.byteLength(body),
-          "user-agent": "escrow-marketplace-hosted-agent/1",
-          "x-market-signature": signatureHeader(secret, timestamp, body),
-          "x-market-task": job.taskHash,
-          "x-market-attempt": String(job.attempt),
+    const send = (url: URL) => {
+      if (settled) return;
+      const body = webhookBody(job);
+      const timestamp = Math.floor(Date.now() / 1000);
+      request = (url.protocol === "https:" ? https : http).request(
+        url,
+        {
+          method: "POST",
+          lookup: allowPrivate ? undefined : publicOnlyLookup,
+          headers: {
+            "content-type": "application/json",
+            accept: "application/json",
+            "content-length": Buffer.byteLength(body),
+            "user-agent": "escrow-marketplace-hosted-agent/1",
+            "x-market-signature": signatureHeader(secret, timestamp, body),
+            "x-market-task": job.taskHash,
+            "x-market-attempt": String(job.attempt),
+          },
         },
-      },
-      (response) => {
-        const status = response.statusCode ?? 0;
-        if (status < 200 || status >= 300) {
-          response.resume();
-          return finish(new Error(`the webhook answered HTTP ${status}, not a 2xx with a result`));
-        }
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on("data", (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > WEBHOOK_MAX_ANSWER_BYTES) {
-            finish(new Error(`the webhook answered HTTP ${status} with more than ${WEBHOOK_MAX_ANSWER_BYTES} bytes`));
-          } else {
-            chunks.push(chunk);
+        (response) => {
+          const status = response.statusCode ?? 0;
+          if (status < 200 || status >= 300) {
+            response.resume();
+            return finish(new Error(`the webhook answered HTTP ${status}, not a 2xx with a result`));
           }
-        });
-        response.on("end", () => {
-          try {
-            finish(null, resultOf(status, Buffer.concat(chunks).toString("utf8")));
-          } catch (error) {
-            finish(error as Error);
-          }
-        });
-        response.on("error", (error) => finish(new Error(`the webhook's answer broke off: ${error.message}`)));
-      },
-    );
-    request.on("error", (error) => finish(new Error(`the webhook could not be reached: ${error.message}`)));
-    request.end(body);
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on("data", (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > WEBHOOK_MAX_ANSWER_BYTES) {
+              finish(new Error(`the webhook answered HTTP ${status} with more than ${WEBHOOK_MAX_ANSWER_BYTES} bytes`));
+            } else {
+              chunks.push(chunk);
+            }
+          });
+          response.on("end", () => {
+            try {
+              finish(null, resultOf(status, Buffer.concat(chunks).toString("utf8")));
+            } catch (error) {
+              finish(error as Error);
+            }
+          });
+          response.on("error", (error) => finish(new Error(`the webhook's answer broke off: ${error.message}`)));
+        },
+      );
+      request.on("error", (error) => finish(new Error(`the webhook could not be reached: ${error.message}`)));
+      request.end(body);
+    };
+
+    // Resolves the host first, as event webhooks do at registration: a name pointing at a private address is refused
+    // with a clear message (and again, on the address connected to, by publicOnlyLookup).
+    checkWebhookUrl(config.url, allowPrivate).then(send, (error: Error) => finish(error));
   });
 }
 
@@ -198,7 +205,7 @@ export const webhookSkill: SkillDefinition = {
     't=<unix seconds>,v1=<hex HMAC of "<t>.<body>"> under your signingSecret), and delivers the `result` of its JSON ' +
     "answer. Its capabilities are the ones you configure.",
   capabilities: [],
-  capabilitiesOf: (config) => parseSkillConfig(webhookConfig, config).capabilities,
+  capabilitiesOf: (config) => [...new Set(parseSkillConfig(webhookConfig, config).capabilities)],
   requiredSecrets: ["signingSecret"],
   configFields: [
     { name: "url", type: "string", required: true, description: "Your endpoint: https://..." },

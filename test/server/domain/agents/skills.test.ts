@@ -11,7 +11,9 @@ import { AppError } from "../../../../server/errors";
 import { verifyBodySchema } from "../../../../server/domain/schemas/delivery";
 import { SKILLS, capabilitiesFor, catalogView, findSkill } from "../../../../server/domain/agents/skills/catalog";
 import type { SkillContext, SkillDefinition, SkillJob } from "../../../../server/domain/agents/skills/types";
+import { checkText } from "../../../../server/domain/agents/skills/text";
 import { judgeWork } from "../../../../server/domain/agents/skills/verifier";
+import { WEBHOOK_MAX_ANSWER_BYTES } from "../../../../server/domain/agents/skills/webhook";
 
 const skill = (id: string): SkillDefinition => {
   const found = findSkill(id);
@@ -113,7 +115,7 @@ describe("hosted agent skills", () => {
       expect(capabilitiesFor(skill("summary"), skill("summary").parseConfig({}))).to.deep.equal(["summarise", "text"]);
       const webhookConfig = skill("webhook").parseConfig({
         url: "https://agent.example.com/run",
-        capabilities: ["Translate", "code-review"],
+        capabilities: ["Translate", "code-review", " translate "],
       });
       expect(capabilitiesFor(skill("webhook"), webhookConfig)).to.deep.equal(["translate", "code-review"]);
     });
@@ -243,6 +245,13 @@ describe("hosted agent skills", () => {
       });
     });
 
+    it("counts lines as wc -l does: none when empty, a final line break starts no line", () => {
+      expect(checkText("", { keywords: [] }).lines).to.equal(0);
+      expect(checkText("one", { keywords: [] }).lines).to.equal(1);
+      expect(checkText("one\n", { keywords: [] }).lines).to.equal(1);
+      expect(checkText("one\r\ntwo\rthree\n\nfive", { keywords: [] }).lines).to.equal(5);
+    });
+
     it("refuses bad bounds and blank keywords naming the field", () => {
       expect(() => skill("text-checks").parseConfig({ minChars: 10, maxChars: 5 })).to.throw(
         "config.maxChars: must be at least minChars",
@@ -350,6 +359,7 @@ describe("hosted agent skills", () => {
           if (path === "/text") return answer(200, "this is not json");
           if (path === "/null") return answer(200, JSON.stringify({ result: null }));
           if (path === "/empty") return answer(200, "");
+          if (path === "/big") return answer(200, JSON.stringify({ result: "x".repeat(WEBHOOK_MAX_ANSWER_BYTES) }));
           if (path === "/redirect") {
             response.writeHead(302, { location: "/echo" });
             return response.end();
@@ -425,6 +435,12 @@ describe("hosted agent skills", () => {
       );
       expect((await rejection(call("/null"))).message).to.equal(
         "the webhook answered HTTP 200 with a null result: there is nothing to deliver",
+      );
+    });
+
+    it("fails on an answer larger than it reads", async () => {
+      expect((await rejection(call("/big"))).message).to.equal(
+        `the webhook answered HTTP 200 with more than ${WEBHOOK_MAX_ANSWER_BYTES} bytes`,
       );
     });
 
@@ -540,6 +556,10 @@ describe("hosted agent skills", () => {
         reason: "regex_pattern: the pattern does not match",
       });
       expect(await judgeWork({}, "anything")).to.deep.equal({ passed: false, reason: "no rule to evaluate" });
+      expect(await judgeWork(null, "anything")).to.deep.equal({
+        passed: false,
+        reason: "the task gives no criteria to judge the work by",
+      });
     });
 
     it("judges a { criteria, result } brief as a skill", async () => {
