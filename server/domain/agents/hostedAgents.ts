@@ -230,7 +230,6 @@ export async function createHostedAgent(deps: Deps, owner: string, body: CreateA
     seen.add(install.skill);
     return prepareInstall(install, `body.skills[${i}]`);
   });
-  if (await slugInUse(deps.db, body.slug)) slugTaken(body.slug);
   const feeRequired = deps.config.marketplace.deployFeeRequired;
   if (feeRequired && body.deployFeeTxHash) {
     try {
@@ -243,6 +242,8 @@ export async function createHostedAgent(deps: Deps, owner: string, body: CreateA
       if (!alreadyCredit) throw error;
     }
   }
+  // After the fee's verification: a payment given with a taken slug is a credit of the wallet for its next try.
+  if (await slugInUse(deps.db, body.slug)) slugTaken(body.slug);
 
   const id = newAgentId();
   const agentWallet = Wallet.createRandom();
