@@ -52,8 +52,8 @@ export async function verifiedAgentToken(
   config: Readonly<HostedAgentsConfig>,
   token: string,
 ): Promise<AgentTokenClaims> {
-  const state = ctx.state as { agentToken?: { token: string; claims: AgentTokenClaims } };
-  if (state.agentToken?.token === token) return state.agentToken.claims;
+  const state = ctx.state as { agentToken?: { token: string; config: object; claims: AgentTokenClaims } };
+  if (state.agentToken?.token === token && state.agentToken.config === config) return state.agentToken.claims;
   let cache = verifiedTokens.get(config);
   if (!cache) verifiedTokens.set(config, (cache = new Map()));
   const nowMs = Date.now();
@@ -66,7 +66,7 @@ export async function verifiedAgentToken(
     if (cache.size >= VERIFIED_TOKEN_CACHE_SIZE) cache.delete(cache.keys().next().value!);
     cache.set(token, { claims, untilMs: Math.min(nowMs + VERIFIED_TOKEN_CACHE_MS, expiresMs) });
   }
-  state.agentToken = { token, claims };
+  state.agentToken = { token, config, claims };
   return claims;
 }
 
