@@ -211,6 +211,16 @@ export const readHostedAgent = (deps: Deps, owner: string, idOrSlug: string) => 
 // Create and delete
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * HOSTED_AGENTS=off: no agent is created or started (off the devnet such a server has no key-encryption key of its
+ * own, only the public development one): AGENT_CAPACITY, a capacity of zero.
+ */
+function requireHosting(deps: Deps): void {
+  if (!deps.config.hostedAgents.enabled) {
+    fail("AGENT_CAPACITY", "hosted agents are off on this server (HOSTED_AGENTS=off): none can be created or started");
+  }
+}
+
 function slugTaken(slug: string): never {
   return fail("SLUG_TAKEN", `body.slug: ${slug} is taken by another agent: choose another slug`);
 }
@@ -221,6 +231,7 @@ function slugTaken(slug: string): never {
  * agent, so a taken slug spends nothing.
  */
 export async function createHostedAgent(deps: Deps, owner: string, body: CreateAgentBody): Promise<AgentView> {
+  requireHosting(deps);
   const wallet = owner.toLowerCase();
   const seen = new Set<string>();
   const installs = body.skills.map((install, i) => {
@@ -336,6 +347,7 @@ export async function actOnAgent(
   const agent = await ownedAgent(deps, owner, input.agentId.trim());
   const now = deps.clock.wallNow();
   if (input.action === "start") {
+    requireHosting(deps);
     if (agent.desiredState !== "stopped") {
       fail("AGENT_RUNNING", `agent ${agent.id} is ${agent.desiredState} already: stop it first to start it again`);
     }

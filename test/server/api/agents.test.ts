@@ -411,6 +411,21 @@ describe("Hosted agents API", () => {
       expect(await m.api.deps.db("hosted_agent_skills").where({ agent_id: agent.id })).to.have.length(0);
     }, NO_FEE));
 
+  it("creates and starts nothing where hosting is off (HOSTED_AGENTS=off)", () =>
+    withMarket(
+      async (m) => {
+        const key = await m.api.createKey(m.worker.address);
+        expectError(
+          await m.api.request("POST", AGENTS, { key, body: { slug: "off-agent", name: "Off" } }),
+          503,
+          "AGENT_CAPACITY",
+          "HOSTED_AGENTS=off",
+        );
+        expect(await m.api.deps.db("hosted_agents")).to.have.length(0);
+      },
+      { ...NO_FEE, HOSTED_AGENTS: "off" },
+    ));
+
   describe("the deploy credit", () => {
     it("answers NO_DEPLOY_CREDIT without a credit, and spends one verified inline or before", () =>
       withMarket(async (m) => {
