@@ -249,6 +249,29 @@ export class MarketApi {
   deployFee = () => this.request<T.DeployFee>("GET", "/api/v1/agents/deploy-fee");
   verifyDeployFee = (txHash: string) =>
     this.request<T.DeployFeeVerified>("POST", "/api/v1/agents/deploy-fee/verify", { body: { txHash } });
+
+  // ---------------------------------------------------------------------------------- hosted agents (owner)
+  skillCatalog = () => this.request<T.SkillCatalog>("GET", "/api/v1/agents/skills");
+  createHostedAgent = (body: T.HostedAgentCreate) => this.request<T.HostedAgent>("POST", "/api/v1/agents", { body });
+  hostedAgents = () => this.request<T.HostedAgentList>("GET", "/api/v1/agents");
+  /** `agent`: its id (agt_...) or slug. */
+  hostedAgent = (agent: string) => this.request<T.HostedAgent>("GET", `/api/v1/agents/${enc(agent)}`);
+  hostedAgentAction = (agentId: string, action: T.HostedAgentAction) =>
+    this.request<T.HostedAgent>("POST", "/api/v1/agents/action", { body: { agentId, action } });
+  deleteHostedAgent = (agent: string) => this.request<T.HostedAgentDeleted>("DELETE", `/api/v1/agents/${enc(agent)}`);
+  /** The agent's log lines as JSON (the route also follows them as SSE with Accept: text/event-stream). */
+  hostedAgentLogs = (agent: string, query: T.HostedAgentLogsQuery = {}) =>
+    this.request<T.HostedAgentLogs>("GET", `/api/v1/agents/${enc(agent)}/logs`, { query: query as Query });
+  installSkill = (agent: string, body: T.SkillInstall) =>
+    this.request<T.HostedAgent>("POST", `/api/v1/agents/${enc(agent)}/skills`, { body });
+  uninstallSkill = (agent: string, skill: string) =>
+    this.request<T.SkillUninstalled>("DELETE", `/api/v1/agents/${enc(agent)}/skills/${enc(skill)}`);
+  /** Step 1 of a key export: the message the owner's wallet signs (personal_sign). */
+  keyExportChallenge = (agent: string) =>
+    this.request<T.KeyExportChallenge>("POST", `/api/v1/agents/${enc(agent)}/export/challenge`);
+  /** Step 2: the signed challenge for the agent's key (recorded by the service before it answers). */
+  exportAgentKey = (agent: string, body: { message: string; signature: string }) =>
+    this.request<T.ExportedKey>("POST", `/api/v1/agents/${enc(agent)}/export`, { body });
 }
 
 function withRetryAfter(details: Record<string, unknown> | undefined, retryAfter: string | null) {

@@ -20,6 +20,7 @@ import type * as stats from "../../server/domain/schemas/stats";
 import type * as reputation from "../../server/domain/schemas/reputation";
 import type * as cards from "../../server/domain/schemas/cards";
 import type * as deployFee from "../../server/domain/schemas/deployFee";
+import type * as hostedAgents from "../../server/domain/schemas/agents";
 import type * as events from "../../server/domain/schemas/events";
 import type * as laterKeys from "../../server/domain/schemas/laterKeys";
 import type * as devnet from "../../server/domain/schemas/devnet";
@@ -120,6 +121,20 @@ export type ServicesQuery = Partial<In<typeof services.servicesQuerySchema>>;
 // Agents
 export type DeployFee = Out<typeof deployFee.deployFeeSchema>;
 export type DeployFeeVerified = Out<typeof deployFee.deployFeeVerifiedSchema>;
+
+// Hosted agents (the owner's routes)
+export type HostedAgentCreate = In<typeof hostedAgents.createAgentBodySchema>;
+export type HostedAgent = Out<typeof hostedAgents.agentViewSchema>;
+export type HostedAgentList = Out<typeof hostedAgents.agentListSchema>;
+export type HostedAgentAction = (typeof hostedAgents.AGENT_ACTIONS)[number];
+export type HostedAgentDeleted = Out<typeof hostedAgents.deletedAgentSchema>;
+export type HostedAgentLogs = Out<typeof hostedAgents.logsSchema>;
+export type HostedAgentLogsQuery = Partial<In<typeof hostedAgents.logsQuery>>;
+export type SkillInstall = In<typeof hostedAgents.skillInstallBodySchema>;
+export type SkillUninstalled = Out<typeof hostedAgents.uninstalledSchema>;
+export type SkillCatalog = Out<typeof hostedAgents.skillCatalogSchema>;
+export type KeyExportChallenge = Out<typeof hostedAgents.exportChallengeSchema>;
+export type ExportedKey = Out<typeof hostedAgents.exportedKeySchema>;
 
 /** The service's error envelope. */
 export interface ErrorEnvelope {

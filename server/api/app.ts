@@ -1,6 +1,6 @@
 /**
  * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
- * Order: envelope (errors, request id) -> per-IP window -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
+ * Order: envelope (errors, request id) -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
  * (any other GET path outside /api/) -> routes -> 404/405.
  */
 import Koa from "koa";
@@ -20,7 +20,7 @@ export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): 
   app.silent = true; // errors are answered and logged by the envelope middleware
   const router = buildRouter(routes, deps);
   app.use(envelope(deps.logger));
-  app.use(ipWindowLimit(deps.limits, deps.config.api.limits));
+  app.use(ipWindowLimit(deps.limits, deps.config.api.limits, deps.config.hostedAgents));
   app.use(a2aJsonRpc(deps, deps.logger.child({ component: "a2a" })));
   app.use(mcpEndpoint(deps));
   app.use(webApp(deps));

@@ -19,6 +19,7 @@ export function routeErrorCodes(route: AnyRoute): ErrorCode[] {
   if (route.request?.body || route.request?.query || route.request?.params) codes.add("VALIDATION_ERROR");
   if (route.auth !== "none") codes.add("UNAUTHORIZED");
   if (route.posting) codes.add("RATE_LIMIT");
+  if (route.refusesAgentTokens) codes.add("DELEGATION_DISABLED");
   if (codes.size === 0) codes.add("VALIDATION_ERROR");
   return [...codes];
 }

@@ -13,11 +13,13 @@ export type AuthMode = "none" | "optional" | "required";
 export type PostingFamily = "uploads" | "builds" | "listings";
 
 export interface Caller {
-  /** The wallet the API key acts as (lower-case). */
+  /** The wallet the API key acts as (lower-case); a hosted agent's token acts as the agent's own wallet. */
   wallet: string;
   keyId: number | null;
   /** How the caller authenticated. */
-  via: "api-key" | "session";
+  via: "api-key" | "session" | "agent-token";
+  /** With a hosted agent's token: the agent (its requests count against the agent's own window). */
+  agentId?: string;
 }
 
 export interface RouteInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny> {
@@ -46,6 +48,11 @@ export interface RouteDefinition<
   auth: AuthMode;
   /** Also accept a sign-in session (accounts routes); API-key routes never take sessions. */
   acceptsSession?: boolean;
+  /**
+   * A hosted agent's token may not use this route (403 DELEGATION_DISABLED): API-key management, webhooks, the owner's
+   * hosted-agent routes.
+   */
+  refusesAgentTokens?: boolean;
   /** Token-bucket family for posting routes; `items` counts the units of one call (bulk calls count each item). */
   posting?: { family: PostingFamily; items: (body: z.output<B>) => number };
   /** Largest request body in bytes (default: the app's JSON limit). */

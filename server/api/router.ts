@@ -1,12 +1,12 @@
 /**
  * Mounts route definitions on a Koa router. Per route, in order: the failed-authentication budget (posting routes),
- * authentication, body reading, validation, the posting token buckets, then the handler, whose result becomes
+ * authentication (and DELEGATION_DISABLED for a hosted agent's token on a route that refuses them), body reading, validation, the posting token buckets, then the handler, whose result becomes
  * `{ success: true, data }`.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
-import { AppError } from "../errors";
+import { AppError, fail } from "../errors";
 import type { AnyRoute, Caller } from "./route";
 import { SerializedData } from "../domain/readCache";
 import type { Deps } from "../domain/deps";
@@ -23,6 +23,9 @@ async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise
   try {
     const caller = route.auth === "none" ? undefined : await authenticate(ctx, deps, Boolean(route.acceptsSession));
     if (!caller && route.auth === "required") throw missingCredential(Boolean(route.acceptsSession));
+    if (caller?.via === "agent-token" && route.refusesAgentTokens) {
+      fail("DELEGATION_DISABLED", "a hosted agent's token cannot use this route: its owner's API key or session can");
+    }
     return caller;
   } catch (error) {
     if (error instanceof AuthFailure && route.posting) await countFailedAuth(ctx, deps.limits, limits);

@@ -267,18 +267,10 @@ export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock
 }
 
 /**
- * Verifies a signed EIP-4361 message and opens a session. Checks, in order: the grammar (MISSING_FIELDS,
- * VALIDATION_ERROR); domain, URI and chain id (BAD_SIGNATURE naming which); Expiration Time and Not Before
- * (NONCE_INVALID); the signature (BAD_SIGNATURE); then the nonce: unknown, used or expired (NONCE_INVALID) or issued
- * for another wallet (NONCE_MISMATCH). Nothing is consumed before the signature is known good, so a forged attempt
- * cannot burn a wallet's nonce. The nonce is consumed, the user recorded and the session stored in one transaction.
+ * Checks that a parsed message is for this service and valid now: domain, scheme, URI and chain id (BAD_SIGNATURE
+ * naming which), Expiration Time and Not Before (NONCE_INVALID). Sign-in and hosted agents' key exports share it.
  */
-export async function signIn(
-  deps: Deps,
-  input: { message: string; signature: string },
-  nowMs = deps.clock.wallNowMs(),
-): Promise<SessionResponse> {
-  const message = parseSiweMessage(input.message);
+export function checkMessageContext(deps: Deps, message: SiweMessage, nowMs: number): void {
   const expected = signInContext(deps);
 
   if (message.domain.toLowerCase() !== expected.domain.toLowerCase()) {
@@ -299,6 +291,22 @@ export async function signIn(
   if (message.notBefore !== undefined && Date.parse(message.notBefore) > nowMs) {
     fail("NONCE_INVALID", `message is not valid before ${message.notBefore}`);
   }
+}
+
+/**
+ * Verifies a signed EIP-4361 message and opens a session. Checks, in order: the grammar (MISSING_FIELDS,
+ * VALIDATION_ERROR); domain, URI and chain id (BAD_SIGNATURE naming which); Expiration Time and Not Before
+ * (NONCE_INVALID); the signature (BAD_SIGNATURE); then the nonce: unknown, used or expired (NONCE_INVALID) or issued
+ * for another wallet (NONCE_MISMATCH). Nothing is consumed before the signature is known good, so a forged attempt
+ * cannot burn a wallet's nonce. The nonce is consumed, the user recorded and the session stored in one transaction.
+ */
+export async function signIn(
+  deps: Deps,
+  input: { message: string; signature: string },
+  nowMs = deps.clock.wallNowMs(),
+): Promise<SessionResponse> {
+  const message = parseSiweMessage(input.message);
+  checkMessageContext(deps, message, nowMs);
 
   let signer: string;
   try {

@@ -20,9 +20,11 @@ import {
 } from "../chain/deployFee";
 import {
   countDeployCredits,
+  findDeployFeePayments,
   recordDeployFeePayment,
   spendDeployCredit as spendCredit,
 } from "../db/repositories/deployFees";
+import type { Queryable } from "../db/repositories/util";
 import type { DeployFee, DeployFeeVerified } from "./schemas/deployFee";
 
 const transferEvent = new Interface(["event Transfer(address indexed from, address indexed to, uint256 value)"]);
@@ -130,10 +132,15 @@ export async function verifyDeployFee(deps: Deps, wallet: string, txHash: string
 
 /**
  * Spends one deploy credit of `wallet` (a hosted agent's deploy): the payment it used. NO_DEPLOY_CREDIT (402) when the
- * wallet has none left; concurrent deploys never share one credit.
+ * wallet has none left; concurrent deploys never share one credit. Given a transaction (`db`), the credit is spent
+ * only if that transaction commits (a hosted agent's insert refused with SLUG_TAKEN spends nothing).
  */
-export async function spendDeployCredit(deps: Deps, wallet: string): Promise<{ txHash: string; logIndex: number }> {
-  const spent = await spendCredit(deps.db, wallet, deps.clock.wallNow());
+export async function spendDeployCredit(
+  deps: Deps,
+  wallet: string,
+  db: Queryable = deps.db,
+): Promise<{ txHash: string; logIndex: number }> {
+  const spent = await spendCredit(db, wallet, deps.clock.wallNow());
   if (!spent) {
     return fail(
       "NO_DEPLOY_CREDIT",
@@ -141,4 +148,13 @@ export async function spendDeployCredit(deps: Deps, wallet: string): Promise<{ t
     );
   }
   return spent;
+}
+
+/**
+ * Whether the payment of `txHash` is already an unspent deploy credit of `wallet` (a verification of it answers
+ * DEPLOY_FEE_IN_USE, but a deploy may still spend it).
+ */
+export async function isUnspentCreditOf(deps: Deps, wallet: string, txHash: string): Promise<boolean> {
+  const payments = await findDeployFeePayments(deps.db, txHash.toLowerCase());
+  return payments.some((p) => p.payer === wallet.toLowerCase() && p.spentAt === null && p.verifiedAt !== null);
 }

@@ -7,7 +7,10 @@
  * - Times are chain time (deps.clock.chainNow()), like every deadline of the marketplace.
  * - "Running": seen within RUNNING_WINDOW_SECONDS (10 minutes). An executor is seen when it registers or updates,
  *   sends a heartbeat (POST /a2a/executors/heartbeat), or performs a marketplace operation (the marketplace calls
- *   `markExecutorSeen`). The role=verifier listing shows only running, opted-in verifiers.
+ *   `markExecutorSeen`).
+ * - The role=verifier listing (spec: "only hosted, running agents whose owner opted in to verifying; adds name") shows
+ *   registered executors that are hosted agents with status running (the agent host's report) and the owner's
+ *   verifier opt-in, named by the owner's verifier name. A self-registered executor's own opt-in does not list it.
  * - The listing orders by reputation (the worker score of server/domain/reputation.ts), then address.
  */
 import type { Deps } from "./deps";
@@ -154,7 +157,7 @@ export async function listPublicExecutors(
     {
       capabilities: query.capabilities,
       chain: query.chain,
-      verifiersSeenSince: verifiers ? now - RUNNING_WINDOW_SECONDS : undefined,
+      hostedVerifiers: verifiers,
       limit: query.limit,
       offset: query.offset,
     },

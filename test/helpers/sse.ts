@@ -1,6 +1,6 @@
 /**
  * A Server-Sent Events client for tests, over plain node:http as any client would speak it: opens
- * GET /api/v1/events with an API key (and Last-Event-ID), parses `id:`/`event:`/`data:` records and `:` comments, and
+ * GET /api/v1/events (or another stream's path) with an API key (and Last-Event-ID), parses `id:`/`event:`/`data:` records and `:` comments, and
  * waits for what a test expects.
  */
 import http from "node:http";
@@ -37,10 +37,12 @@ export interface SseOptions {
   bearer?: boolean;
   lastEventId?: string;
   query?: string;
+  /** Another stream than /api/v1/events (a hosted agent's log follow). */
+  path?: string;
 }
 
 export function openEvents(baseUrl: string, options: SseOptions = {}): Promise<SseStream> {
-  const url = new URL(`${baseUrl}/api/v1/events${options.query ?? ""}`);
+  const url = new URL(`${baseUrl}${options.path ?? "/api/v1/events"}${options.query ?? ""}`);
   const headers: Record<string, string> = { accept: "text/event-stream" };
   if (options.key)
     headers[options.bearer ? "authorization" : "x-api-key"] = options.bearer ? `Bearer ${options.key}` : options.key;

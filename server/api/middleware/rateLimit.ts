@@ -1,12 +1,14 @@
 /**
  * The spec's limits. Fixed 60-second windows per IP (every request; and posting requests whose key failed
- * authentication), and continuously refilled token buckets for posting with a valid key: per wallet per family
+ * authentication), per hosted agent (every request with its token, instead of its IP's window: 300 a minute), and continuously refilled token buckets for posting with a valid key: per wallet per family
  * (uploads, task builds, task listings) and per IP across posting routes. A bulk call takes one token per item.
  * Over a limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
  */
 import type { Context, Middleware } from "koa";
 import { AppError } from "../../errors";
-import type { LimitsConfig } from "../../config";
+import type { HostedAgentsConfig, LimitsConfig } from "../../config";
+import { AGENT_TOKEN_PATTERN } from "../../domain/agents/tokens";
+import { presentedCredential, verifiedAgentToken } from "./auth";
 import type { LimitStore } from "../../limits/store";
 import type { PostingFamily } from "../route";
 
@@ -28,9 +30,30 @@ function tooMany(message: string, retryAfterMs: number, limit: number, windowMs:
   });
 }
 
-/** Every request, by IP: `ipPerWindow` per fixed window. */
-export function ipWindowLimit(store: LimitStore, limits: LimitsConfig): Middleware {
+/**
+ * Every request, by IP: `ipPerWindow` per fixed window. A request bearing a valid hosted agent's token counts against
+ * the agent's own window instead (`agentPerWindow`, key `agent:<id>`); an invalid token counts against the IP's.
+ */
+export function ipWindowLimit(
+  store: LimitStore,
+  limits: LimitsConfig,
+  hostedAgents?: Readonly<HostedAgentsConfig>,
+): Middleware {
   return async (ctx, next) => {
+    const agentId = hostedAgents ? await tokenAgent(ctx, hostedAgents) : undefined;
+    if (agentId !== undefined) {
+      const hit = await store.hitWindow(`agent:${agentId}`, limits.windowMs);
+      ctx.set("RateLimit-Policy", `${limits.agentPerWindow};w=${Math.round(limits.windowMs / 1000)}`);
+      if (hit.count > limits.agentPerWindow) {
+        throw tooMany(
+          `too many requests from hosted agent ${agentId}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+          hit.resetInMs,
+          limits.agentPerWindow,
+          limits.windowMs,
+        );
+      }
+      return next();
+    }
     const hit = await store.hitWindow(`ip:${ctx.ip}`, limits.windowMs);
     ctx.set("RateLimit-Policy", `${limits.ipPerWindow};w=${Math.round(limits.windowMs / 1000)}`);
     if (hit.count > limits.ipPerWindow) {
@@ -43,6 +66,17 @@ export function ipWindowLimit(store: LimitStore, limits: LimitsConfig): Middlewa
     }
     await next();
   };
+}
+
+/** The agent of a valid hosted agent's token the request bears, if it bears one (auth answers the invalid ones). */
+async function tokenAgent(ctx: Context, hostedAgents: Readonly<HostedAgentsConfig>): Promise<string | undefined> {
+  const credential = presentedCredential(ctx);
+  if (!credential || !AGENT_TOKEN_PATTERN.test(credential)) return undefined;
+  try {
+    return (await verifiedAgentToken(ctx, hostedAgents, credential)).agentId;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Refuses a posting request from an IP already over its failed-authentication budget. */

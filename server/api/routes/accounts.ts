@@ -1,6 +1,7 @@
 /**
  * Accounts: sign-in with Ethereum (nonce, verify) and API keys (create, list, revoke, whoami). Key management takes
- * a session or a key of the same wallet; whoami takes an API key only.
+ * a session or a key of the same wallet; whoami takes an API key (or a hosted agent's token: its agent's wallet). A
+ * hosted agent's token may not create or revoke keys (DELEGATION_DISABLED).
  */
 import { defineRoute, type AnyRoute, type Caller } from "../route";
 import { address, z } from "../../domain/schemas/common";
@@ -100,10 +101,11 @@ export const createKeyRoute = defineRoute({
   tags: ["accounts"],
   auth: "required",
   acceptsSession: true,
+  refusesAgentTokens: true,
   request: { body: createKeyBody },
   response: apiKeyCreatedSchema,
   successStatus: 201,
-  errors: ["UNAUTHORIZED", "VALIDATION_ERROR"],
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "DELEGATION_DISABLED"],
   handler: ({ body, caller, deps }) => createApiKey(deps, walletOf(caller, true), body.label ?? null),
 });
 
@@ -139,9 +141,10 @@ export const revokeKeyRoute = defineRoute({
   tags: ["accounts"],
   auth: "required",
   acceptsSession: true,
+  refusesAgentTokens: true,
   request: { params: keyIdParams },
   response: apiKeyRevokedSchema,
-  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "NOT_FOUND"],
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "NOT_FOUND", "DELEGATION_DISABLED"],
   handler: ({ params, caller, deps }) => revokeApiKey(deps, walletOf(caller, true), params.id),
 });
 

@@ -1,5 +1,7 @@
 /**
- * Push: the SSE event stream (GET /api/v1/events) and webhooks (/api/v1/webhooks). The stream's rules (replay,
+ * Push: the SSE event stream (GET /api/v1/events) and webhooks (/api/v1/webhooks). Hosted agents' tokens may read
+ * the stream but not manage webhooks (DELEGATION_DISABLED: a webhook outlives the token and would send the agent's
+ * events to an address its owner did not choose through the owner API). The stream's rules (replay,
  * heartbeat, connection limit) live in server/domain/events; this file writes the text/event-stream framing.
  */
 import { PassThrough } from "node:stream";
@@ -105,6 +107,7 @@ export const createWebhookRoute = defineRoute({
     "addresses are refused (WEBHOOK_URL_NOT_PUBLIC) unless the server allows them (the devnet).",
   tags: ["push"],
   auth: "required",
+  refusesAgentTokens: true,
   request: { body: webhookBodySchema },
   response: createdWebhookSchema,
   successStatus: 201,
@@ -118,6 +121,7 @@ export const listWebhooksRoute = defineRoute({
   summary: "The key's wallet's webhooks (without their secrets)",
   tags: ["push"],
   auth: "required",
+  refusesAgentTokens: true,
   response: webhookListSchema,
   errors: ["UNAUTHORIZED"],
   handler: ({ caller, deps }) => listWebhooks(deps, caller!.wallet),
@@ -129,6 +133,7 @@ export const deleteWebhookRoute = defineRoute({
   summary: "Delete a webhook and its deliveries",
   tags: ["push"],
   auth: "required",
+  refusesAgentTokens: true,
   request: { params: webhookIdParams },
   response: deletedSchema,
   errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],
@@ -141,6 +146,7 @@ export const webhookDeliveriesRoute = defineRoute({
   summary: "A webhook's deliveries, newest first: status, attempts, next try, last HTTP status and error",
   tags: ["push"],
   auth: "required",
+  refusesAgentTokens: true,
   request: { params: webhookIdParams, query: deliveriesQuery },
   response: deliveryListSchema,
   errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],

@@ -43,7 +43,7 @@ export const heartbeatRoute = defineRoute({
   path: "/api/v1/a2a/executors/heartbeat",
   summary: "Mark the caller's executor as running",
   description:
-    "An executor seen within the last 10 minutes (chain time) is running: only running, opted-in verifiers appear in the role=verifier listing. Registration and marketplace operations count as being seen too.",
+    "An executor seen within the last 10 minutes (chain time) is running (GET /a2a/executors/me). Registration and marketplace operations count as being seen too.",
   tags: ["executors"],
   auth: "required",
   response: heartbeatSchema,
@@ -56,7 +56,7 @@ export const listExecutorsRoute = defineRoute({
   path: "/api/v1/a2a/executors",
   summary: "Registered executors (public)",
   description:
-    "Ordered by reputation (decayed worker score), then address. capabilities: comma-separated, executors declaring all of them; chain: executors settling there; role=verifier: opted-in verifiers seen within 10 minutes, with their name. limit default 100 (max 200), offset default 0; total counts every match.",
+    "Ordered by reputation (decayed worker score), then address. capabilities: comma-separated, executors declaring all of them; chain: executors settling there; role=verifier: only hosted agents with status running whose owner opted in to verifying, with their verifier name. limit default 100 (max 200), offset default 0; total counts every match.",
   tags: ["public", "executors"],
   auth: "none",
   request: { query: executorsQuery },

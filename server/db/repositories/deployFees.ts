@@ -81,6 +81,23 @@ export async function deleteUnspentDeployFeesAfter(db: Queryable, blockNumber: n
   return db("deploy_fee_payments").where("block_number", ">", blockNumber).whereNull("spent_at").delete();
 }
 
+/** The payments (AgentDeployed events) of one transaction. */
+export async function findDeployFeePayments(db: Queryable, txHash: string): Promise<DeployFeePayment[]> {
+  const rows = await db("deploy_fee_payments").where({ tx_hash: txHash.toLowerCase() }).orderBy("log_index");
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  return rows.map((r: any) => ({
+    txHash: r.tx_hash,
+    logIndex: Number(r.log_index),
+    payer: r.payer,
+    amount: r.amount ?? null,
+    nonce: Number(r.nonce),
+    blockNumber: Number(r.block_number),
+    verifiedAt: r.verified_at === null ? null : Number(r.verified_at),
+    indexedAt: r.indexed_at === null ? null : Number(r.indexed_at),
+    spentAt: r.spent_at === null ? null : Number(r.spent_at),
+  }));
+}
+
 /** A wallet's unspent deploy credits. */
 export async function countDeployCredits(db: Queryable, wallet: string): Promise<number> {
   const row = (await db("deploy_fee_payments")

@@ -98,8 +98,11 @@ export interface ExecutorFilter {
   capabilities?: readonly string[];
   /** Executors settling on this chain. */
   chain?: string;
-  /** Opted-in verifiers seen at or after this time. */
-  verifiersSeenSince?: number;
+  /**
+   * Verifier agents only: executors that are hosted agents (hosted_agents.wallet) with status running whose owner
+   * opted in to verifying; each row's `name` is the hosted agent's verifier name.
+   */
+  hostedVerifiers?: boolean;
   limit: number;
   offset: number;
 }
@@ -125,14 +128,21 @@ export async function listExecutors(
     }
     // supported_chains is a JSON array of names from a fixed enum: a quoted-name match is exact.
     if (filter.chain) q.where("executors.supported_chains", "like", `%"${filter.chain}"%`);
-    if (filter.verifiersSeenSince !== undefined) {
-      q.where("executors.verifier_opt_in", true).where("executors.last_seen_at", ">=", filter.verifiersSeenSince);
+    if (filter.hostedVerifiers) {
+      q.join("hosted_agents as h", "h.wallet", "executors.address")
+        .where("h.status", "running")
+        .where("h.verifier_opt_in", true)
+        .whereNull("h.deleted_at");
     }
     return q;
   };
   const rows = await base()
     .leftJoin(db.raw("(?) as s", [scores]), "s.wallet", "executors.address")
-    .select("executors.*", db.raw("coalesce(s.score, 0) as score"))
+    .select(
+      "executors.*",
+      db.raw("coalesce(s.score, 0) as score"),
+      ...(filter.hostedVerifiers ? ["h.verifier_name as hosted_name"] : []),
+    )
     .orderByRaw("coalesce(s.score, 0) desc")
     .orderBy("executors.address", "asc")
     .limit(filter.limit)
@@ -143,8 +153,8 @@ export async function listExecutors(
     rows.map((r: { address: string }) => r.address),
   );
   return {
-    executors: rows.map((r: { address: string; score: unknown }) => ({
-      ...fromRow(r, caps.get(r.address) ?? []),
+    executors: rows.map((r: { address: string; score: unknown; hosted_name?: string | null }) => ({
+      ...fromRow(filter.hostedVerifiers ? { ...r, name: r.hosted_name ?? null } : r, caps.get(r.address) ?? []),
       score: Number(r.score),
     })),
     total: Number(count?.n ?? 0),

@@ -38,7 +38,7 @@ const chainName = z
   .openapi({ type: "string", enum: [...CHAINS] });
 
 /** A whole number of the token's smallest unit, 0 allowed, normalised ("007" -> "7"). */
-const minReward = z
+export const minReward = z
   .string({ invalid_type_error: "must be a string of digits" })
   .superRefine((v, ctx) => {
     if (!/^[0-9]{1,78}$/.test(v)) {
@@ -53,7 +53,7 @@ const minReward = z
   .transform((v) => BigInt(v).toString())
   .openapi({ example: "1000000", description: "Smallest unit of the settlement token (USDC: 6 decimals)" });
 
-const displayName = z
+export const displayName = z
   .string()
   .transform((v) => v.trim())
   .pipe(

@@ -7,6 +7,7 @@ import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api"
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { RUNNING_WINDOW_SECONDS, markExecutorSeen } from "../../../server/domain/executors";
 import { upsertExecutor } from "../../../server/db/repositories/executors";
+import { insertHostedAgent } from "../../../server/db/repositories/hostedAgents";
 
 const EXECUTORS = "/api/v1/a2a/executors";
 const ME = `${EXECUTORS}/me`;
@@ -341,27 +342,71 @@ describe("Executors API", () => {
         }
       }));
 
-    it("with role=verifier lists running, opted-in verifiers with their name", () =>
+    /** Makes `address` a hosted agent's wallet, with the host's status and the owner's verifier choice. */
+    async function hosted(
+      api: TestApi,
+      address: string,
+      status: string,
+      verifier: { optIn: boolean; name: string | null },
+    ) {
+      const id = `agt_${address.slice(2, 26)}`;
+      await insertHostedAgent(api.deps.db, {
+        id,
+        slug: `h-${address.slice(2, 10)}`,
+        owner: "0x000000000000000000000000000000000000dead",
+        name: "hosted",
+        description: null,
+        capabilities: [],
+        minReward: "0",
+        wallet: address,
+        encryptedKey: "v1.x.y.z",
+        verifierOptIn: verifier.optIn,
+        verifierName: verifier.name,
+        deployTxHash: null,
+        deployLogIndex: null,
+        createdAt: 1,
+      });
+      await api.deps.db("hosted_agents").where({ id }).update({ status, desired_state: "running" });
+      return id;
+    }
+
+    it("with role=verifier lists only hosted, running agents whose owner opted in, with the owner's name", () =>
       withApi(async (f) => {
         const { api } = f;
         const { records } = await population(api, f);
-        const [, b, c] = records;
+        const [a, b, c, d] = records;
+        // b: hosted, running, opted in by its owner. c: opted in by its own registration only (not hosted).
+        // d: hosted and opted in, but crashed. a: hosted and running, not opted in.
+        await hosted(api, b.address, "running", { optIn: true, name: "Hosted B" });
+        const dId = await hosted(api, d.address, "crashed", { optIn: true, name: "Hosted D" });
+        await hosted(api, a.address, "running", { optIn: false, name: "Quiet A" });
         const res = await listed(api, "?role=verifier");
-        expect(res.json.data.total).to.equal(2);
-        expect(res.json.data.executors).to.deep.equal(
+        expect(res.json.data.total).to.equal(1);
+        expect(res.json.data.executors).to.deep.equal([{ ...pub(b), name: "Hosted B" }]);
+        expect(addresses(await listed(api, "?role=verifier&chain=base"))).to.deep.equal([b.address]);
+        expect(addresses(await listed(api, "?role=verifier&capabilities=translation"))).to.deep.equal([]);
+        expect(addresses(await listed(api, "?role=verifier&capabilities=review"))).to.deep.equal([b.address]);
+        expect(c.verifier.optIn).to.equal(true);
+
+        // The host reports d running: it is listed, by its owner's name; deleted, it goes.
+        await api.deps.db("hosted_agents").where({ id: dId }).update({ status: "running" });
+        const both = await listed(api, "?role=verifier");
+        expect(both.json.data.executors).to.deep.equal(
           [
-            { ...pub(b), name: "Reviewer B" },
-            { ...pub(c), name: "Reviewer C" },
+            { ...pub(b), name: "Hosted B" },
+            { ...pub(d), name: "Hosted D" },
           ].sort((x, y) => (x.address < y.address ? -1 : 1)),
         );
-        expect(addresses(await listed(api, "?role=verifier&chain=base"))).to.deep.equal([b.address]);
-        expect(addresses(await listed(api, "?role=verifier&capabilities=translation"))).to.deep.equal([c.address]);
+        await api.deps.db("hosted_agents").where({ id: dId }).update({ status: "deleted", deleted_at: 2 });
+        expect(addresses(await listed(api, "?role=verifier"))).to.deep.equal([b.address]);
+        // Without the role filter nobody has a name.
+        for (const e of (await listed(api)).json.data.executors) expect(e).to.not.have.property("name");
         for (const role of ["worker", "VERIFIER", ""]) {
           expectError(await api.request("GET", `${EXECUTORS}?role=${role}`), 400, "VALIDATION_ERROR", "query.role");
         }
       }));
 
-    it("drops a verifier not seen for more than 10 minutes of chain time until its heartbeat", () =>
+    it("keeps a self-registered executor running for 10 minutes of chain time since last seen (its heartbeat)", () =>
       withApi(async (f) => {
         const { api } = f;
         const key = await api.createKey(f.verifierAgent.address);
@@ -371,32 +416,32 @@ describe("Executors API", () => {
           verifier: { optIn: true, name: "Night Owl" },
         });
         const me = record.address;
-        const verifiers = async () => addresses(await listed(api, "?role=verifier"));
+        const running = async () => (await api.request("GET", ME, { key })).json.data.running;
         expect(RUNNING_WINDOW_SECONDS).to.equal(600);
+        // Opted in by itself, not hosted: never a listed verifier.
+        expect(addresses(await listed(api, "?role=verifier"))).to.deep.equal([]);
 
         // Seen exactly 600 s ago: still running.
         await time.increaseTo(record.lastSeenAt + RUNNING_WINDOW_SECONDS);
-        expect(await verifiers()).to.deep.equal([me]);
-        expect((await api.request("GET", ME, { key })).json.data.running).to.equal(true);
+        expect(await running()).to.equal(true);
 
         // 601 s: not running; still listed without the role filter.
         await time.increase(1);
-        expect(await verifiers()).to.deep.equal([]);
+        expect(await running()).to.equal(false);
         expect(addresses(await listed(api))).to.deep.equal([me]);
-        expect((await api.request("GET", ME, { key })).json.data.running).to.equal(false);
 
         // A heartbeat brings it back, at the chain's time.
         const beat = await api.request("POST", HEARTBEAT, { key });
         expect(beat.status, beat.text).to.equal(200);
         const now = (await ethers.provider.getBlock("latest"))!.timestamp;
         expect(beat.json.data).to.deep.equal({ address: me, lastSeenAt: now, running: true });
-        expect(await verifiers()).to.deep.equal([me]);
+        expect(await running()).to.equal(true);
 
         // Marketplace operations mark the agent as seen too.
         await time.increase(RUNNING_WINDOW_SECONDS + 1);
-        expect(await verifiers()).to.deep.equal([]);
+        expect(await running()).to.equal(false);
         await markExecutorSeen(api.deps.db, me, await api.deps.clock.chainNow());
-        expect(await verifiers()).to.deep.equal([me]);
+        expect(await running()).to.equal(true);
 
         // Heartbeat of a wallet that never registered.
         expectError(await api.request("POST", HEARTBEAT, { key: other }), 404, "NOT_REGISTERED");

@@ -1,0 +1,323 @@
+/**
+ * Hosted agents as the owner's API sees them (tables hosted_agents, hosted_agent_skills, hosted_agent_logs,
+ * hosted_agent_key_exports; migration 010). The agent host's leases and status reports are server/db/repositories/
+ * agentHosts.ts; this file reads agent_hosts only to compare the agents wanted running with the hosts' capacity.
+ */
+import { toBool, type Queryable } from "./util";
+
+export type DesiredState = "stopped" | "running" | "paused";
+export type AgentStatus = "stopped" | "starting" | "running" | "paused" | "crashed" | "deleted";
+
+export interface HostedAgentRow {
+  id: string;
+  slug: string | null;
+  formerSlug: string | null;
+  owner: string;
+  name: string;
+  description: string | null;
+  /** The owner's extra capabilities (its skills' come from the catalog). */
+  capabilities: string[];
+  minReward: string;
+  wallet: string;
+  encryptedKey: string | null;
+  verifierOptIn: boolean;
+  verifierName: string | null;
+  desiredState: DesiredState;
+  status: AgentStatus;
+  restarts: number;
+  generation: number;
+  lastError: string | null;
+  deployTxHash: string | null;
+  deployLogIndex: number | null;
+  createdAt: number;
+  updatedAt: number;
+  deletedAt: number | null;
+}
+
+export interface InstalledSkillRow {
+  agentId: string;
+  skill: string;
+  config: Record<string, unknown>;
+  encryptedSecrets: string | null;
+  installedAt: number;
+}
+
+export interface LogRow {
+  id: number;
+  agentId: string;
+  level: string;
+  message: string;
+  atMs: number;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const fromRow = (r: any): HostedAgentRow => ({
+  id: r.id,
+  slug: r.slug ?? null,
+  formerSlug: r.former_slug ?? null,
+  owner: r.owner,
+  name: r.name,
+  description: r.description ?? null,
+  capabilities: JSON.parse(r.capabilities),
+  minReward: String(r.min_reward),
+  wallet: r.wallet,
+  encryptedKey: r.encrypted_key ?? null,
+  verifierOptIn: toBool(r.verifier_opt_in),
+  verifierName: r.verifier_name ?? null,
+  desiredState: r.desired_state,
+  status: r.status,
+  restarts: Number(r.restarts),
+  generation: Number(r.generation),
+  lastError: r.last_error ?? null,
+  deployTxHash: r.deploy_tx_hash ?? null,
+  deployLogIndex: r.deploy_log_index === null || r.deploy_log_index === undefined ? null : Number(r.deploy_log_index),
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+  deletedAt: r.deleted_at === null || r.deleted_at === undefined ? null : Number(r.deleted_at),
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const skillFromRow = (r: any): InstalledSkillRow => ({
+  agentId: r.agent_id,
+  skill: r.skill,
+  config: JSON.parse(r.config),
+  encryptedSecrets: r.encrypted_secrets ?? null,
+  installedAt: Number(r.installed_at),
+});
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+const logFromRow = (r: any): LogRow => ({
+  id: Number(r.id),
+  agentId: r.agent_id,
+  level: r.level,
+  message: r.message,
+  atMs: Number(r.at_ms),
+});
+
+export interface NewHostedAgent {
+  id: string;
+  slug: string;
+  owner: string;
+  name: string;
+  description: string | null;
+  capabilities: string[];
+  minReward: string;
+  wallet: string;
+  encryptedKey: string;
+  verifierOptIn: boolean;
+  verifierName: string | null;
+  deployTxHash: string | null;
+  deployLogIndex: number | null;
+  createdAt: number;
+}
+
+export async function insertHostedAgent(db: Queryable, agent: NewHostedAgent): Promise<void> {
+  await db("hosted_agents").insert({
+    id: agent.id,
+    slug: agent.slug,
+    owner: agent.owner,
+    name: agent.name,
+    description: agent.description,
+    capabilities: JSON.stringify(agent.capabilities),
+    min_reward: agent.minReward,
+    wallet: agent.wallet,
+    encrypted_key: agent.encryptedKey,
+    verifier_opt_in: agent.verifierOptIn,
+    verifier_name: agent.verifierName,
+    desired_state: "stopped",
+    status: "stopped",
+    restarts: 0,
+    generation: 0,
+    deploy_tx_hash: agent.deployTxHash,
+    deploy_log_index: agent.deployLogIndex,
+    created_at: agent.createdAt,
+    updated_at: agent.createdAt,
+  });
+}
+
+export async function slugInUse(db: Queryable, slug: string): Promise<boolean> {
+  return Boolean(await db("hosted_agents").where({ slug }).first("id"));
+}
+
+export async function findHostedAgent(db: Queryable, id: string): Promise<HostedAgentRow | undefined> {
+  const row = await db("hosted_agents").where({ id }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** The owner's live agent by id or slug (`includeDeleted`: a deleted one too, by id). */
+export async function findOwnedAgent(
+  db: Queryable,
+  owner: string,
+  idOrSlug: string,
+  includeDeleted = false,
+): Promise<HostedAgentRow | undefined> {
+  const q = db("hosted_agents")
+    .where({ owner: owner.toLowerCase() })
+    .where((w) => w.where({ id: idOrSlug }).orWhere({ slug: idOrSlug }));
+  if (!includeDeleted) q.whereNull("deleted_at");
+  const row = await q.first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** The owner's live agents, oldest first. */
+export async function listOwnedAgents(db: Queryable, owner: string): Promise<HostedAgentRow[]> {
+  const rows = await db("hosted_agents")
+    .where({ owner: owner.toLowerCase() })
+    .whereNull("deleted_at")
+    .orderBy([{ column: "created_at" }, { column: "id" }]);
+  return rows.map(fromRow);
+}
+
+/**
+ * Moves an agent from one of `from` desired states to `to` (with `status` when given; `bumpGeneration` for a
+ * restart) in one conditional update: false when its desired state was no longer one of `from`.
+ */
+export async function transitionAgent(
+  db: Queryable,
+  id: string,
+  change: { from: readonly DesiredState[]; to?: DesiredState; status?: AgentStatus; bumpGeneration?: boolean },
+  now: number,
+): Promise<boolean> {
+  const update: Record<string, unknown> = { updated_at: now };
+  if (change.to) update.desired_state = change.to;
+  if (change.status) update.status = change.status;
+  if (change.bumpGeneration) update.generation = db.raw("generation + 1");
+  const updated = await db("hosted_agents")
+    .where({ id })
+    .whereNull("deleted_at")
+    .whereIn("desired_state", [...change.from])
+    .update(update);
+  return updated > 0;
+}
+
+export async function bumpGeneration(db: Queryable, id: string, now: number): Promise<void> {
+  await db("hosted_agents")
+    .where({ id })
+    .update({ generation: db.raw("generation + 1"), updated_at: now });
+}
+
+/**
+ * Marks a stopped agent deleted: its slug is free again (kept as former_slug) and its key is erased. False when it
+ * was not stopped (or already deleted).
+ */
+export async function markAgentDeleted(db: Queryable, id: string, now: number): Promise<boolean> {
+  const updated = await db("hosted_agents")
+    .where({ id, desired_state: "stopped" })
+    .whereNull("deleted_at")
+    .update({
+      status: "deleted",
+      deleted_at: now,
+      former_slug: db.raw("slug"),
+      slug: null,
+      encrypted_key: null,
+      updated_at: now,
+    });
+  return updated > 0;
+}
+
+/** Agents the owners want running (desired running or paused), every owner's: what the hosts must hold. */
+export async function countAgentsWantedRunning(db: Queryable): Promise<number> {
+  const row = (await db("hosted_agents")
+    .whereIn("desired_state", ["running", "paused"])
+    .whereNull("deleted_at")
+    .count({ n: "*" })
+    .first()) as { n?: number | string } | undefined;
+  return Number(row?.n ?? 0);
+}
+
+/** The summed capacity of the agent hosts seen at or after `sinceMs` (alive). */
+export async function liveHostCapacity(db: Queryable, sinceMs: number): Promise<number> {
+  const row = (await db("agent_hosts").where("seen_at_ms", ">=", sinceMs).sum({ n: "capacity" }).first()) as
+    { n?: number | string | null } | undefined;
+  return Number(row?.n ?? 0);
+}
+
+// --- skills -----------------------------------------------------------------------------------------------------
+
+export async function listInstalledSkills(db: Queryable, agentIds: readonly string[]): Promise<InstalledSkillRow[]> {
+  if (agentIds.length === 0) return [];
+  const rows = await db("hosted_agent_skills")
+    .whereIn("agent_id", [...agentIds])
+    .orderBy([{ column: "installed_at" }, { column: "skill" }]);
+  return rows.map(skillFromRow);
+}
+
+/** Installs a skill; false when the agent has it already (primary key). */
+export async function insertInstalledSkill(db: Queryable, skill: InstalledSkillRow): Promise<boolean> {
+  const inserted = await db("hosted_agent_skills")
+    .insert({
+      agent_id: skill.agentId,
+      skill: skill.skill,
+      config: JSON.stringify(skill.config),
+      encrypted_secrets: skill.encryptedSecrets,
+      installed_at: skill.installedAt,
+    })
+    .onConflict(["agent_id", "skill"])
+    .ignore()
+    .returning("skill");
+  return inserted.length > 0;
+}
+
+/** Uninstalls a skill; false when it was not installed. */
+export async function deleteInstalledSkill(db: Queryable, agentId: string, skill: string): Promise<boolean> {
+  return (await db("hosted_agent_skills").where({ agent_id: agentId, skill }).delete()) > 0;
+}
+
+// --- logs -------------------------------------------------------------------------------------------------------
+
+/** Lines after `afterId`, oldest first, at most `limit`. */
+export async function logsAfter(db: Queryable, agentId: string, afterId: number, limit: number): Promise<LogRow[]> {
+  const rows = await db("hosted_agent_logs")
+    .where({ agent_id: agentId })
+    .where("id", ">", afterId)
+    .orderBy("id", "asc")
+    .limit(limit);
+  return rows.map(logFromRow);
+}
+
+/** The last `count` lines of each agent, oldest first. */
+export async function recentLogs(db: Queryable, agentId: string, count: number): Promise<LogRow[]> {
+  const rows = await db("hosted_agent_logs").where({ agent_id: agentId }).orderBy("id", "desc").limit(count);
+  return rows.map(logFromRow).reverse();
+}
+
+export async function appendLog(
+  db: Queryable,
+  line: { agentId: string; level: string; message: string; atMs: number },
+): Promise<void> {
+  await db("hosted_agent_logs").insert({
+    agent_id: line.agentId,
+    level: line.level,
+    message: line.message,
+    at_ms: line.atMs,
+  });
+}
+
+// --- earnings and key exports -------------------------------------------------------------------------------------
+
+/** What the escrow paid `wallet` as worker (the projection's payouts, net of fee): each payout, raw units. */
+export async function payoutsTo(db: Queryable, wallet: string): Promise<string[]> {
+  const rows = (await db("tasks").where({ worker: wallet.toLowerCase() }).whereNotNull("payout").select("payout")) as {
+    payout: string;
+  }[];
+  return rows.map((r) => String(r.payout));
+}
+
+/** Records one export of an agent's key (before the key is answered). */
+export async function recordKeyExport(
+  db: Queryable,
+  entry: { agentId: string; owner: string; ip: string | null; atMs: number },
+): Promise<void> {
+  await db("hosted_agent_key_exports").insert({
+    agent_id: entry.agentId,
+    owner: entry.owner,
+    ip: entry.ip,
+    at_ms: entry.atMs,
+  });
+}
+
+export async function countKeyExports(db: Queryable, agentId: string): Promise<number> {
+  const row = (await db("hosted_agent_key_exports").where({ agent_id: agentId }).count({ n: "*" }).first()) as
+    { n?: number | string } | undefined;
+  return Number(row?.n ?? 0);
+}

@@ -1,0 +1,443 @@
+/**
+ * Hosted agents, the owner's side (docs/api.md, "Hosted agents"): create (spending one deploy credit when the fee is
+ * required), list and read with status, earnings and recent logs, the owner's actions (the state machine below),
+ * delete, skills, logs. The agent host (server/hosting) runs what the owners asked for and reports the status.
+ *
+ * desired_state is the owner's, status the host's report:
+ * - create: desired stopped, status stopped.
+ * - start: only from stopped (AGENT_RUNNING), NO_JWT_SECRET without a token secret, AGENT_CAPACITY when the agents
+ *   wanted running (desired running or paused) fill the live hosts' capacity -> desired running, status starting.
+ * - pause: running -> paused; resume: paused -> running; stop: running | paused -> stopped; restart: running | paused,
+ *   generation + 1. Any other start state: AGENT_ACTION_FAILED.
+ * - installing or uninstalling a skill bumps the generation (a running worker restarts with the new skills).
+ * - delete: only when stopped (AGENT_RUNNING) -> status deleted, slug freed, key erased (export answers NO_KEY).
+ *
+ * The agent's wallet is generated here; its key is stored sealed under the key-encryption key and never logged.
+ */
+import crypto from "node:crypto";
+import { Wallet } from "ethers";
+import type { Deps } from "../deps";
+import { AppError, fail } from "../../errors";
+import { sealSecret, secretLabel } from "./secrets";
+import { capabilitiesFor, findSkill, SKILLS } from "./skills/catalog";
+import type { SkillDefinition } from "./skills/types";
+import { isUnspentCreditOf, spendDeployCredit, verifyDeployFee } from "../deployFee";
+import { isUniqueViolation } from "../../db/repositories/listings";
+import {
+  bumpGeneration,
+  countAgentsWantedRunning,
+  deleteInstalledSkill,
+  findOwnedAgent,
+  insertHostedAgent,
+  insertInstalledSkill,
+  listInstalledSkills,
+  listOwnedAgents,
+  liveHostCapacity,
+  logsAfter,
+  markAgentDeleted,
+  payoutsTo,
+  recentLogs,
+  slugInUse,
+  transitionAgent,
+  type DesiredState,
+  type HostedAgentRow,
+  type InstalledSkillRow,
+  type LogRow,
+} from "../../db/repositories/hostedAgents";
+import type { Queryable } from "../../db/repositories/util";
+import type { AgentAction, AgentView, CreateAgentBody, LogLine, SkillInstallBody } from "../schemas/agents";
+
+/** Lines of log the agent view carries. */
+export const RECENT_LOG_LINES = 20;
+
+const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
+export const newAgentId = () => `agt_${crypto.randomBytes(12).toString("hex")}`;
+
+export const logLine = (row: LogRow): LogLine => ({
+  id: row.id,
+  level: row.level,
+  message: row.message,
+  at: new Date(row.atMs).toISOString(),
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Skills
+// ---------------------------------------------------------------------------------------------------------------
+
+/** GET /agents/skills: the built-in catalog (public). */
+export function skillCatalog() {
+  return {
+    skills: SKILLS.map((s) => ({
+      id: s.id,
+      title: s.title,
+      description: s.description,
+      capabilities: [...s.capabilities],
+      requiredSecrets: [...s.requiredSecrets],
+    })),
+  };
+}
+
+/** A checked install: SKILL_NOT_FOUND, VALIDATION_ERROR naming the config field, SKILL_NEEDS_SECRETS naming the secret. */
+interface PreparedInstall {
+  skill: SkillDefinition;
+  config: Record<string, unknown>;
+  secrets: Record<string, string> | undefined;
+}
+
+function prepareInstall(install: SkillInstallBody, field: string): PreparedInstall {
+  const skill = findSkill(install.skill);
+  if (!skill) {
+    return fail("SKILL_NOT_FOUND", `${field}.skill: no skill ${install.skill}: GET /api/v1/agents/skills lists them`);
+  }
+  let config: Record<string, unknown>;
+  try {
+    config = skill.parseConfig(install.config ?? {});
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new AppError({
+      code: "VALIDATION_ERROR",
+      message: `${field}.config: skill ${skill.id}: ${reason}`,
+      details: { field: `${field}.config`, skill: skill.id },
+    });
+  }
+  const missing = skill.requiredSecrets.filter((name) => !install.secrets?.[name]);
+  if (missing.length > 0) {
+    throw new AppError({
+      code: "SKILL_NEEDS_SECRETS",
+      message: `${field}.secrets: skill ${skill.id} needs the secret${missing.length > 1 ? "s" : ""} ${missing.join(", ")}`,
+      details: { skill: skill.id, missing },
+    });
+  }
+  return { skill, config, secrets: install.secrets };
+}
+
+function installRow(deps: Deps, agentId: string, prepared: PreparedInstall, now: number): InstalledSkillRow {
+  const secrets = prepared.secrets && Object.keys(prepared.secrets).length > 0 ? prepared.secrets : undefined;
+  return {
+    agentId,
+    skill: prepared.skill.id,
+    config: prepared.config,
+    encryptedSecrets: secrets
+      ? sealSecret(
+          deps.config.hostedAgents.keyEncryptionKey,
+          JSON.stringify(secrets),
+          secretLabel.skillSecrets(agentId, prepared.skill.id),
+        )
+      : null,
+    installedAt: now,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Views
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Its skills' capabilities (as their installs' configs give them) and the owner's extra ones, sorted. */
+function capabilitiesOf(agent: HostedAgentRow, skills: readonly InstalledSkillRow[]): string[] {
+  const all = new Set(agent.capabilities);
+  for (const installed of skills) {
+    const skill = findSkill(installed.skill);
+    if (skill) for (const c of capabilitiesFor(skill, installed.config)) all.add(c);
+  }
+  return [...all].sort();
+}
+
+async function earningsOf(db: Queryable, wallet: string): Promise<AgentView["earnings"]> {
+  const payouts = await payoutsTo(db, wallet);
+  return { amount_raw: payouts.reduce((sum, p) => sum + BigInt(p), 0n).toString(), paidTasks: payouts.length };
+}
+
+async function agentViews(deps: Deps, agents: readonly HostedAgentRow[]): Promise<AgentView[]> {
+  const skills = await listInstalledSkills(
+    deps.db,
+    agents.map((a) => a.id),
+  );
+  return Promise.all(
+    agents.map(async (agent) => {
+      const own = skills.filter((s) => s.agentId === agent.id);
+      return {
+        id: agent.id,
+        slug: agent.slug,
+        name: agent.name,
+        description: agent.description,
+        owner: agent.owner,
+        wallet: agent.wallet,
+        status: agent.status,
+        desiredState: agent.desiredState,
+        minReward: agent.minReward,
+        capabilities: capabilitiesOf(agent, own),
+        extraCapabilities: agent.capabilities,
+        skills: own.map((s) => ({ skill: s.skill, config: s.config, installedAt: iso(s.installedAt) })),
+        verifier: { optIn: agent.verifierOptIn, name: agent.verifierName },
+        restarts: agent.restarts,
+        generation: agent.generation,
+        lastError: agent.lastError,
+        earnings: await earningsOf(deps.db, agent.wallet),
+        recentLogs: (await recentLogs(deps.db, agent.id, RECENT_LOG_LINES)).map(logLine),
+        createdAt: iso(agent.createdAt),
+        updatedAt: iso(agent.updatedAt),
+      };
+    }),
+  );
+}
+
+/** The owner's live agent by id or slug; NOT_FOUND otherwise (another owner's agent is not found either). */
+export async function ownedAgent(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+  includeDeleted = false,
+): Promise<HostedAgentRow> {
+  const agent = await findOwnedAgent(deps.db, owner, idOrSlug, includeDeleted);
+  if (!agent) return fail("NOT_FOUND", `no hosted agent ${idOrSlug} of this wallet: GET /api/v1/agents lists them`);
+  return agent;
+}
+
+async function viewOf(deps: Deps, owner: string, idOrSlug: string): Promise<AgentView> {
+  const [view] = await agentViews(deps, [await ownedAgent(deps, owner, idOrSlug)]);
+  return view;
+}
+
+/** GET /agents. */
+export async function listHostedAgents(deps: Deps, owner: string): Promise<{ agents: AgentView[] }> {
+  return { agents: await agentViews(deps, await listOwnedAgents(deps.db, owner)) };
+}
+
+/** GET /agents/:agent. */
+export const readHostedAgent = (deps: Deps, owner: string, idOrSlug: string) => viewOf(deps, owner, idOrSlug);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Create and delete
+// ---------------------------------------------------------------------------------------------------------------
+
+/**
+ * HOSTED_AGENTS=off: no agent is created or started (off the devnet such a server has no key-encryption key of its
+ * own, only the public development one): AGENT_CAPACITY, a capacity of zero.
+ */
+function requireHosting(deps: Deps): void {
+  if (!deps.config.hostedAgents.enabled) {
+    fail("AGENT_CAPACITY", "hosted agents are off on this server (HOSTED_AGENTS=off): none can be created or started");
+  }
+}
+
+function slugTaken(slug: string): never {
+  return fail("SLUG_TAKEN", `body.slug: ${slug} is taken by another agent: choose another slug`);
+}
+
+/**
+ * POST /agents. With the fee required: a given deployFeeTxHash is verified first (a payment already verified as an
+ * unspent credit of this wallet is accepted as is), then one credit is spent in the transaction that inserts the
+ * agent, so a taken slug spends nothing.
+ */
+export async function createHostedAgent(deps: Deps, owner: string, body: CreateAgentBody): Promise<AgentView> {
+  requireHosting(deps);
+  const wallet = owner.toLowerCase();
+  const seen = new Set<string>();
+  const installs = body.skills.map((install, i) => {
+    if (seen.has(install.skill)) {
+      fail("ALREADY_INSTALLED", `body.skills[${i}].skill: ${install.skill} is listed twice`);
+    }
+    seen.add(install.skill);
+    return prepareInstall(install, `body.skills[${i}]`);
+  });
+  const feeRequired = deps.config.marketplace.deployFeeRequired;
+  if (feeRequired && body.deployFeeTxHash) {
+    try {
+      await verifyDeployFee(deps, wallet, body.deployFeeTxHash);
+    } catch (error) {
+      const alreadyCredit =
+        error instanceof AppError &&
+        error.code === "DEPLOY_FEE_IN_USE" &&
+        (await isUnspentCreditOf(deps, wallet, body.deployFeeTxHash));
+      if (!alreadyCredit) throw error;
+    }
+  }
+  // After the fee's verification: a payment given with a taken slug is a credit of the wallet for its next try.
+  if (await slugInUse(deps.db, body.slug)) slugTaken(body.slug);
+
+  const id = newAgentId();
+  const agentWallet = Wallet.createRandom();
+  const now = deps.clock.wallNow();
+  const kek = deps.config.hostedAgents.keyEncryptionKey;
+  try {
+    await deps.db.transaction(async (trx) => {
+      if (await slugInUse(trx, body.slug)) slugTaken(body.slug);
+      const credit = feeRequired ? await spendDeployCredit(deps, wallet, trx) : undefined;
+      await insertHostedAgent(trx, {
+        id,
+        slug: body.slug,
+        owner: wallet,
+        name: body.name,
+        description: body.description ?? null,
+        capabilities: body.capabilities,
+        minReward: body.minReward,
+        wallet: agentWallet.address.toLowerCase(),
+        encryptedKey: sealSecret(kek, agentWallet.privateKey, secretLabel.walletKey(id)),
+        verifierOptIn: body.verifier.optIn,
+        verifierName: body.verifier.name ?? null,
+        deployTxHash: credit?.txHash ?? null,
+        deployLogIndex: credit?.logIndex ?? null,
+        createdAt: now,
+      });
+      for (const install of installs) await insertInstalledSkill(trx, installRow(deps, id, install, now));
+    });
+  } catch (error) {
+    // A concurrent create took the slug between the check and the insert: nothing was spent (rolled back).
+    if (!(error instanceof AppError) && isUniqueViolation(error)) slugTaken(body.slug);
+    throw error;
+  }
+  deps.logger.info("hosted agent created", { agentId: id, owner: wallet, wallet: agentWallet.address.toLowerCase() });
+  return viewOf(deps, wallet, id);
+}
+
+/** DELETE /agents/:agent: only a stopped agent (AGENT_RUNNING otherwise). */
+export async function deleteHostedAgent(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+): Promise<{ id: string; deleted: true }> {
+  const agent = await ownedAgent(deps, owner, idOrSlug);
+  if (!(await markAgentDeleted(deps.db, agent.id, deps.clock.wallNow()))) {
+    fail("AGENT_RUNNING", `agent ${agent.id} is ${agent.desiredState}: stop it before deleting it`);
+  }
+  deps.agentHost?.wake();
+  return { id: agent.id, deleted: true };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Actions
+// ---------------------------------------------------------------------------------------------------------------
+
+/** The states each action starts from, and where it leads. */
+const TRANSITIONS: Record<Exclude<AgentAction, "start">, { from: DesiredState[]; to?: DesiredState }> = {
+  pause: { from: ["running"], to: "paused" },
+  resume: { from: ["paused"], to: "running" },
+  stop: { from: ["running", "paused"], to: "stopped" },
+  restart: { from: ["running", "paused"] },
+};
+
+async function checkCapacity(deps: Deps): Promise<void> {
+  const { leaseMs } = deps.config.hostedAgents;
+  const [wanted, capacity] = await Promise.all([
+    countAgentsWantedRunning(deps.db),
+    liveHostCapacity(deps.db, deps.clock.wallNowMs() - leaseMs),
+  ]);
+  if (wanted >= capacity) {
+    throw new AppError({
+      code: "AGENT_CAPACITY",
+      message:
+        capacity === 0
+          ? "no agent host is running: start one (RUN_AGENT_HOST=true) or retry later"
+          : `the agent hosts are full (${wanted} of ${capacity} agents running): stop an agent or retry later`,
+      details: { running: wanted, capacity },
+    });
+  }
+}
+
+/** POST /agents/action. */
+export async function actOnAgent(
+  deps: Deps,
+  owner: string,
+  input: { agentId?: string; action: AgentAction },
+): Promise<AgentView> {
+  if (!input.agentId?.trim()) {
+    return fail("AGENT_ID_REQUIRED", "body.agentId: the agent's id (agt_...) or slug is required");
+  }
+  const agent = await ownedAgent(deps, owner, input.agentId.trim());
+  const now = deps.clock.wallNow();
+  if (input.action === "start") {
+    requireHosting(deps);
+    if (agent.desiredState !== "stopped") {
+      fail("AGENT_RUNNING", `agent ${agent.id} is ${agent.desiredState} already: stop it first to start it again`);
+    }
+    if (!deps.config.hostedAgents.jwtSecret) {
+      fail("NO_JWT_SECRET", "hosted agents need AGENT_JWT_SECRET (at least 32 characters) on this server");
+    }
+    await checkCapacity(deps);
+    if (!(await transitionAgent(deps.db, agent.id, { from: ["stopped"], to: "running", status: "starting" }, now))) {
+      fail("AGENT_RUNNING", `agent ${agent.id} was started meanwhile`);
+    }
+  } else {
+    const transition = TRANSITIONS[input.action];
+    const moved = await transitionAgent(
+      deps.db,
+      agent.id,
+      {
+        from: transition.from,
+        to: transition.to,
+        bumpGeneration: input.action === "restart",
+      },
+      now,
+    );
+    if (!moved) {
+      fail(
+        "AGENT_ACTION_FAILED",
+        `cannot ${input.action} agent ${agent.id}: it is ${agent.desiredState} (${input.action} needs ${transition.from.join(" or ")})`,
+      );
+    }
+  }
+  deps.agentHost?.wake();
+  deps.logger.info("hosted agent action", { agentId: agent.id, action: input.action });
+  return viewOf(deps, owner, agent.id);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Skills of an agent
+// ---------------------------------------------------------------------------------------------------------------
+
+/** POST /agents/:agent/skills. */
+export async function installSkill(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+  body: SkillInstallBody,
+): Promise<AgentView> {
+  const agent = await ownedAgent(deps, owner, idOrSlug);
+  const prepared = prepareInstall(body, "body");
+  const now = deps.clock.wallNow();
+  await deps.db.transaction(async (trx) => {
+    if (!(await insertInstalledSkill(trx, installRow(deps, agent.id, prepared, now)))) {
+      fail("ALREADY_INSTALLED", `body.skill: agent ${agent.id} has ${prepared.skill.id} installed already`);
+    }
+    await bumpGeneration(trx, agent.id, now);
+  });
+  deps.agentHost?.wake();
+  return viewOf(deps, owner, agent.id);
+}
+
+/** DELETE /agents/:agent/skills/:skill. */
+export async function uninstallSkill(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+  skill: string,
+): Promise<{ id: string; skill: string; uninstalled: true }> {
+  const agent = await ownedAgent(deps, owner, idOrSlug);
+  const now = deps.clock.wallNow();
+  await deps.db.transaction(async (trx) => {
+    if (!(await deleteInstalledSkill(trx, agent.id, skill))) {
+      fail("NOT_INSTALLED", `path.skill: agent ${agent.id} has no skill ${skill} installed`);
+    }
+    await bumpGeneration(trx, agent.id, now);
+  });
+  deps.agentHost?.wake();
+  return { id: agent.id, skill, uninstalled: true };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Logs
+// ---------------------------------------------------------------------------------------------------------------
+
+/** GET /agents/:agent/logs: lines after `after` (oldest first), or the last `limit` lines without it. */
+export async function readAgentLogs(
+  deps: Deps,
+  agent: HostedAgentRow,
+  query: { after?: number; limit: number },
+): Promise<{ logs: LogLine[] }> {
+  const rows =
+    query.after === undefined
+      ? await recentLogs(deps.db, agent.id, query.limit)
+      : await logsAfter(deps.db, agent.id, query.after, query.limit);
+  return { logs: rows.map(logLine) };
+}

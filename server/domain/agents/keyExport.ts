@@ -1,0 +1,118 @@
+/**
+ * Exporting a hosted agent's wallet key, by its owner only, with a fresh signature of the owner's wallet:
+ * POST /agents/:agent/export/challenge answers an EIP-4361 message naming the agent and its wallet with a one-time
+ * nonce (the sign-in nonces' storage, bound to the owner); POST /agents/:agent/export trades the signed message for
+ * the key. The checks are sign-in's (MISSING_FIELDS, VALIDATION_ERROR, BAD_SIGNATURE, NONCE_INVALID, NONCE_MISMATCH),
+ * plus NOT_OWNER_SIGNATURE when the signer is not the agent's owner and NO_KEY when no key is stored (deleted).
+ * The export is recorded (hosted_agent_key_exports, with the caller's IP) in the transaction that consumes the nonce,
+ * before the key is opened: a record that cannot be written answers EXPORT_NOT_LOGGED and leaves the nonce usable.
+ * The log says that an export happened, never the key.
+ */
+import { getAddress, verifyMessage, Wallet } from "ethers";
+import type { Deps } from "../deps";
+import { AppError, fail } from "../../errors";
+import { buildSiweMessage, checkMessageContext, newNonce, parseSiweMessage, signInContext } from "../accounts";
+import { consumeNonce, findNonce, insertNonce } from "../../db/repositories/authNonces";
+import { findHostedAgent, recordKeyExport, type HostedAgentRow } from "../../db/repositories/hostedAgents";
+import { openSecret, secretLabel } from "./secrets";
+import { ownedAgent } from "./hostedAgents";
+
+const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
+/** The statement an export message carries: it names the agent and its wallet, so it opens nothing else. */
+export const exportStatement = (agent: Pick<HostedAgentRow, "id" | "wallet">) =>
+  `Export the private key of hosted agent ${agent.id} with wallet ${agent.wallet}.`;
+
+function requireKey(agent: HostedAgentRow): string {
+  if (!agent.encryptedKey) {
+    return fail("NO_KEY", `agent ${agent.id} has no stored key (it was deleted): there is nothing to export`);
+  }
+  return agent.encryptedKey;
+}
+
+/** POST /agents/:agent/export/challenge. */
+export async function exportChallenge(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+): Promise<{ message: string; nonce: string; expiresAt: string }> {
+  const agent = await ownedAgent(deps, owner, idOrSlug, true);
+  requireKey(agent);
+  const context = signInContext(deps);
+  const issuedAt = deps.clock.wallNow();
+  const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
+  const nonce = newNonce();
+  await insertNonce(deps.db, { nonce, address: agent.owner, issuedAt, expiresAt });
+  const message = buildSiweMessage({
+    domain: context.domain,
+    address: getAddress(agent.owner),
+    statement: exportStatement(agent),
+    uri: context.uri,
+    version: "1",
+    chainId: context.chainId,
+    nonce,
+    issuedAt: iso(issuedAt),
+    expirationTime: iso(expiresAt),
+    requestId: `export:${agent.id}`,
+  });
+  return { message, nonce, expiresAt: iso(expiresAt) };
+}
+
+/** POST /agents/:agent/export. */
+export async function exportAgentKey(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+  input: { message: string; signature: string },
+  ip: string | null,
+): Promise<{ address: string; privateKey: string }> {
+  const agent = await ownedAgent(deps, owner, idOrSlug, true);
+  requireKey(agent);
+  const nowMs = deps.clock.wallNowMs();
+  const message = parseSiweMessage(input.message);
+  checkMessageContext(deps, message, nowMs);
+  if (message.statement !== exportStatement(agent)) {
+    fail("BAD_SIGNATURE", `message: not the export challenge of agent ${agent.id} (POST .../export/challenge)`);
+  }
+  let signer: string;
+  try {
+    signer = verifyMessage(input.message, input.signature).toLowerCase();
+  } catch (error) {
+    throw new AppError({ code: "BAD_SIGNATURE", message: "signature: not a valid ECDSA signature", cause: error });
+  }
+  if (signer !== agent.owner) {
+    fail("NOT_OWNER_SIGNATURE", `signature: signed by ${signer}, not by the agent's owner ${agent.owner}`);
+  }
+  if (message.address.toLowerCase() !== signer) {
+    fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
+  }
+  const now = Math.floor(nowMs / 1000);
+  const nonce = await findNonce(deps.db, message.nonce);
+  if (!nonce) fail("NONCE_INVALID", "message.Nonce: unknown nonce: request a new export challenge");
+  if (nonce.address !== agent.owner) fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
+  if (nonce.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
+  if (nonce.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
+
+  const sealed = await deps.db.transaction(async (trx) => {
+    if (!(await consumeNonce(trx, message.nonce, agent.owner, now))) {
+      fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
+    }
+    const current = await findHostedAgent(trx, agent.id);
+    const key = requireKey(current ?? { ...agent, encryptedKey: null });
+    try {
+      await recordKeyExport(trx, { agentId: agent.id, owner: agent.owner, ip, atMs: nowMs });
+    } catch (cause) {
+      throw new AppError({
+        code: "EXPORT_NOT_LOGGED",
+        message: "the export could not be recorded, so the key is not answered: retry later",
+        cause,
+      });
+    }
+    return key;
+  });
+  const privateKey = openSecret(deps.config.hostedAgents.keyEncryptionKey, sealed, secretLabel.walletKey(agent.id));
+  const address = new Wallet(privateKey).address.toLowerCase();
+  if (address !== agent.wallet) throw new Error(`stored key of ${agent.id} does not match its wallet`);
+  deps.logger.info("hosted agent key exported", { agentId: agent.id, owner: agent.owner, ip });
+  return { address, privateKey };
+}
