@@ -19,7 +19,7 @@ import { Wallet } from "ethers";
 import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
 import { sealSecret, secretLabel } from "./secrets";
-import { capabilitiesFor, findSkill, SKILLS } from "./skills/catalog";
+import { capabilitiesFor, catalogView, findSkill } from "./skills/catalog";
 import type { SkillDefinition } from "./skills/types";
 import { isUnspentCreditOf, spendDeployCredit, verifyDeployFee } from "../deployFee";
 import { isUniqueViolation } from "../../db/repositories/listings";
@@ -66,17 +66,7 @@ export const logLine = (row: LogRow): LogLine => ({
 // ---------------------------------------------------------------------------------------------------------------
 
 /** GET /agents/skills: the built-in catalog (public). */
-export function skillCatalog() {
-  return {
-    skills: SKILLS.map((s) => ({
-      id: s.id,
-      title: s.title,
-      description: s.description,
-      capabilities: [...s.capabilities],
-      requiredSecrets: [...s.requiredSecrets],
-    })),
-  };
-}
+export const skillCatalog = catalogView;
 
 /** A checked install: SKILL_NOT_FOUND, VALIDATION_ERROR naming the config field, SKILL_NEEDS_SECRETS naming the secret. */
 interface PreparedInstall {
@@ -85,14 +75,15 @@ interface PreparedInstall {
   secrets: Record<string, string> | undefined;
 }
 
-function prepareInstall(install: SkillInstallBody, field: string): PreparedInstall {
+function prepareInstall(deps: Deps, install: SkillInstallBody, field: string): PreparedInstall {
   const skill = findSkill(install.skill);
   if (!skill) {
     return fail("SKILL_NOT_FOUND", `${field}.skill: no skill ${install.skill}: GET /api/v1/agents/skills lists them`);
   }
   let config: Record<string, unknown>;
   try {
-    config = skill.parseConfig(install.config ?? {});
+    // Private addresses (a webhook to 127.0.0.1) are the host's setting, never the owner's.
+    config = skill.parseConfig(install.config ?? {}, { allowPrivateAddresses: deps.config.push.webhooks.allowPrivate });
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new AppError({
@@ -239,7 +230,7 @@ export async function createHostedAgent(deps: Deps, owner: string, body: CreateA
       fail("ALREADY_INSTALLED", `body.skills[${i}].skill: ${install.skill} is listed twice`);
     }
     seen.add(install.skill);
-    return prepareInstall(install, `body.skills[${i}]`);
+    return prepareInstall(deps, install, `body.skills[${i}]`);
   });
   const feeRequired = deps.config.marketplace.deployFeeRequired;
   if (feeRequired && body.deployFeeTxHash) {
@@ -394,7 +385,7 @@ export async function installSkill(
   body: SkillInstallBody,
 ): Promise<AgentView> {
   const agent = await ownedAgent(deps, owner, idOrSlug);
-  const prepared = prepareInstall(body, "body");
+  const prepared = prepareInstall(deps, body, "body");
   const now = deps.clock.wallNow();
   await deps.db.transaction(async (trx) => {
     if (!(await insertInstalledSkill(trx, installRow(deps, agent.id, prepared, now)))) {

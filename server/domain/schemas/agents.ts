@@ -151,7 +151,19 @@ export const skillCatalogSchema = z
         title: z.string(),
         description: z.string(),
         capabilities: z.array(z.string()),
+        configDependentCapabilities: z
+          .boolean()
+          .openapi({ description: "True when the install's config names the capabilities (webhook)" }),
         requiredSecrets: z.array(z.string()),
+        config: z.array(
+          z.object({
+            name: z.string(),
+            type: z.enum(["integer", "string", "string[]", "record<string,string>"]),
+            required: z.boolean(),
+            description: z.string(),
+            default: z.unknown().optional(),
+          }),
+        ),
       }),
     ),
   })

@@ -47,7 +47,7 @@ function accepts(fn: () => unknown): boolean {
 
 /** A config `skill` accepts: found by trying the catalog's own validation on a few shapes. */
 function validConfig(skill: typeof configuredSkill): Record<string, unknown> {
-  const candidates = [{ url: "https://owner.example/agent" }, { maxChars: 10 }, { keywords: ["a"] }, {}];
+  const candidates = [{ url: "https://owner.example/agent", capabilities: ["translate"] }, { maxChars: 10 }, {}];
   const found = candidates.find((c) => accepts(() => skill.parseConfig(c)));
   expect(found, `a valid config for ${skill.id}`).to.not.equal(undefined);
   return found!;
