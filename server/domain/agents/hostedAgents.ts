@@ -219,9 +219,15 @@ function slugTaken(slug: string): never {
 /**
  * POST /agents. With the fee required: a given deployFeeTxHash is verified first (a payment already verified as an
  * unspent credit of this wallet is accepted as is), then one credit is spent in the transaction that inserts the
- * agent, so a taken slug spends nothing.
+ * agent, so a taken slug spends nothing. The service generates the agent's wallet; `options.walletKey` is for the
+ * devnet only (its hosted example agent keeps the demo account agent-1's wallet): the REST route never passes it.
  */
-export async function createHostedAgent(deps: Deps, owner: string, body: CreateAgentBody): Promise<AgentView> {
+export async function createHostedAgent(
+  deps: Deps,
+  owner: string,
+  body: CreateAgentBody,
+  options: { walletKey?: string } = {},
+): Promise<AgentView> {
   requireHosting(deps);
   const wallet = owner.toLowerCase();
   const seen = new Set<string>();
@@ -248,7 +254,7 @@ export async function createHostedAgent(deps: Deps, owner: string, body: CreateA
   if (await slugInUse(deps.db, body.slug)) slugTaken(body.slug);
 
   const id = newAgentId();
-  const agentWallet = Wallet.createRandom();
+  const agentWallet = options.walletKey ? new Wallet(options.walletKey) : Wallet.createRandom();
   const now = deps.clock.wallNow();
   const kek = deps.config.hostedAgents.keyEncryptionKey;
   try {
