@@ -5,7 +5,7 @@
 import type { Context } from "koa";
 import type { ZodTypeAny, z } from "zod";
 import type { Deps } from "../domain/deps";
-import type { ErrorCode } from "../errors";
+import { fail, type ErrorCode } from "../errors";
 import type { SerializedData } from "../domain/readCache";
 
 export type AuthMode = "none" | "optional" | "required";
@@ -79,3 +79,10 @@ export function defineRoute<B extends ZodTypeAny, Q extends ZodTypeAny, P extend
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyRoute = RouteDefinition<any, any, any, any>;
+
+/** DELEGATION_DISABLED when a hosted agent's token calls a route its owner's credential must call (REST and MCP). */
+export function checkAgentTokenAllowed(route: Pick<AnyRoute, "refusesAgentTokens">, caller: Caller | undefined): void {
+  if (caller?.via === "agent-token" && route.refusesAgentTokens) {
+    fail("DELEGATION_DISABLED", "a hosted agent's token cannot use this route: its owner's API key or session can");
+  }
+}

@@ -6,8 +6,8 @@
 import Router from "@koa/router";
 import type { Context } from "koa";
 import { z } from "zod";
-import { AppError, fail } from "../errors";
-import type { AnyRoute, Caller } from "./route";
+import { AppError } from "../errors";
+import { checkAgentTokenAllowed, type AnyRoute, type Caller } from "./route";
 import { SerializedData } from "../domain/readCache";
 import type { Deps } from "../domain/deps";
 import { readJsonBody } from "./middleware/body";
@@ -23,9 +23,7 @@ async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise
   try {
     const caller = route.auth === "none" ? undefined : await authenticate(ctx, deps, Boolean(route.acceptsSession));
     if (!caller && route.auth === "required") throw missingCredential(Boolean(route.acceptsSession));
-    if (caller?.via === "agent-token" && route.refusesAgentTokens) {
-      fail("DELEGATION_DISABLED", "a hosted agent's token cannot use this route: its owner's API key or session can");
-    }
+    checkAgentTokenAllowed(route, caller);
     return caller;
   } catch (error) {
     if (error instanceof AuthFailure && route.posting) await countFailedAuth(ctx, deps.limits, limits);

@@ -7,13 +7,22 @@
 import { z, type ZodTypeAny } from "zod";
 import { zodToJsonSchema } from "zod-to-json-schema";
 import type { Context } from "koa";
-import type { AnyRoute, Caller } from "../route";
+import { checkAgentTokenAllowed, type AnyRoute, type Caller } from "../route";
 import type { Deps } from "../../domain/deps";
 import { SerializedData } from "../../domain/readCache";
 import { AppError } from "../../errors";
 import { parseOrThrow, checkJsonStrings } from "../validation";
 import { takePostingTokens } from "../middleware/rateLimit";
 import { allRoutes } from "../routes";
+import {
+  agentActionRoute,
+  createAgentRoute,
+  installSkillRoute,
+  listAgentsRoute,
+  readAgentRoute,
+  skillCatalogRoute,
+  uninstallSkillRoute,
+} from "../routes/agents";
 import { settlementRoute, statsRoute } from "../routes/system";
 import { indexRoute, offeredTasksRoute, openTasksRoute, postedTasksRoute, taskRoute } from "../routes/listings";
 import { listExecutorsRoute, ownExecutorRoute, registerExecutorRoute, heartbeatRoute } from "../routes/executors";
@@ -121,6 +130,7 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
     readOnly: route.method === "get",
     inputSchema: mergedSchema(route),
     async run({ args, caller, deps, ctx }) {
+      checkAgentTokenAllowed(route, caller);
       checkJsonStrings(args, "arguments");
       const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
       const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
@@ -216,4 +226,12 @@ export const MCP_TOOLS: readonly McpTool[] = [
   routeTool("raise_dispute", disputeRoute),
   routeTool("escalate_work", escalateRoute),
   routeTool("release_work", releaseRoute),
+  // The owner's hosted agents (a hosted agent's own token is refused: DELEGATION_DISABLED).
+  routeTool("list_skills", skillCatalogRoute),
+  routeTool("list_hosted_agents", listAgentsRoute),
+  routeTool("get_hosted_agent", readAgentRoute),
+  routeTool("create_hosted_agent", createAgentRoute),
+  routeTool("hosted_agent_action", agentActionRoute),
+  routeTool("install_skill", installSkillRoute),
+  routeTool("uninstall_skill", uninstallSkillRoute),
 ];

@@ -16,6 +16,7 @@ import { DAY, USDC } from "../../helpers/fixtures";
 import { type Market, withMarket } from "../../helpers/market";
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { MCP_TOOLS } from "../../../server/api/mcp/tools";
+import { addLiveHost, agentToken } from "../../helpers/hostedAgents";
 
 const REQUIRED_TOOLS = [
   "platform_status",
@@ -79,7 +80,76 @@ function failed(answer: ToolAnswer, code: string) {
   expect(answer.content[0].text).to.match(new RegExp(`^${code}: `));
 }
 
+const HOSTED_AGENT_TOOLS = [
+  "list_skills",
+  "list_hosted_agents",
+  "get_hosted_agent",
+  "create_hosted_agent",
+  "hosted_agent_action",
+  "install_skill",
+  "uninstall_skill",
+];
+
 describe("Remote MCP at /mcp", () => {
+  it("manages the owner's hosted agents, each refusal with REST's code; a hosted agent's token may not", () =>
+    withMarket(
+      async (m) => {
+        const owner = await connect(m, m.posterKey);
+        const catalog = ok(await tool(owner, "list_skills"));
+        expect(catalog.skills.map((s: { id: string }) => s.id)).to.include.members(["summary", "webhook", "verifier"]);
+        const agent = ok(
+          await tool(owner, "create_hosted_agent", {
+            slug: "mcp-agent",
+            name: "MCP agent",
+            skills: [{ skill: "summary" }],
+          }),
+        );
+        expect(agent.slug).to.equal("mcp-agent");
+        failed(await tool(owner, "create_hosted_agent", { slug: "mcp-agent", name: "Again" }), "SLUG_TAKEN");
+        expect(ok(await tool(owner, "list_hosted_agents")).agents.map((a: { id: string }) => a.id)).to.deep.equal([
+          agent.id,
+        ]);
+        expect(ok(await tool(owner, "get_hosted_agent", { agent: "mcp-agent" })).id).to.equal(agent.id);
+        ok(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }));
+        failed(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }), "ALREADY_INSTALLED");
+        failed(await tool(owner, "install_skill", { agent: agent.id, skill: "nope" }), "SKILL_NOT_FOUND");
+        failed(
+          await tool(owner, "install_skill", {
+            agent: agent.id,
+            skill: "webhook",
+            config: { url: "https://owner.example/hook", capabilities: ["translate"] },
+          }),
+          "SKILL_NEEDS_SECRETS",
+        );
+        ok(await tool(owner, "uninstall_skill", { agent: agent.id, skill: "keywords" }));
+        failed(await tool(owner, "uninstall_skill", { agent: agent.id, skill: "keywords" }), "NOT_INSTALLED");
+        failed(await tool(owner, "hosted_agent_action", { action: "start" }), "AGENT_ID_REQUIRED");
+        failed(await tool(owner, "hosted_agent_action", { agentId: agent.id, action: "pause" }), "AGENT_ACTION_FAILED");
+        // No agent host is alive in this test: nowhere to run it.
+        failed(await tool(owner, "hosted_agent_action", { agentId: agent.id, action: "start" }), "AGENT_CAPACITY");
+        await addLiveHost(m.api, "mcp-test-host", 1);
+        expect(
+          ok(await tool(owner, "hosted_agent_action", { agentId: agent.id, action: "start" })).desiredState,
+        ).to.equal("running");
+        failed(await tool(owner, "hosted_agent_action", { agentId: agent.id, action: "start" }), "AGENT_RUNNING");
+        await owner.close();
+
+        // The running agent's own token reaches MCP as the agent's wallet, but not its owner's tools.
+        const token = await agentToken(m.api, { id: agent.id, wallet: agent.wallet });
+        const hosted = new Client({ name: "hosted-agent", version: "1.0.0" });
+        await hosted.connect(
+          new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), {
+            requestInit: { headers: { Authorization: `Bearer ${token}` } },
+          }),
+        );
+        ok(await tool(hosted, "get_settlement"));
+        failed(await tool(hosted, "list_hosted_agents"), "DELEGATION_DISABLED");
+        failed(await tool(hosted, "create_hosted_agent", { slug: "child", name: "Child" }), "DELEGATION_DISABLED");
+        await hosted.close();
+      },
+      { DEPLOY_FEE_REQUIRED: "false" },
+    ));
+
   it("needs an API key: 401 with WWW-Authenticate, also for a bad key", () =>
     withMarket(async (m) => {
       const init = {
@@ -311,7 +381,10 @@ describe("Remote MCP at /mcp", () => {
         "get_offered_tasks",
         "escalate_work",
       ]);
-      expect(MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n))).to.deep.equal([]);
+      // The hosted-agent tools are called in "manages the owner's hosted agents".
+      expect(
+        MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n) && !HOSTED_AGENT_TOOLS.includes(n)),
+      ).to.deep.equal([]);
       await poster.close();
       await worker.close();
     }));
