@@ -18,7 +18,9 @@ import { loadConfig } from "../server/config";
 import { startServer, type RunningServer } from "../server/main";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
 import { newApiKey } from "../server/domain/credentials";
-import { ExampleAgent, EXAMPLE_CAPABILITIES } from "../client/exampleAgent";
+import { readDeployFee, verifyDeployFee } from "../server/domain/deployFee";
+import { actOnAgent, createHostedAgent, readHostedAgent } from "../server/domain/agents/hostedAgents";
+import { createAgentBodySchema, type AgentView } from "../server/domain/schemas/agents";
 import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {
@@ -104,7 +106,10 @@ export interface Devnet {
   deployment: Deployment;
   accounts: DemoAccount[];
   server?: RunningServer;
-  agent?: ExampleAgent;
+  /** The example agent, hosted by the service for the demo owner agent-1 (and acting as agent-1's wallet). */
+  agent?: HostedAgentHandle;
+  /** The hosted verifier agent (its own wallet), listed by GET /api/v1/a2a/executors?role=verifier. */
+  verifierAgent?: HostedAgentHandle;
   close(): Promise<void>;
 }
 
@@ -116,6 +121,84 @@ const DEMO_USDC = 100_000n * 10n ** 6n;
 function hardhatWallet(index: number): HDNodeWallet {
   const { mnemonic, path: basePath } = hre.config.networks.hardhat.accounts as { mnemonic: string; path: string };
   return HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(mnemonic), `${basePath}/${index}`);
+}
+
+/** A hosted agent the devnet started: its id, slug and wallet address. */
+export interface HostedAgentHandle {
+  id: string;
+  slug: string;
+  address: string;
+}
+
+/** The example agent's skill: public tasks needing these capabilities are its (the `summary` skill gives them). */
+export const EXAMPLE_CAPABILITIES = ["summarise", "text"];
+
+/**
+ * The devnet's hosted agents, owned by the demo account agent-1, which pays the deploy fee twice on the devnet's
+ * chain: the example agent (skill `summary`, agent-1's own wallet, so the demo accounts file holds its key) and a
+ * verifier agent (skill `verifier`, opted in as "Devnet verifier", a wallet the service generated, given gas). Both
+ * are started and running (in the service's agent host) when this returns.
+ */
+async function startHostedAgents(
+  server: RunningServer,
+  owner: HDNodeWallet,
+): Promise<{ agent: HostedAgentHandle; verifierAgent: HostedAgentHandle }> {
+  const deps = server.deps;
+  const signer = owner.connect(hre.ethers.provider);
+  const from = owner.address.toLowerCase();
+  const payFee = async () => {
+    const terms = await readDeployFee(deps, from);
+    if (!terms.required) return undefined;
+    await (await signer.sendTransaction(terms.transactions!.approve)).wait();
+    const paid = await (await signer.sendTransaction(terms.transactions!.deployAgent)).wait();
+    await verifyDeployFee(deps, from, paid!.hash);
+    return paid!.hash;
+  };
+  await payFee();
+  const example = await createHostedAgent(
+    deps,
+    from,
+    createAgentBodySchema.parse({
+      slug: "example-agent",
+      name: "Example agent",
+      description: "Summarises public briefs (the devnet's example agent)",
+      skills: [{ skill: "summary" }],
+    }),
+    { walletKey: owner.privateKey },
+  );
+  await payFee();
+  const verifier = await createHostedAgent(
+    deps,
+    from,
+    createAgentBodySchema.parse({
+      slug: "devnet-verifier",
+      name: "Devnet verifier",
+      description: "Judges work against a task's criteria (agent-mode verification)",
+      skills: [{ skill: "verifier" }],
+      verifier: { optIn: true, name: "Devnet verifier" },
+    }),
+  );
+  // The verifier agent signs its own verdicts: gas from the deployer (Hardhat account #0).
+  const [deployer] = await hre.ethers.getSigners();
+  await (await deployer.sendTransaction({ to: verifier.wallet, value: 10n ** 19n })).wait();
+  for (const agent of [example, verifier]) await actOnAgent(deps, from, { agentId: agent.id, action: "start" });
+  const handle = (view: AgentView) => ({ id: view.id, slug: view.slug!, address: view.wallet });
+  await waitUntilRunning(deps, from, [example.id, verifier.id]);
+  return { agent: handle(example), verifierAgent: handle(verifier) };
+}
+
+/** Waits (up to 120 s) until the host reports every agent running; the error names the last status and error. */
+async function waitUntilRunning(deps: RunningServer["deps"], owner: string, ids: string[]): Promise<void> {
+  const giveUpAt = Date.now() + 120_000;
+  for (;;) {
+    const views = await Promise.all(ids.map((id) => readHostedAgent(deps, owner, id)));
+    if (views.every((v) => v.status === "running")) return;
+    if (Date.now() > giveUpAt) {
+      const stuck = views.find((v) => v.status !== "running")!;
+      throw new Error(`hosted agent ${stuck.slug} is ${stuck.status}: ${stuck.lastError ?? "no error recorded"}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
@@ -139,7 +222,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const outDir = options.outDir ?? path.join(__dirname, "..", ".devnet");
   const dataDir = options.dataDir ?? path.join(__dirname, "..", "data");
   let server: RunningServer | undefined;
-  let agent: ExampleAgent | undefined;
+  let agent: HostedAgentHandle | undefined;
+  let verifierAgent: HostedAgentHandle | undefined;
   let mcpConfig: McpClientConfig | undefined;
   const accounts: DemoAccount[] = [];
   if (api) {
@@ -211,16 +295,18 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     mcpConfig = mcpClientConfig(server.url, accounts.find((a) => a.role === "agent-2")!.apiKey);
     fs.writeFileSync(path.join(outDir, "mcp.json"), JSON.stringify(mcpConfig, null, 2) + "\n", { mode: 0o600 });
 
-    // The example agent (agent-1) takes public tasks it can do and delivers them.
-    const agentAccount = accounts.find((a) => a.role === "agent-1")!;
-    agent = new ExampleAgent({
-      apiUrl: server.url,
-      apiKey: agentAccount.apiKey,
-      privateKey: agentAccount.privateKey,
-      provider: hre.ethers.provider,
-      log: (message) => console.log(message),
-    });
-    await agent.start();
+    // The hosted agents of the demo owner agent-1: the example agent takes public tasks it can do and delivers
+    // them; the verifier agent judges agent-mode tasks that name it.
+    try {
+      ({ agent, verifierAgent } = await startHostedAgents(
+        server,
+        hardhatWallet(FIRST_DEMO_INDEX + DEMO_ROLES.indexOf("agent-1")),
+      ));
+    } catch (error) {
+      await server.close();
+      await rpc.close();
+      throw error;
+    }
   }
   return {
     rpcUrl,
@@ -230,8 +316,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     accounts,
     server,
     agent,
+    verifierAgent,
     close: async () => {
-      await agent?.stop();
       await server?.close();
       await rpc.close();
     },
@@ -261,7 +347,10 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(`              admin: ${ADMIN_WARNING}`);
   lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
   lines.push(
-    `Agent         example agent ${devnet.agent?.address} takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
+    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
+  );
+  lines.push(
+    `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
   );
   lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
   return lines;
