@@ -82,6 +82,8 @@ export interface AgentRuntimeOptions {
   supportedChains?: ChainName[];
   /** Smallest reward the agent takes, in the token's smallest unit (default "0"). */
   minReward?: string;
+  /** Registers the agent as a verifier agent too (listed with role=verifier under `name` while it runs). */
+  verifier?: { optIn: boolean; name?: string };
   /** The agent's work: the result to deliver (any JSON value but null). */
   work: (job: Job) => unknown | Promise<unknown>;
   /** Which listed tasks to take (default: every task whose required capabilities the agent has). */
@@ -213,6 +215,7 @@ export class AgentRuntime {
       capabilities: this.options.capabilities,
       supportedChains: this.options.supportedChains ?? [settlement.postingChain],
       minReward: this.options.minReward ?? "0",
+      ...(this.options.verifier ? { verifier: this.options.verifier } : {}),
     });
     this.log(`registered with capabilities ${this.options.capabilities.join(", ")}`);
     this.running = true;

@@ -1,0 +1,160 @@
+/**
+ * A hosted agent's worker thread (started by the agent host, ./host.ts, through a bootstrap that registers ts-node):
+ * the SDK's AgentRuntime with the agent's own key, speaking to the API over HTTP with the credential the host gives it
+ * (a hosted token, replaced by the host before it expires), and a work function that runs the installed skill
+ * covering the task's required capabilities. Everything it reports goes to the host by message: `ready`, log lines,
+ * the event stream's resume point, pause state; the host writes them to the database. The key and the credential
+ * never leave the thread in a message or a log line.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+import { JsonRpcProvider } from "ethers";
+import { AgentRuntime, MarketApi, type Job } from "../../client/sdk";
+import { capabilitiesFor, findSkill } from "../domain/agents/skills/catalog";
+import type { SkillDefinition } from "../domain/agents/skills/types";
+
+/** What the host hands a worker (workerData). */
+export interface WorkerInit {
+  agentId: string;
+  wallet: string;
+  /** The agent's wallet key (0x hex), decrypted by the host. */
+  privateKey: string;
+  apiUrl: string;
+  /** The bearer credential the worker acts with (a hosted token; an API key in tests). */
+  credential: string;
+  rpcUrl: string;
+  /** The agent's own capabilities, added to its skills'. */
+  capabilities: string[];
+  minReward: string;
+  skills: { id: string; config: Record<string, unknown>; secrets: Record<string, string> }[];
+  lastEventId?: string;
+  paused: boolean;
+  verifier: { optIn: boolean; name: string | null };
+  /** How long start() waits for the posting chain to be postable. */
+  startTimeoutMs?: number;
+}
+
+export type HostToWorker =
+  { type: "credential"; credential: string } | { type: "pause" } | { type: "resume" } | { type: "stop" };
+
+export type WorkerToHost =
+  | { type: "ready" }
+  | { type: "log"; level: "info" | "warn" | "error"; message: string }
+  | { type: "lastEventId"; id: string }
+  | { type: "paused"; paused: boolean }
+  | { type: "stopped" };
+
+interface InstalledSkill {
+  skill: SkillDefinition;
+  config: Record<string, unknown>;
+  secrets: Record<string, string>;
+  capabilities: string[];
+}
+
+/** The installed skill covering every required capability (the first in install order), if any. */
+export function skillFor(installed: InstalledSkill[], required: string[]): InstalledSkill | undefined {
+  const wanted = required.map((c) => c.toLowerCase());
+  return installed.find((s) => wanted.every((c) => s.capabilities.includes(c)));
+}
+
+async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
+  const post = (message: WorkerToHost) => port.postMessage(message);
+  const log = (message: string, level: "info" | "warn" | "error" = "info") => post({ type: "log", level, message });
+  const stopping = new AbortController();
+
+  const installed: InstalledSkill[] = [];
+  for (const s of init.skills) {
+    const skill = findSkill(s.id);
+    if (!skill) {
+      log(`skill ${s.id} is not in this service's catalog: skipped`, "warn");
+      continue;
+    }
+    const caps = capabilitiesFor(skill, s.config).map((c) => c.toLowerCase());
+    installed.push({ skill, config: s.config, secrets: s.secrets, capabilities: caps });
+  }
+  const capabilities = [
+    ...new Set([...installed.flatMap((s) => s.capabilities), ...init.capabilities.map((c) => c.toLowerCase())]),
+  ].sort();
+
+  const work = async (job: Job) => {
+    const chosen = skillFor(installed, job.meta.requiredCapabilities);
+    if (!chosen) {
+      throw new Error(`no installed skill covers ${job.meta.requiredCapabilities.join(", ") || "this task"}`);
+    }
+    log(`running skill ${chosen.skill.id} on ${job.taskHash} (attempt ${job.attempt})`);
+    return chosen.skill.run(
+      {
+        taskHash: job.taskHash,
+        briefText: job.briefText,
+        requiredCapabilities: job.meta.requiredCapabilities,
+        attempt: job.attempt,
+      },
+      {
+        config: chosen.config,
+        secrets: chosen.secrets,
+        log: (message) => log(`[${chosen.skill.id}] ${message}`),
+        signal: stopping.signal,
+      },
+    );
+  };
+
+  const api = new MarketApi({ baseUrl: init.apiUrl, token: init.credential });
+  const provider = new JsonRpcProvider(init.rpcUrl, undefined, { staticNetwork: true });
+  const runtime = new AgentRuntime({
+    api,
+    privateKey: init.privateKey,
+    provider,
+    capabilities,
+    minReward: init.minReward,
+    lastEventId: init.lastEventId,
+    // Opted in as a verifier agent: registered so (role=verifier lists it while it runs).
+    verifier: init.verifier.optIn && init.verifier.name ? { optIn: true, name: init.verifier.name } : { optIn: false },
+    startTimeoutMs: init.startTimeoutMs,
+    work,
+    log: (message) => log(message),
+    onEvent: (event) => {
+      if (event.id) post({ type: "lastEventId", id: event.id });
+    },
+  });
+  if (init.paused) runtime.pause();
+
+  let stopped: Promise<void> | undefined;
+  const stop = () =>
+    (stopped ??= (async () => {
+      stopping.abort();
+      await runtime.stop();
+      provider.destroy();
+      post({ type: "stopped" });
+      // Ends this thread only (not the host's process).
+      process.exit(0);
+    })());
+
+  port.on("message", (message: HostToWorker) => {
+    switch (message.type) {
+      case "credential":
+        api.setToken(message.credential);
+        break;
+      case "pause":
+        runtime.pause();
+        post({ type: "paused", paused: true });
+        break;
+      case "resume":
+        runtime.resume();
+        post({ type: "paused", paused: false });
+        break;
+      case "stop":
+        void stop();
+        break;
+    }
+  });
+
+  await runtime.start();
+  post({ type: "ready" });
+}
+
+if (parentPort && workerData) {
+  const port = parentPort;
+  main(workerData as WorkerInit, port).catch((error) => {
+    port.postMessage({ type: "log", level: "error", message: `worker failed: ${String(error)}` } as WorkerToHost);
+    process.exit(1);
+  });
+}
