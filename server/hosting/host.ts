@@ -16,7 +16,6 @@
  * stopped only for agents desired stopped: on a whole-service shutdown agents stay desired running and the next host
  * takes them) and leaves agent_hosts. Keys and credentials are never logged.
  */
-import path from "node:path";
 import { Worker } from "node:worker_threads";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
@@ -41,6 +40,7 @@ import {
 import { openSecret, secretLabel } from "../domain/agents/secrets";
 import { issueAgentToken } from "../domain/agents/tokens";
 import type { HostToWorker, WorkerInit, WorkerToHost } from "./worker";
+import { WORKER_BOOTSTRAP, WORKER_ENTRY, compileWorkerSources } from "./workerCode";
 
 /** The credential a worker acts with, and when it expires (unix seconds; none: never refreshed). */
 export interface AgentCredential {
@@ -65,14 +65,8 @@ export interface AgentHostOptions {
   workerStartTimeoutMs?: number;
 }
 
-const WORKER_ENTRY = path.join(__dirname, "worker.ts");
-/**
- * The worker thread's entry: the project runs TypeScript through ts-node (npm start, hardhat test, the devnet), and a
- * worker thread starts without the parent's require hooks, so it registers ts-node (transpile only: the type check
- * is the build's) and then loads worker.ts.
- */
-const BOOTSTRAP =
-  'require("ts-node").register({ transpileOnly: true });' + 'require(require("node:worker_threads").workerData.entry);';
+/** Young generation of a worker's heap, in MB. */
+const WORKER_YOUNG_GENERATION_MB = 8;
 
 interface Slot {
   agentId: string;
@@ -133,6 +127,34 @@ export class AgentHost {
   /** The agents this host runs now, with whether their worker reported ready. */
   agents(): { agentId: string; ready: boolean; threadId?: number }[] {
     return [...this.slots.values()].map((s) => ({ agentId: s.agentId, ready: s.ready, threadId: s.worker?.threadId }));
+  }
+
+  /**
+   * Each running worker's own V8 heap (asked of the worker; a worker that does not answer within 2 s is left out).
+   * `collect`: after a full garbage collection in each worker (for measurements: it pauses them).
+   */
+  async heapUsage(collect = false): Promise<{ agentId: string; heapUsedBytes: number; heapTotalBytes: number }[]> {
+    const answers = [...this.slots.values()].map(
+      (slot) =>
+        new Promise<{ agentId: string; heapUsedBytes: number; heapTotalBytes: number } | undefined>((resolve) => {
+          const worker = slot.worker;
+          if (!worker) return resolve(undefined);
+          const timeout = setTimeout(() => (worker.off("message", onMessage), resolve(undefined)), 2000);
+          const onMessage = (message: WorkerToHost) => {
+            if (message.type !== "memory") return;
+            clearTimeout(timeout);
+            worker.off("message", onMessage);
+            resolve({
+              agentId: slot.agentId,
+              heapUsedBytes: message.heapUsedBytes,
+              heapTotalBytes: message.heapTotalBytes,
+            });
+          };
+          worker.on("message", onMessage);
+          worker.postMessage({ type: "memory", collect } satisfies HostToWorker);
+        }),
+    );
+    return (await Promise.all(answers)).filter((a) => a !== undefined);
   }
 
   /** The worker thread of an agent this host runs (for supervision tools: terminating it counts as a crash). */
@@ -364,10 +386,18 @@ export class AgentHost {
       await this.crashed(slot, `could not start: ${(error as Error).message}`);
       return;
     }
-    const worker = new Worker(BOOTSTRAP, {
+    const worker = new Worker(WORKER_BOOTSTRAP, {
       eval: true,
-      workerData: { ...init, entry: WORKER_ENTRY },
-      resourceLimits: { maxOldGenerationSizeMb: this.settings.workerMemoryMb },
+      workerData: { ...init, entry: WORKER_ENTRY, sources: compileWorkerSources() },
+      // Not the parent's --require hooks (hardhat runs with ts-node and hardhat/register: a whole Hardhat runtime
+      // and the TypeScript compiler in every agent): the bootstrap brings the precompiled code it needs.
+      execArgv: [],
+      // The young generation capped too: V8's default (up to 3 x 16 MB semi-spaces per isolate) would be most of
+      // an idle agent's memory (bench:agents).
+      resourceLimits: {
+        maxOldGenerationSizeMb: this.settings.workerMemoryMb,
+        maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB,
+      },
       // The worker's own output is its log lines (to the database), not the host's stdout.
       stdout: true,
       stderr: true,
@@ -442,6 +472,7 @@ export class AgentHost {
         slot.lastEventId = message.id;
         break;
       case "stopped":
+      case "memory":
         break;
     }
   }

@@ -6,6 +6,8 @@
  * the event stream's resume point, pause state; the host writes them to the database. The key and the credential
  * never leave the thread in a message or a log line.
  */
+import { getHeapStatistics, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider } from "ethers";
 import { AgentRuntime, MarketApi, type Job } from "../../client/sdk";
@@ -34,13 +36,20 @@ export interface WorkerInit {
 }
 
 export type HostToWorker =
-  { type: "credential"; credential: string } | { type: "pause" } | { type: "resume" } | { type: "stop" };
+  | { type: "credential"; credential: string }
+  | { type: "pause" }
+  | { type: "resume" }
+  | { type: "stop" }
+  /** Answer the heap; `collect`: after a full garbage collection (measurements only: it pauses the worker). */
+  | { type: "memory"; collect?: boolean };
 
 export type WorkerToHost =
   | { type: "ready" }
   | { type: "log"; level: "info" | "warn" | "error"; message: string }
   | { type: "lastEventId"; id: string }
   | { type: "paused"; paused: boolean }
+  /** The worker's V8 heap (its own isolate), answering `memory`. */
+  | { type: "memory"; heapUsedBytes: number; heapTotalBytes: number }
   | { type: "stopped" };
 
 interface InstalledSkill {
@@ -144,6 +153,15 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
       case "stop":
         void stop();
         break;
+      case "memory": {
+        if (message.collect) {
+          setFlagsFromString("--expose-gc");
+          (runInNewContext("gc") as () => void)();
+        }
+        const heap = getHeapStatistics();
+        post({ type: "memory", heapUsedBytes: heap.used_heap_size, heapTotalBytes: heap.total_heap_size });
+        break;
+      }
     }
   });
 
