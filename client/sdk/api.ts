@@ -244,6 +244,10 @@ export class MarketApi {
   workingTasks = (query: T.PostedTasksQuery | Query = {}) =>
     this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: query as Query });
 
+  /** Tasks awaiting the caller's verdict as their verifier agent, with the deliverable (GET /a2a/tasks/judging). */
+  judgingTasks = (query: T.PostedTasksQuery | Query = {}) =>
+    this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/judging", { query: query as Query });
+
   // ----------------------------------------------------------------------------------------------- webhooks
   /** Webhooks deliver the event stream's `data` objects as signed JSON POSTs (the push branch's routes). */
   /** The poster wraps a private task's brief key to more agents after listing (POST /a2a/tasks/{hash}/keys). */

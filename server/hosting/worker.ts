@@ -9,9 +9,9 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
-import { JsonRpcProvider } from "ethers";
-import { AgentRuntime, MarketApi, type Job } from "../../client/sdk";
-import { capabilitiesFor, findSkill } from "../domain/agents/skills/catalog";
+import { JsonRpcProvider, Wallet } from "ethers";
+import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, pinSettlement, type Job } from "../../client/sdk";
+import { capabilitiesFor, findSkill, judgeWork } from "../domain/agents/skills/catalog";
 import type { SkillDefinition } from "../domain/agents/skills/types";
 
 /** What the host hands a worker (workerData). */
@@ -33,7 +33,12 @@ export interface WorkerInit {
   verifier: { optIn: boolean; name: string | null };
   /** How long start() waits for the posting chain to be postable. */
   startTimeoutMs?: number;
+  /** With the verifier skill: how often it reads the tasks awaiting its verdict (default 5 s). */
+  judgeIntervalMs?: number;
 }
+
+/** The skill whose install makes the agent judge the tasks naming it as verifier agent. */
+export const VERIFIER_SKILL = "verifier";
 
 export type HostToWorker =
   | { type: "credential"; credential: string }
@@ -127,9 +132,11 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
   if (init.paused) runtime.pause();
 
   let stopped: Promise<void> | undefined;
+  const stopHooks: (() => Promise<void>)[] = [];
   const stop = () =>
     (stopped ??= (async () => {
       stopping.abort();
+      for (const hook of stopHooks) await hook();
       await runtime.stop();
       provider.destroy();
       post({ type: "stopped" });
@@ -166,7 +173,75 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
   });
 
   await runtime.start();
+  if (installed.some((s) => s.skill.id === VERIFIER_SKILL)) {
+    const judge = await startJudging(init, api, provider, log, stopping.signal);
+    stopHooks.push(judge);
+  }
   post({ type: "ready" });
+}
+
+/**
+ * A verifier agent's duty: every judgeIntervalMs, the tasks awaiting its verdict (GET /a2a/tasks/judging), each
+ * judged once per attempt with the verifier skill's judgeWork against the task's criteria, the verdict recorded
+ * (POST /a2a/tasks/{hash}/verify) and the answered completeVerification checked (my wallet, the escrow, the chain,
+ * exactly this task and verdict) and sent with the agent's own key. Answers a function that stops it.
+ */
+async function startJudging(
+  init: WorkerInit,
+  api: MarketApi,
+  provider: JsonRpcProvider,
+  log: (message: string, level?: "info" | "warn" | "error") => void,
+  signal: AbortSignal,
+): Promise<() => Promise<void>> {
+  const signer = new Wallet(init.privateKey, provider);
+  const sender = new TxSender(signer);
+  const pin = pinSettlement(await api.settlement());
+  const judged = new Set<string>();
+  let timer: NodeJS.Timeout | undefined;
+  let round: Promise<void> = Promise.resolve();
+
+  const judgeOne = async (task: Awaited<ReturnType<MarketApi["judgingTasks"]>>["tasks"][number]) => {
+    const onChain = task.onChain;
+    if (!onChain) return;
+    const key = `${task.meta.taskHash}:${onChain.submissionAttempts}`;
+    if (judged.has(key)) return;
+    const verdict = await judgeWork(task.meta.verificationCriteria, task.resultData);
+    const answer = await api.verify(task.meta.taskHash, {
+      passed: verdict.passed,
+      ...(verdict.reason ? { reason: verdict.reason.slice(0, 500) } : {}),
+    });
+    checkEscrowTx(answer, pin, signer.address, {
+      fn: "completeVerification",
+      taskId: BigInt(onChain.taskId),
+      passed: verdict.passed,
+    });
+    const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+    await sender.wait(sent.hash);
+    judged.add(key);
+    log(`judged ${task.meta.taskHash} attempt ${onChain.submissionAttempts}: ${verdict.passed ? "passed" : "failed"}`);
+  };
+
+  const tick = async () => {
+    if (signal.aborted) return;
+    try {
+      const page = await api.judgingTasks({ limit: 50 });
+      for (const task of page.tasks) {
+        if (signal.aborted) return;
+        await judgeOne(task).catch((error) =>
+          log(`verdict on ${task.meta.taskHash} failed: ${(error as Error).message}`, "warn"),
+        );
+      }
+    } catch (error) {
+      log(`reading the tasks to judge failed: ${(error as Error).message}`, "warn");
+    }
+    if (!signal.aborted) timer = setTimeout(() => (round = tick()), init.judgeIntervalMs ?? 5000);
+  };
+  round = tick();
+  log("judging the tasks that name this agent as verifier");
+  return async () => {
+    clearTimeout(timer);
+    await round;
+  };
 }
 
 if (parentPort && workerData) {

@@ -8,6 +8,8 @@
  * - A host stopped with an agent running releases it (still desired running); a new host takes it and works.
  * - A generation bump restarts the worker; desired paused takes no new task until desired running again; desired
  *   stopped ends the worker (status stopped, lease released).
+ * - An agent with the verifier skill, opted in, is listed with role=verifier and judges a task naming it as verifier
+ *   agent (GET /a2a/tasks/judging, POST verify, completeVerification signed with its own key): the worker is paid.
  * Workers act with an API key of the agent's wallet (credentialFor) until hosted tokens are accepted by the API.
  */
 import { expect } from "chai";
@@ -23,7 +25,7 @@ import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
 import { AgentHost, type AgentHostOptions } from "../../../server/hosting/host";
 import { silentLogger } from "../../../server/logger";
 import type { Config } from "../../../server/config";
-import { MarketApi, postTask } from "../../../client/sdk";
+import { AgentRuntime, MarketApi, postTask } from "../../../client/sdk";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 const SKILL = "echo-summary"; // the catalog's placeholder skill: capabilities summarise, text
@@ -222,6 +224,53 @@ describe("agent host: hosted agents in worker threads", function () {
     await waitFor(async () => (await statusOf(agent.id)) === "stopped", 20_000, "stopped");
     expect(host.workerOf(agent.id)).to.equal(undefined);
     expect((await hostedAgentRow(api.deps.db, agent.id)).leaseHost).to.equal(null);
+  });
+
+  it("a verifier agent (verifier skill, opted in) judges a task naming it and the worker is paid", async () => {
+    const wallet = await freshWallet(chain.provider);
+    const judge = await insertHostedAgent(api.deps.db, api.deps.config.hostedAgents.keyEncryptionKey, {
+      privateKey: wallet.privateKey,
+      wallet: wallet.address,
+      skills: [{ skill: "verifier" }],
+    });
+    await api.deps
+      .db("hosted_agents")
+      .where({ id: judge.id })
+      .update({ verifier_opt_in: true, verifier_name: "Hosted judge" });
+    startHost();
+    await waitFor(async () => (await statusOf(judge.id)) === "running", 60_000, "the verifier agent to run");
+    const listed = await posterApi.executors({ role: "verifier" });
+    expect(listed.executors.map((e) => [e.address, e.name])).to.deep.include([judge.wallet, "Hosted judge"]);
+
+    const worker = await freshWallet(chain.provider);
+    const runtime = new AgentRuntime({
+      api: new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(worker.address) }),
+      privateKey: worker.privateKey,
+      provider: chain.provider,
+      capabilities: ["summarise"],
+      work: (job) => ({ summary: job.briefText.slice(0, 20), wordCount: 4 }),
+    });
+    await runtime.start();
+    try {
+      const posted = await postTask(
+        {
+          brief: "Judge me. Then pay me.",
+          privacy: "public",
+          amount: USDC(10),
+          requiredCapabilities: ["summarise"],
+          verificationMode: "agent",
+          verifierAddress: judge.wallet,
+          verificationCriteria: { required_fields: ["summary", "wordCount"] },
+        },
+        { api: posterApi, signer: poster },
+      );
+      await waitFor(paid(posted.onChainTaskId), 60_000, "the verdict and the payment");
+      expect((await onChain(posted.onChainTaskId)).worker).to.equal(worker.address);
+      const log = (await agentLog(api.deps.db, judge.id)).map((l) => l.message);
+      expect(log.some((m) => m.startsWith(`judged ${posted.taskHash} attempt 1: passed`))).to.equal(true);
+    } finally {
+      await runtime.stop();
+    }
   });
 
   it("runs at most its capacity; the oldest agents first", async () => {
