@@ -66,6 +66,7 @@ async function callEverything(api: MarketApi) {
     () => api.deployFee(),
     () => api.verifyDeployFee(HASH),
     () => api.workingTasks(),
+    () => api.judgingTasks(),
     () => api.addBriefKeys(HASH, { wrappedKeys: { [ADDRESS]: "0x00" } }),
     () => api.devnetWallets(),
     () => api.createWebhook({ url: "https://example.com/hook" }),
