@@ -8,6 +8,7 @@
  * - A host stopped with an agent running releases it (still desired running); a new host takes it and works.
  * - A generation bump restarts the worker; desired paused takes no new task until desired running again; desired
  *   stopped ends the worker (status stopped, lease released).
+ * - The worker's credential is replaced before it expires: with the first one revoked, the agent still works.
  * - An agent with the verifier skill, opted in, is listed with role=verifier and judges a task naming it as verifier
  *   agent (GET /a2a/tasks/judging, POST verify, completeVerification signed with its own key): the worker is paid.
  * Workers act with an API key of the agent's wallet (credentialFor) until hosted tokens are accepted by the API.
@@ -271,6 +272,26 @@ describe("agent host: hosted agents in worker threads", function () {
     } finally {
       await runtime.stop();
     }
+  });
+
+  it("refreshes the worker's credential before it expires: with the first revoked the agent still works", async () => {
+    const agent = await newAgent();
+    const issued: string[] = [];
+    startHost({
+      // Credentials living 3 s: the host gives the worker a new one at 80% of that.
+      credentialFor: async (a) => {
+        issued.push(await api.createKey(a.wallet));
+        return { credential: issued[issued.length - 1], expiresAt: Math.floor(Date.now() / 1000) + 3 };
+      },
+    });
+    await waitFor(async () => (await statusOf(agent.id)) === "running", 60_000, "the agent to run");
+    // Two refreshes: the worker has long had the second credential when the first is revoked.
+    await waitFor(() => issued.length >= 3, 15_000, "refreshed credentials");
+    const first = await api.deps.db("api_keys").where({ address: agent.wallet }).orderBy("id", "asc").first();
+    await api.deps.db("api_keys").where({ id: first.id }).update({ revoked_at: 1 });
+    const posted = await post("Work with the new credential.");
+    await waitFor(paid(posted.onChainTaskId), 60_000, "the task to be paid");
+    expect(await statusOf(agent.id)).to.equal("running");
   });
 
   it("runs at most its capacity; the oldest agents first", async () => {
