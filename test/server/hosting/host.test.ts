@@ -8,6 +8,7 @@
  * - A host stopped with an agent running releases it (still desired running); a new host takes it and works.
  * - A generation bump restarts the worker; desired paused takes no new task until desired running again; desired
  *   stopped ends the worker (status stopped, lease released).
+ * - A worker that cannot start is restarted with a doubling back-off up to its ceiling, each crash counted.
  * - The worker's credential is replaced before it expires: with the first one revoked, the agent still works.
  * - An agent with the verifier skill, opted in, is listed with role=verifier and judges a task naming it as verifier
  *   agent (GET /a2a/tasks/judging, POST verify, completeVerification signed with its own key): the worker is paid.
@@ -272,6 +273,29 @@ describe("agent host: hosted agents in worker threads", function () {
     } finally {
       await runtime.stop();
     }
+  });
+
+  it("restarts a worker that cannot start with a back-off doubling to its ceiling, counting each crash", async () => {
+    const agent = await newAgent();
+    let refusals = 4;
+    startHost({
+      backoff: { initialMs: 100, maxMs: 400 },
+      credentialFor: async (a) => {
+        if (refusals-- > 0) throw new Error("no credential today");
+        return { credential: await api.createKey(a.wallet) };
+      },
+    });
+    await waitFor(async () => (await statusOf(agent.id)) === "running", 60_000, "the agent to run at last");
+    const row = await hostedAgentRow(api.deps.db, agent.id);
+    expect(row.restarts).to.equal(4);
+    expect(row.lastError, "the last error stays for the owner to read").to.equal(
+      "could not start: no credential today",
+    );
+    const delays = (await agentLog(api.deps.db, agent.id))
+      .map((l) => /could not start: no credential today; restart in (\d+) ms/.exec(l.message)?.[1])
+      .filter((d) => d !== undefined)
+      .map(Number);
+    expect(delays).to.deep.equal([100, 200, 400, 400]);
   });
 
   it("refreshes the worker's credential before it expires: with the first revoked the agent still works", async () => {
