@@ -94,6 +94,8 @@ interface Slot {
 
 export class AgentHost {
   private readonly slots = new Map<string, Slot>();
+  /** Workers being stopped (they count against the capacity until gone). */
+  private readonly retiring = new Set<Promise<void>>();
   private readonly hostId: string;
   private readonly clock: { nowMs(): number };
   private readonly backoff: { initialMs: number; maxMs: number; resetAfterMs: number };
@@ -183,6 +185,7 @@ export class AgentHost {
     this.running = false;
     clearTimeout(this.timer);
     await this.inFlight;
+    await Promise.all([...this.retiring]);
     const slots = [...this.slots.values()];
     await Promise.all(slots.map((slot) => this.stopWorker(slot)));
     for (const slot of slots) {
@@ -226,6 +229,11 @@ export class AgentHost {
     this.schedule(next);
   }
 
+  /** Workers running, starting or stopping. */
+  private load() {
+    return this.slots.size + this.retiring.size;
+  }
+
   private nowSeconds() {
     return Math.floor(this.clock.nowMs() / 1000);
   }
@@ -241,12 +249,12 @@ export class AgentHost {
       if (!this.running) return;
       await this.reconcile(slot, rows.get(slot.agentId));
     }
-    while (this.running && this.slots.size < this.settings.capacity) {
-      const free = this.settings.capacity - this.slots.size;
+    while (this.running && this.load() < this.settings.capacity) {
+      const free = this.settings.capacity - this.load();
       const claimable = (await listClaimableAgents(this.db, now, free + 5)).filter((a) => !this.slots.has(a.id));
       let claimed = 0;
       for (const agent of claimable) {
-        if (this.slots.size >= this.settings.capacity || !this.running) break;
+        if (this.load() >= this.settings.capacity || !this.running) break;
         const mine = await claimAgentLease(this.db, {
           agentId: agent.id,
           host: this.hostId,
@@ -265,19 +273,13 @@ export class AgentHost {
   private async reconcile(slot: Slot, row: HostedAgentRun | undefined) {
     const lost = !row || row.leaseHost !== this.hostId;
     if (lost || row.deleted || (row.desiredState !== "running" && row.desiredState !== "paused")) {
+      // Stopped beside the tick (a worker may take stopTimeoutMs to go: the other leases must be renewed meanwhile);
+      // it counts against the capacity until it is gone.
       this.slots.delete(slot.agentId);
-      await this.stopWorker(slot);
-      await this.flushEventId(slot);
-      if (lost) {
-        this.log(slot, "warn", `lease lost to ${row?.leaseHost ?? "nobody"}: worker stopped on ${this.hostId}`);
-        return;
-      }
-      if (row.deleted) await releaseAgentLease(this.db, this.hostId, slot.agentId);
-      else {
-        this.log(slot, "info", "stopped by its owner");
-        await slot.logs;
-        await reportAgentStopped(this.db, { agentId: slot.agentId, host: this.hostId, nowSeconds: this.nowSeconds() });
-      }
+      const retired: Promise<void> = this.retire(slot, row, lost)
+        .catch((error) => this.options.logger.warn("agent worker not retired cleanly", { agent: slot.agentId, error }))
+        .finally(() => this.retiring.delete(retired));
+      this.retiring.add(retired);
       return;
     }
     await this.flushEventId(slot);
@@ -299,6 +301,23 @@ export class AgentHost {
       slot.desired = row.desiredState as Slot["desired"];
       this.send(slot, { type: slot.desired === "paused" ? "pause" : "resume" });
     }
+  }
+
+  /** Stops the worker of an agent this host no longer runs; status stopped if its owner stopped it. */
+  private async retire(slot: Slot, row: HostedAgentRun | undefined, lost: boolean) {
+    await this.stopWorker(slot);
+    await this.flushEventId(slot);
+    if (lost || !row) {
+      this.log(slot, "warn", `lease lost to ${row?.leaseHost ?? "nobody"}: worker stopped on ${this.hostId}`);
+      return;
+    }
+    if (row.deleted) {
+      await releaseAgentLease(this.db, this.hostId, slot.agentId);
+      return;
+    }
+    this.log(slot, "info", "stopped by its owner");
+    await slot.logs;
+    await reportAgentStopped(this.db, { agentId: slot.agentId, host: this.hostId, nowSeconds: this.nowSeconds() });
   }
 
   // ------------------------------------------------------------------------------------------------ workers
@@ -386,6 +405,8 @@ export class AgentHost {
       await this.crashed(slot, `could not start: ${(error as Error).message}`);
       return;
     }
+    // Stopped, or the agent left this host, while its secrets were read: no worker.
+    if (!this.running || this.slots.get(slot.agentId) !== slot) return;
     const worker = new Worker(WORKER_BOOTSTRAP, {
       eval: true,
       workerData: { ...init, entry: WORKER_ENTRY, sources: compileWorkerSources() },
