@@ -22,6 +22,7 @@ import type { Deps } from "./domain/deps";
 import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
 import { createPush, startPush, stopPush } from "./domain/events";
+import { AgentHost } from "./hosting/host";
 
 export interface StartOptions {
   config?: Readonly<Config>;
@@ -36,6 +37,8 @@ export interface RunningServer {
   url: string;
   deps: Deps;
   indexer?: Indexer;
+  /** The agent host of this process (RUN_AGENT_HOST), when it runs one. */
+  agentHost?: AgentHost;
   close(): Promise<void>;
 }
 
@@ -122,11 +125,22 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.api.host}:${port}`;
   logger.info("API listening", { url });
+  // Hosted agents in this process (RUN_AGENT_HOST): their workers speak to this API over HTTP.
+  let agentHost: AgentHost | undefined;
+  if (config.hostedAgents.runHost) {
+    agentHost = new AgentHost({ db, config, logger: logger.child({ component: "agent-host" }), apiUrl: url });
+    deps.agentHost = agentHost;
+    agentHost.start();
+  }
   return {
     url,
     deps,
     indexer,
+    agentHost,
     async close() {
+      // The agents first, while the API they deliver through still answers (they stay desired running: the next
+      // start takes them again).
+      await agentHost?.stop();
       // Open event streams end first (cleanly, with their last event sent), or server.close would wait for them.
       await stopPush(deps);
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

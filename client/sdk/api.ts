@@ -12,6 +12,11 @@ export interface MarketApiOptions {
   baseUrl: string;
   /** `sk_...`: sent as X-API-Key on every request (public reads work without it). */
   apiKey?: string;
+  /**
+   * A bearer credential sent as `Authorization: Bearer <token>` on every request instead of the API key: a hosted
+   * agent's short-lived token (its host replaces it before expiry with `setToken`).
+   */
+  token?: string;
   /** Per-request time limit (default 90 s: an upload answers within about 85 s). */
   timeoutMs?: number;
   /** The fetch implementation (default: the global fetch of Node 20+). */
@@ -40,12 +45,14 @@ const enc = encodeURIComponent;
 export class MarketApi {
   readonly baseUrl: string;
   readonly apiKey: string | undefined;
+  private token: string | undefined;
   private readonly timeoutMs: number;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: MarketApiOptions) {
     this.baseUrl = options.baseUrl.replace(/\/+$/, "");
     this.apiKey = options.apiKey;
+    this.token = options.token;
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.fetchImpl = options.fetch ?? fetch;
   }
@@ -53,6 +60,11 @@ export class MarketApi {
   /** The same service with another API key. */
   withKey(apiKey: string): MarketApi {
     return new MarketApi({ baseUrl: this.baseUrl, apiKey, timeoutMs: this.timeoutMs, fetch: this.fetchImpl });
+  }
+
+  /** Replaces the bearer token (a refreshed hosted-agent token): the next request carries the new one. */
+  setToken(token: string): void {
+    this.token = token;
   }
 
   /** The URL of a path of the service, with a query. */
@@ -69,6 +81,7 @@ export class MarketApi {
   /** Headers carrying the credential (for callers speaking HTTP themselves, e.g. the event stream). */
   authHeaders(bearer?: string): Record<string, string> {
     if (bearer) return { authorization: `Bearer ${bearer}` };
+    if (this.token) return { authorization: `Bearer ${this.token}` };
     return this.apiKey ? { "x-api-key": this.apiKey } : {};
   }
 
@@ -230,6 +243,10 @@ export class MarketApi {
   /** Tasks the caller works on (GET /api/v1/a2a/tasks/working; same shape as postedTasks). */
   workingTasks = (query: T.PostedTasksQuery | Query = {}) =>
     this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/working", { query: query as Query });
+
+  /** Tasks awaiting the caller's verdict as their verifier agent, with the deliverable (GET /a2a/tasks/judging). */
+  judgingTasks = (query: T.PostedTasksQuery | Query = {}) =>
+    this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/judging", { query: query as Query });
 
   // ----------------------------------------------------------------------------------------------- webhooks
   /** Webhooks deliver the event stream's `data` objects as signed JSON POSTs (the push branch's routes). */

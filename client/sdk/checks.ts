@@ -95,6 +95,7 @@ export type ExpectedCall =
   | { fn: "submitEvidence"; taskId: bigint; evidenceHash: string }
   | { fn: "assignWorker"; taskId: bigint; worker: string }
   | { fn: "resolveDispute"; taskId: bigint; workerFavored: boolean }
+  | { fn: "completeVerification"; taskId: bigint; passed: boolean }
   | {
       fn: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "escalateUnjudgedWork";
       taskId: bigint;
@@ -182,6 +183,8 @@ export function callMismatch(data: string, expected: ExpectedCall): string | und
       return diff("taskId", a[0], expected.taskId) ?? diff("worker", a[1], expected.worker);
     case "resolveDispute":
       return diff("taskId", a[0], expected.taskId) ?? diff("workerFavored", a[1], expected.workerFavored);
+    case "completeVerification":
+      return diff("taskId", a[0], expected.taskId) ?? diff("passed", a[1], expected.passed);
     default:
       return diff("taskId", a[0], expected.taskId);
   }

@@ -3,6 +3,12 @@
  * when the server has no stream), accepts, fetches and decrypts the brief, runs the agent's work, delivers (checking
  * the submitEvidence transaction before signing it), and follows verdicts and settlement.
  *
+ * Restarts lose no accepted work: `start()` first reads the agent's work list (GET /a2a/tasks/working) and picks up
+ * every task it is the worker of that is not settled: not delivered yet, it works and delivers (a delivery the
+ * chain already has, ALREADY_SUBMITTED, counts as delivered: exactly one submission per attempt); delivered, it
+ * follows the verdict. `pause()` stops taking new tasks while accepted ones are followed to the end; `resume()`
+ * takes new ones again.
+ *
  * Request budget (the service allows 100 requests a minute per IP): with the stream, requests are made only for
  * events (one read of an announced task, its accept, its delivery) plus one catch-up scan of open and offered tasks
  * when a connection opens and a heartbeat every 5 minutes. Without it (404), one discovery request every
@@ -17,7 +23,27 @@ import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type SettlementPin 
 import { ApiError, MarketError, isMarketError } from "./errors";
 import { subscribe, type EventSubscription } from "./events";
 import { TxSender } from "./sender";
-import type { AcceptResult, ChainName, MarketEvent, MarketplaceTask, TaskMeta } from "./types";
+import type { TxAnswer } from "./checks";
+import type { AcceptResult, ChainName, MarketEvent, MarketplaceTask, PostedTasks, TaskMeta, UnsignedTx } from "./types";
+
+type WorkingTask = PostedTasks["tasks"][number];
+
+/** The details of an ALREADY_SUBMITTED refusal of a submit, or undefined for any other error. */
+function alreadySubmitted(error: unknown) {
+  if (!isMarketError(error, "ALREADY_SUBMITTED")) return undefined;
+  const details = (error as MarketError).details ?? {};
+  const unsignedTx = details.unsignedTx as UnsignedTx | undefined;
+  return {
+    attempt: typeof details.attempt === "number" ? details.attempt : undefined,
+    evidenceHash: typeof details.evidenceHash === "string" ? details.evidenceHash : undefined,
+    unsignedTx,
+    unsignedTxAnswer: (pin: SettlementPin): TxAnswer => ({
+      unsignedTx: unsignedTx!,
+      chain: pin.postingChain,
+      chainId: pin.chainId,
+    }),
+  };
+}
 
 /** The fallback polling interval's floor: at most one discovery request every 10 s. */
 export const MIN_POLL_INTERVAL_MS = 10_000;
@@ -56,6 +82,8 @@ export interface AgentRuntimeOptions {
   supportedChains?: ChainName[];
   /** Smallest reward the agent takes, in the token's smallest unit (default "0"). */
   minReward?: string;
+  /** Registers the agent as a verifier agent too (listed with role=verifier under `name` while it runs). */
+  verifier?: { optIn: boolean; name?: string };
   /** The agent's work: the result to deliver (any JSON value but null). */
   work: (job: Job) => unknown | Promise<unknown>;
   /** Which listed tasks to take (default: every task whose required capabilities the agent has). */
@@ -132,6 +160,7 @@ export class AgentRuntime {
   private subscription: EventSubscription | undefined;
   private modeValue: "stream" | "polling" | undefined;
   private running = false;
+  private pausedValue = false;
   private tickCount = 0;
   private work: Promise<void> = Promise.resolve();
 
@@ -186,9 +215,12 @@ export class AgentRuntime {
       capabilities: this.options.capabilities,
       supportedChains: this.options.supportedChains ?? [settlement.postingChain],
       minReward: this.options.minReward ?? "0",
+      ...(this.options.verifier ? { verifier: this.options.verifier } : {}),
     });
     this.log(`registered with capabilities ${this.options.capabilities.join(", ")}`);
     this.running = true;
+    // Work accepted before a restart first (the queue runs it before any new task).
+    this.enqueue(() => this.resumeWork());
     this.every(HEARTBEAT_MS, () => this.api.heartbeat().then(() => undefined));
     this.subscription = subscribe(this.api, (event) => this.onEvent(event), {
       ...this.options.reconnect,
@@ -216,6 +248,27 @@ export class AgentRuntime {
     this.timers.clear();
     await this.subscription?.close();
     await this.work;
+  }
+
+  /** Takes no new task until `resume()`; accepted tasks are still delivered and followed. */
+  pause(): void {
+    if (this.pausedValue) return;
+    this.pausedValue = true;
+    this.log("paused: taking no new task");
+  }
+
+  /** Takes new tasks again, looking once through the open and offered tasks it skipped while paused. */
+  resume(): void {
+    if (!this.pausedValue) return;
+    this.pausedValue = false;
+    this.log("resumed");
+    if (this.running && this.modeValue !== undefined) {
+      this.enqueue(() => this.scan("open").then(() => this.scan("offered")));
+    }
+  }
+
+  get paused(): boolean {
+    return this.pausedValue;
   }
 
   /** The last event handled: persist it and pass it as `lastEventId` to resume after a restart. */
@@ -315,7 +368,7 @@ export class AgentRuntime {
   }
 
   private async considerHash(hash: string, attempt = 0) {
-    if (this.jobMap.has(hash) || this.refused.has(hash)) return;
+    if (this.jobMap.has(hash) || this.refused.has(hash) || this.pausedValue) return;
     let detail;
     try {
       detail = await this.api.task(hash);
@@ -353,7 +406,8 @@ export class AgentRuntime {
 
   private async consider(task: MarketplaceTask, attempt = 0) {
     const hash = task.meta.taskHash.toLowerCase();
-    if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running) return;
+    // Paused: not refused for good, `resume()` looks at the open tasks again.
+    if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running || this.pausedValue) return;
     if (!this.takes(task)) {
       this.refused.add(hash);
       return;
@@ -382,17 +436,7 @@ export class AgentRuntime {
       this.log(`accept of ${hash} refused: ${(error as Error).message}`);
       return;
     }
-    const job: JobState = {
-      taskHash: hash,
-      onChainTaskId: accepted.onChainTaskId,
-      stage: "accepted",
-      attempt: 1,
-      meta: task.meta,
-      wrappedKey: accepted.wrappedKey,
-      delivered: false,
-      busy: false,
-      retryMs: 1000,
-    };
+    const job = this.newJob(hash, accepted.onChainTaskId, task.meta, 1, accepted.wrappedKey);
     this.jobMap.set(hash, job);
     this.changed(job);
     this.log(`accepted ${hash}`);
@@ -408,6 +452,75 @@ export class AgentRuntime {
     } catch (error) {
       if (!isMarketError(error, "ALREADY_APPLIED")) this.log(`bid on ${hash} refused: ${String(error)}`);
     }
+  }
+
+  // ------------------------------------------------------------------------------------------------ resume
+
+  /** Picks up the unsettled tasks of the agent's work list (see the file's comment). */
+  private async resumeWork() {
+    const working: WorkingTask[] = [];
+    for (let offset = 0; ;) {
+      const page = await this.api.workingTasks({ limit: 200, offset });
+      working.push(...page.tasks);
+      offset += page.tasks.length;
+      if (page.tasks.length === 0 || offset >= page.total) break;
+    }
+    for (const task of working) {
+      const hash = task.meta.taskHash.toLowerCase();
+      if (this.jobMap.has(hash)) continue;
+      const status = task.state.status;
+      const attempts = task.onChain?.submissionAttempts ?? 0;
+      if (status === "assigning" || status === "assigned") {
+        this.log(`resuming ${hash}: accepted, not delivered yet`);
+        await this.resumeUndelivered(task, attempts + 1);
+      } else if (status === "submitted" || status === "verifying" || status === "verified") {
+        this.log(`resuming ${hash}: delivered (attempt ${attempts}), following its verdict`);
+        const job = this.newJob(hash, task.onChain?.taskId ?? 0, task.meta, attempts, undefined);
+        job.stage = "delivered";
+        job.delivered = true;
+        this.jobMap.set(hash, job);
+        this.changed(job);
+        // A verdict given while the agent was down: read the task once.
+        await this.follow(job);
+      }
+    }
+  }
+
+  /** An accepted task not delivered yet: accept again (answers the same assignment and its brief key), deliver. */
+  private async resumeUndelivered(task: WorkingTask, attempt: number, tries = 0): Promise<void> {
+    const hash = task.meta.taskHash.toLowerCase();
+    let accepted: AcceptResult;
+    try {
+      accepted = await this.api.accept(hash);
+    } catch (error) {
+      if (retryable(error) && this.retry(tries, () => this.resumeUndelivered(task, attempt, tries + 1))) return;
+      this.log(`resuming ${hash} failed: ${String(error)}`);
+      return;
+    }
+    const job = this.newJob(hash, accepted.onChainTaskId, task.meta, attempt, accepted.wrappedKey);
+    this.jobMap.set(hash, job);
+    this.changed(job);
+    await this.deliver(job);
+  }
+
+  private newJob(
+    hash: string,
+    onChainTaskId: number,
+    meta: TaskMeta,
+    attempt: number,
+    wrappedKey: string | undefined,
+  ): JobState {
+    return {
+      taskHash: hash,
+      onChainTaskId,
+      stage: "accepted",
+      attempt: Math.max(attempt, 1),
+      meta,
+      wrappedKey,
+      delivered: false,
+      busy: false,
+      retryMs: 1000,
+    };
   }
 
   // ---------------------------------------------------------------------------------------------- delivery
@@ -443,7 +556,8 @@ export class AgentRuntime {
         job.result = { attempt: job.attempt, value };
       }
       const result = job.result.value;
-      let answer;
+      let answer: TxAnswer & { attempt: number };
+      let expectedHash = evidenceHash(result);
       try {
         answer = await this.api.submit(job.taskHash, { result });
       } catch (error) {
@@ -453,22 +567,36 @@ export class AgentRuntime {
           job.retryMs = Math.min(job.retryMs * 2, 10_000);
           return;
         }
-        throw error;
+        const pending = alreadySubmitted(error);
+        if (!pending) throw error;
+        if (!pending.unsignedTx) {
+          // The chain has this attempt already (a run before a restart sent it): delivered, once.
+          this.markDelivered(job, pending.attempt ?? job.attempt, "already on-chain");
+          return;
+        }
+        // A run before a restart stored another result for this attempt without sending it: send that one.
+        answer = { ...pending.unsignedTxAnswer(this.pin!), attempt: pending.attempt ?? job.attempt };
+        expectedHash = pending.evidenceHash!;
       }
       // The careful client's checks: my wallet, the escrow, the chain, exactly submitEvidence of my result.
       checkEscrowTx(answer, this.pin!, this.wallet.address, {
         fn: "submitEvidence",
         taskId: BigInt(job.onChainTaskId),
-        evidenceHash: evidenceHash(result),
+        evidenceHash: expectedHash,
       });
-      const sent = await this.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
-      await this.sender.wait(sent.hash);
-      job.attempt = answer.attempt;
-      job.stage = "delivered";
-      job.delivered = true;
-      delete job.error;
-      this.changed(job);
-      this.log(`delivered ${job.taskHash} (attempt ${answer.attempt}, tx ${sent.hash})`);
+      let sent;
+      try {
+        sent = await this.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+        await this.sender.wait(sent.hash);
+      } catch (error) {
+        // Sent by a run before a restart and mined since (the service had not indexed it yet): delivered, once.
+        if (await this.onChainAlready(job, answer.attempt)) {
+          this.markDelivered(job, answer.attempt, "already on-chain");
+          return;
+        }
+        throw error;
+      }
+      this.markDelivered(job, answer.attempt, `tx ${sent.hash}`);
     } catch (error) {
       job.error = (error as Error).message;
       job.stage = "abandoned";
@@ -477,6 +605,25 @@ export class AgentRuntime {
     } finally {
       job.busy = false;
     }
+  }
+
+  private markDelivered(job: JobState, attempt: number, how: string) {
+    job.attempt = attempt;
+    job.stage = "delivered";
+    job.delivered = true;
+    delete job.error;
+    this.changed(job);
+    this.log(`delivered ${job.taskHash} (attempt ${attempt}, ${how})`);
+  }
+
+  /** Whether the service sees attempt `attempt` on-chain (read a few times: its index may lag the chain). */
+  private async onChainAlready(job: JobState, attempt: number): Promise<boolean> {
+    for (let i = 0; i < 5; i++) {
+      const detail = await this.api.task(job.taskHash).catch(() => undefined);
+      if (detail && detail.submissionAttempts >= attempt) return true;
+      await new Promise((resolve) => setTimeout(resolve, 500 * (i + 1)));
+    }
+    return false;
   }
 
   // --------------------------------------------------------------------------------------------- following

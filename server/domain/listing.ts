@@ -11,7 +11,7 @@ import {
 } from "../db/repositories/listings";
 import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { latestSubmissions } from "../db/repositories/submissions";
-import { listWorkingTaskIds } from "../db/repositories/workList";
+import { listJudgingTaskIds, listWorkingTaskIds } from "../db/repositories/workList";
 import { type TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
@@ -213,6 +213,37 @@ export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit
       onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
       // The worker sees its own deliverable.
       resultData: task && worksOnChain ? (results.get(task.taskId) ?? null) : null,
+    });
+  }
+  return { tasks: out, total };
+}
+
+/**
+ * GET /a2a/tasks/judging: the tasks awaiting the caller's verdict as their verifier agent (agent mode, latest
+ * submission on-chain), oldest first, each with its latest deliverable: what a verifier agent judges.
+ */
+export async function listJudgingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+  const { taskIds, total } = await listJudgingTaskIds(deps.db, wallet.toLowerCase(), page);
+  const listings = await getListings(deps.db, taskIds);
+  const tasks = await getTasks(deps.db, taskIds);
+  const ctx = await projectionContext(deps);
+  const matched = taskIds.flatMap((id) => {
+    const listing = listings.get(id);
+    return (listing && matchingTask(listing, tasks.get(id))) ?? [];
+  });
+  const results = await deliverables(deps, matched);
+  const facts = await marketFacts(deps, matched);
+  const out = [];
+  for (const id of taskIds) {
+    const listing = listings.get(id);
+    if (!listing) continue;
+    const task = matchingTask(listing, tasks.get(id));
+    out.push({
+      meta: marketplaceMeta(listing, task, ctx),
+      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
+      onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
+      // The verifier agent sees the deliverable it judges.
+      resultData: task ? (results.get(task.taskId) ?? null) : null,
     });
   }
   return { tasks: out, total };

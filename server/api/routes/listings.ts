@@ -22,6 +22,7 @@ import {
   listOfferedTasks,
   listPostedTasks,
   listWorkingTasks,
+  listJudgingTasks,
   readTask,
 } from "../../domain/listing";
 import { addWrappedKeys } from "../../domain/marketplace/laterKeys";
@@ -158,6 +159,22 @@ export const workingTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listWorkingTasks(deps, caller!.wallet, query),
 });
 
+export const judgingTasksRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/judging",
+  summary: "Tasks awaiting the caller's verdict as their verifier agent, oldest first, with the deliverable",
+  description:
+    "Agent-mode tasks naming the caller's wallet as verifier agent whose latest submission is on-chain (state " +
+    "submitted), each with meta (verificationCriteria), state, the on-chain record and resultData, the deliverable " +
+    "to judge. The verifier agent answers with POST /a2a/tasks/{hash}/verify.",
+  tags: ["listings"],
+  auth: "required",
+  request: { query: postedTasksQuery },
+  response: postedTasksSchema,
+  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  handler: ({ query, caller, deps }) => listJudgingTasks(deps, caller!.wallet, query),
+});
+
 export const addKeysRoute = defineRoute({
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/keys",
@@ -208,6 +225,7 @@ export const listingRoutes: AnyRoute[] = [
   postedTasksRoute,
   offeredTasksRoute,
   workingTasksRoute,
+  judgingTasksRoute,
   addKeysRoute,
   taskRoute,
 ];

@@ -2,6 +2,7 @@
  * An agent's work list: the listed tasks it is the on-chain worker of, or holds a marketplace assignment of (an
  * accept on its way to the chain), newest first.
  */
+import { TASK_STATUS } from "../../escrow/records";
 import { selectRows, type Queryable } from "./util";
 
 export async function listWorkingTaskIds(
@@ -20,5 +21,28 @@ export async function listWorkingTaskIds(
     page.offset,
   ]);
   const [count] = await selectRows(db, `select count(*) as "n" from (${union}) "w"`, [who, who]);
+  return { taskIds: rows.map((r) => Number(r.task_id)), total: Number(count?.n ?? 0) };
+}
+
+/**
+ * A verifier agent's queue: the listed agent-mode tasks naming `verifier` as their verifier agent whose latest
+ * submission is on-chain and awaits its verdict (status Submitted), oldest first.
+ */
+export async function listJudgingTaskIds(
+  db: Queryable,
+  verifier: string,
+  page: { limit: number; offset: number },
+): Promise<{ taskIds: number[]; total: number }> {
+  const who = verifier.toLowerCase();
+  const where =
+    `from "tasks" "t" join "listings" "l" on "l"."task_id" = "t"."task_id" and "l"."task_hash" = "t"."task_hash"` +
+    ` where "l"."verifier_address" = ? and "l"."verification_mode" = 'agent' and "t"."status" = ?`;
+  const rows = await selectRows(db, `select "t"."task_id" ${where} order by "t"."task_id" asc limit ? offset ?`, [
+    who,
+    TASK_STATUS.Submitted,
+    page.limit,
+    page.offset,
+  ]);
+  const [count] = await selectRows(db, `select count(*) as "n" ${where}`, [who, TASK_STATUS.Submitted]);
   return { taskIds: rows.map((r) => Number(r.task_id)), total: Number(count?.n ?? 0) };
 }

@@ -77,6 +77,7 @@ async function callEverything(api: MarketApi) {
     () => api.keyExportChallenge("abc"),
     () => api.exportAgentKey("abc", { message: "m", signature: "0x" }),
     () => api.workingTasks(),
+    () => api.judgingTasks(),
     () => api.addBriefKeys(HASH, { wrappedKeys: { [ADDRESS]: "0x00" } }),
     () => api.devnetWallets(),
     () => api.createWebhook({ url: "https://example.com/hook" }),

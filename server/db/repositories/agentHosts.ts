@@ -1,0 +1,227 @@
+/**
+ * The agent host's side of hosted agents (server/hosting): host heartbeats (agent_hosts), leases of agents to hosts
+ * (each agent with desired state running or paused runs on exactly one host: a lease is claimed by one atomic UPDATE,
+ * renewed while the host lives, and free to take once expired), the host's reports (status, restarts, last error,
+ * the event stream's resume point) and the agent's log, kept to its latest lines. The owner's reads and writes are
+ * in hostedAgents.ts. Times: *_ms in milliseconds, updated_at in seconds.
+ */
+import { selectRows, type Queryable } from "./util";
+
+/** Log lines kept per agent (older lines are deleted as new ones arrive). */
+export const AGENT_LOG_LINES_KEPT = 1000;
+
+export type HostedStatus = "stopped" | "starting" | "running" | "paused" | "crashed" | "deleted";
+export type DesiredState = "stopped" | "running" | "paused";
+export type LogLevel = "info" | "warn" | "error";
+
+/** What a host needs of an agent to run it. */
+export interface HostedAgentRun {
+  id: string;
+  name: string;
+  wallet: string;
+  encryptedKey: string | null;
+  capabilities: string[];
+  minReward: string;
+  verifierOptIn: boolean;
+  verifierName: string | null;
+  desiredState: DesiredState;
+  status: HostedStatus;
+  restarts: number;
+  generation: number;
+  leaseHost: string | null;
+  leaseUntilMs: number | null;
+  lastEventId: string | null;
+  deleted: boolean;
+  createdAt: number;
+}
+
+export interface HostedSkillRow {
+  skill: string;
+  config: Record<string, unknown>;
+  encryptedSecrets: string | null;
+}
+
+const RUN_COLUMNS =
+  `"id", "name", "wallet", "encrypted_key", "capabilities", "min_reward", "verifier_opt_in", "verifier_name", ` +
+  `"desired_state", "status", "restarts", "generation", "lease_host", "lease_until_ms", "last_event_id", ` +
+  `"deleted_at", "created_at"`;
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+function toRun(row: any): HostedAgentRun {
+  return {
+    id: row.id,
+    name: row.name,
+    wallet: String(row.wallet).toLowerCase(),
+    encryptedKey: row.encrypted_key ?? null,
+    capabilities: JSON.parse(row.capabilities ?? "[]"),
+    minReward: String(row.min_reward),
+    verifierOptIn: row.verifier_opt_in === true || row.verifier_opt_in === 1,
+    verifierName: row.verifier_name ?? null,
+    desiredState: row.desired_state,
+    status: row.status,
+    restarts: Number(row.restarts),
+    generation: Number(row.generation),
+    leaseHost: row.lease_host ?? null,
+    leaseUntilMs: row.lease_until_ms === null || row.lease_until_ms === undefined ? null : Number(row.lease_until_ms),
+    lastEventId: row.last_event_id ?? null,
+    deleted: row.deleted_at !== null && row.deleted_at !== undefined,
+    createdAt: Number(row.created_at),
+  };
+}
+
+// ------------------------------------------------------------------------------------------------------- hosts
+
+/** Records that host `id` is alive with `capacity` (the owner API's AGENT_CAPACITY sums live hosts' capacity). */
+export async function heartbeatHost(db: Queryable, host: { id: string; capacity: number; nowMs: number }) {
+  await db("agent_hosts")
+    .insert({ id: host.id, capacity: host.capacity, seen_at_ms: host.nowMs })
+    .onConflict("id")
+    .merge(["capacity", "seen_at_ms"]);
+}
+
+/** A host that stops leaves the sum of live capacity at once. */
+export async function removeHost(db: Queryable, id: string): Promise<void> {
+  await db("agent_hosts").where({ id }).delete();
+}
+
+// ------------------------------------------------------------------------------------------------------ leases
+
+/**
+ * Agents a host may claim: desired running or paused, not deleted, with a key, and no live lease; oldest first.
+ */
+export async function listClaimableAgents(db: Queryable, nowMs: number, limit: number): Promise<HostedAgentRun[]> {
+  const rows = await selectRows(
+    db,
+    `select ${RUN_COLUMNS} from "hosted_agents" where "desired_state" in ('running', 'paused') and "deleted_at" is null` +
+      ` and "encrypted_key" is not null and ("lease_host" is null or "lease_until_ms" is null or "lease_until_ms" < ?)` +
+      ` order by "created_at" asc, "id" asc limit ?`,
+    [nowMs, limit],
+  );
+  return rows.map(toRun);
+}
+
+/**
+ * Claims agent `agentId` for `host` until `untilMs`, in one UPDATE (atomic on SQLite and PostgreSQL: of two hosts
+ * racing for the same expired lease exactly one updates the row). True when the lease is now the host's.
+ */
+export async function claimAgentLease(
+  db: Queryable,
+  claim: { agentId: string; host: string; nowMs: number; untilMs: number },
+): Promise<boolean> {
+  const updated = await db("hosted_agents")
+    .where({ id: claim.agentId })
+    .whereIn("desired_state", ["running", "paused"])
+    .whereNull("deleted_at")
+    .where((q) =>
+      q
+        .whereNull("lease_host")
+        .orWhere("lease_host", claim.host)
+        .orWhereNull("lease_until_ms")
+        .orWhere("lease_until_ms", "<", claim.nowMs),
+    )
+    .update({ lease_host: claim.host, lease_until_ms: claim.untilMs });
+  return Number(updated) === 1;
+}
+
+/** Extends the host's leases of `agentIds` (only those it still holds). */
+export async function renewAgentLeases(db: Queryable, host: string, agentIds: string[], untilMs: number) {
+  if (agentIds.length === 0) return;
+  await db("hosted_agents").where({ lease_host: host }).whereIn("id", agentIds).update({ lease_until_ms: untilMs });
+}
+
+/** Gives up the host's lease of one agent (another host may claim it at once). */
+export async function releaseAgentLease(db: Queryable, host: string, agentId: string): Promise<void> {
+  await db("hosted_agents").where({ id: agentId, lease_host: host }).update({ lease_host: null, lease_until_ms: null });
+}
+
+/** The run view of agents by id (the host re-reads the agents it runs on every tick). */
+export async function findAgentsToRun(db: Queryable, agentIds: string[]): Promise<HostedAgentRun[]> {
+  if (agentIds.length === 0) return [];
+  const rows = await db("hosted_agents").select(db.raw(RUN_COLUMNS)).whereIn("id", agentIds);
+  return rows.map(toRun);
+}
+
+// ---------------------------------------------------------------------------------------------- host's reports
+
+/**
+ * The host's report of an agent: its status, and optionally the last error and one more restart. Written only while
+ * the host holds the agent's lease (a host that lost it does not overwrite the new host's report). True if written.
+ */
+export async function reportAgentStatus(
+  db: Queryable,
+  report: {
+    agentId: string;
+    host: string;
+    status: HostedStatus;
+    lastError?: string | null;
+    restarted?: boolean;
+    nowSeconds: number;
+  },
+): Promise<boolean> {
+  const changes: Record<string, unknown> = { status: report.status, updated_at: report.nowSeconds };
+  if (report.lastError !== undefined) changes.last_error = report.lastError;
+  if (report.restarted) changes.restarts = db.raw(`"restarts" + 1`);
+  const updated = await db("hosted_agents")
+    .where({ id: report.agentId, lease_host: report.host })
+    .whereNull("deleted_at")
+    .update(changes);
+  return Number(updated) === 1;
+}
+
+/** Status stopped for an agent the owner stopped, and its lease released (the host stopped its worker). */
+export async function reportAgentStopped(
+  db: Queryable,
+  stop: { agentId: string; host: string; nowSeconds: number },
+): Promise<void> {
+  await db("hosted_agents")
+    .where({ id: stop.agentId, lease_host: stop.host, desired_state: "stopped" })
+    .whereNull("deleted_at")
+    .update({ status: "stopped", lease_host: null, lease_until_ms: null, updated_at: stop.nowSeconds });
+}
+
+/** The event stream's resume point of the agent (passed back to its worker after a restart). */
+export async function saveLastEventId(db: Queryable, agentId: string, host: string, lastEventId: string) {
+  await db("hosted_agents").where({ id: agentId, lease_host: host }).update({ last_event_id: lastEventId });
+}
+
+// ---------------------------------------------------------------------------------------------------------- log
+
+/** Appends a line to the agent's log, deleting lines beyond the latest `keep`. */
+export async function appendAgentLog(
+  db: Queryable,
+  line: { agentId: string; level: LogLevel; message: string; atMs: number },
+  keep = AGENT_LOG_LINES_KEPT,
+): Promise<void> {
+  await db("hosted_agent_logs").insert({
+    agent_id: line.agentId,
+    level: line.level,
+    message: line.message,
+    at_ms: line.atMs,
+  });
+  // The id of the oldest line kept; everything older goes.
+  const [oldestKept] = await selectRows(
+    db,
+    `select "id" from "hosted_agent_logs" where "agent_id" = ? order by "id" desc limit 1 offset ?`,
+    [line.agentId, keep - 1],
+  );
+  if (oldestKept) {
+    await db("hosted_agent_logs").where("agent_id", line.agentId).where("id", "<", oldestKept.id).delete();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------------- skills
+
+/** The agent's installed skills (config parsed; secrets still sealed), in install order. */
+export async function listAgentSkillsToRun(db: Queryable, agentId: string): Promise<HostedSkillRow[]> {
+  const rows = await db("hosted_agent_skills")
+    .where({ agent_id: agentId })
+    .orderBy([
+      { column: "installed_at", order: "asc" },
+      { column: "skill", order: "asc" },
+    ]);
+  return rows.map((r) => ({
+    skill: r.skill,
+    config: JSON.parse(r.config ?? "{}"),
+    encryptedSecrets: r.encrypted_secrets ?? null,
+  }));
+}

@@ -1,0 +1,177 @@
+/**
+ * The SDK's agent runtime across restarts and pauses, on the chain served over HTTP and a real API (its own event
+ * stream) with the marketplace verifier:
+ * - a runtime stopped after accepting, before delivering: a new runtime of the same agent finds the task in its work
+ *   list, runs the work once and delivers it once; the task is paid;
+ * - a runtime stopped after delivering: a new runtime follows the verdict without submitting again;
+ * - paused, a runtime takes no new task (but the task stays open); resumed, it takes it.
+ */
+import { expect } from "chai";
+import type { Wallet } from "ethers";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
+import { startTestApi, type TestApi } from "../../helpers/api";
+import { verifierPrivateKey } from "../../helpers/keys";
+import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
+import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
+import { AgentRuntime, MarketApi, postTask, type Job, type JobView } from "../../../client/sdk";
+
+describe("SDK agent runtime: restarts and pauses", () => {
+  let chain: ServedChain;
+  let api: TestApi;
+  let auto: AutoVerifier;
+  let fixture: Awaited<ReturnType<typeof deployEscrowFixture>>;
+  let poster: Wallet;
+  let agent: Wallet;
+  let posterApi: MarketApi;
+  let agentKey: string;
+  const runtimes: AgentRuntime[] = [];
+
+  beforeEach(async () => {
+    fixture = await loadFixture(deployEscrowFixture);
+    chain = await serveChain();
+    api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
+    auto = new AutoVerifier(api.deps, { pollMs: 50 });
+    auto.start();
+    poster = await freshWallet(chain.provider);
+    agent = await freshWallet(chain.provider);
+    await (await fixture.usdc.mint(poster.address, USDC(100))).wait();
+    posterApi = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
+    agentKey = await api.createKey(agent.address);
+  });
+
+  afterEach(async () => {
+    for (const r of runtimes.splice(0)) await r.stop();
+    await auto.stop();
+    await api.close();
+    await chain.close();
+  });
+
+  async function waitFor(what: () => Promise<boolean> | boolean, ms: number, label: string) {
+    const end = Date.now() + ms;
+    while (!(await what())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  function newRuntime(work: (job: Job) => unknown | Promise<unknown>, stages: JobView[] = []) {
+    const runtime = new AgentRuntime({
+      api: new MarketApi({ baseUrl: api.url, token: agentKey }),
+      privateKey: agent.privateKey,
+      provider: chain.provider,
+      capabilities: ["summarise"],
+      reconnect: { initialDelayMs: 50 },
+      work,
+      onJob: (job) => stages.push(job),
+    });
+    runtimes.push(runtime);
+    return runtime;
+  }
+
+  const onChain = (id: number) => fixture.escrow.getTask(id);
+  const summary = (job: Job) => ({ summary: job.briefText.split(".")[0], wordCount: job.briefText.split(" ").length });
+
+  it("stopped after accepting, before delivering: a new runtime delivers the task once and it is paid", async () => {
+    let release: (value: unknown) => void = () => undefined;
+    let started = false;
+    const first = newRuntime(
+      () =>
+        new Promise((_, reject) => {
+          started = true;
+          release = () => reject(new Error("the runtime was stopped"));
+        }),
+    );
+    await first.start();
+    const posted = await postTask(
+      {
+        brief: "Summarise the restart. Nothing is lost.",
+        privacy: "public",
+        amount: USDC(10),
+        requiredCapabilities: ["summarise"],
+        verificationMode: "auto",
+        verificationCriteria: { required_fields: ["summary", "wordCount"] },
+      },
+      { api: posterApi, signer: poster },
+    );
+    await waitFor(() => started, 30_000, "the first runtime's work to start");
+    // Stopped mid-task: its work gives up, nothing was delivered.
+    const stopped = first.stop();
+    release(undefined);
+    await stopped;
+    expect(first.delivered()).to.deep.equal([]);
+    expect(Number((await onChain(posted.onChainTaskId)).status)).to.equal(STATUS.Assigned);
+
+    const seen: Job[] = [];
+    const stages: JobView[] = [];
+    const second = newRuntime((job) => (seen.push(job), summary(job)), stages);
+    await second.start();
+    await waitFor(
+      async () => Number((await onChain(posted.onChainTaskId)).status) === STATUS.Completed,
+      40_000,
+      "the task to be paid",
+    );
+    expect(seen.map((j) => j.taskHash)).to.deep.equal([posted.taskHash]);
+    expect(Number((await onChain(posted.onChainTaskId)).submissionAttempts)).to.equal(1);
+    expect(stages[0]).to.include({ taskHash: posted.taskHash, stage: "accepted", attempt: 1 });
+    expect(second.delivered()).to.deep.equal([posted.taskHash]);
+  });
+
+  it("stopped after delivering: a new runtime follows the verdict and submits nothing again", async () => {
+    const first = newRuntime(summary);
+    await first.start();
+    const posted = await postTask(
+      { brief: "Deliver once. Then wait.", privacy: "public", amount: USDC(5), requiredCapabilities: ["summarise"] },
+      { api: posterApi, signer: poster },
+    );
+    await waitFor(() => first.jobs()[0]?.stage === "delivered", 30_000, "the first delivery");
+    await first.stop();
+    await waitFor(async () => (await posterApi.task(posted.taskHash)).status === STATUS.Submitted, 20_000, "indexed");
+
+    const seen: Job[] = [];
+    const stages: JobView[] = [];
+    const second = newRuntime((job) => (seen.push(job), summary(job)), stages);
+    await second.start();
+    await waitFor(() => second.jobs()[0]?.stage === "delivered", 20_000, "the resumed job");
+    await posterApi.finalize(posted.taskHash);
+    await waitFor(
+      async () => Number((await onChain(posted.onChainTaskId)).status) === STATUS.Completed,
+      30_000,
+      "paid",
+    );
+    await waitFor(() => second.jobs()[0]?.stage === "paid", 20_000, "the job to be paid");
+    expect(seen, "no work again").to.deep.equal([]);
+    expect(Number((await onChain(posted.onChainTaskId)).submissionAttempts)).to.equal(1);
+    expect(stages.map((s) => s.stage)).to.deep.equal(["delivered", "paid"]);
+  });
+
+  it("paused: takes no new task; resumed: takes it", async () => {
+    const seen: Job[] = [];
+    const runtime = newRuntime((job) => (seen.push(job), summary(job)));
+    await runtime.start();
+    await waitFor(() => runtime.mode === "stream", 5000, "the stream");
+    runtime.pause();
+    const posted = await postTask(
+      {
+        brief: "Wait for the resume. Then work.",
+        privacy: "public",
+        amount: USDC(5),
+        requiredCapabilities: ["summarise"],
+        verificationMode: "auto",
+        verificationCriteria: { required_fields: ["summary"] },
+      },
+      { api: posterApi, signer: poster },
+    );
+    await waitFor(async () => (await posterApi.task(posted.taskHash)).a2aState?.status === "open", 20_000, "listed");
+    await new Promise((r) => setTimeout(r, 1500)); // the task.open event has come and gone
+    expect(seen).to.deep.equal([]);
+    expect(Number((await onChain(posted.onChainTaskId)).status)).to.equal(STATUS.Funded);
+    runtime.resume();
+    await waitFor(
+      async () => Number((await onChain(posted.onChainTaskId)).status) === STATUS.Completed,
+      30_000,
+      "the task to be paid",
+    );
+    expect(seen.map((j) => j.taskHash)).to.deep.equal([posted.taskHash]);
+  });
+});

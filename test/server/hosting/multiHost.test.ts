@@ -1,0 +1,167 @@
+/**
+ * Two agent host PROCESSES (server/hosting/main.ts, forked) sharing hosted agents through leases in one PostgreSQL
+ * database: every agent runs on exactly one host, no host runs more than its capacity, and when one host is killed
+ * (SIGKILL: no release) the other takes its agents over within one lease period (as far as its capacity allows).
+ * PostgreSQL only: with SQLite, hosts on separate machines cannot share a database (skipped without DATABASE_URL).
+ *
+ * The hosts' workers act with hosted tokens, which the API accepts once the owner API's auth lands; this test
+ * checks the leases (which host runs what), not the agents' work (host.test.ts does that in-process).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
+import { deployEscrowFixture } from "../../helpers/fixtures";
+import { startTestApi, type TestApi } from "../../helpers/api";
+import { usingPostgres } from "../../helpers/db";
+import { serveChain, type ServedChain } from "../../helpers/rpc";
+import { insertHostedAgent } from "../../helpers/hostedAgentRows";
+
+const LEASE_MS = 2000;
+const CAPACITY = 3;
+const MAIN = path.join(__dirname, "../../../server/hosting/main.ts");
+
+describe("agent hosts: two processes share agents through PostgreSQL leases", function () {
+  this.timeout(120_000);
+  let chain: ServedChain;
+  let api: TestApi;
+  let dirs: string[] = [];
+  const children: ChildProcess[] = [];
+
+  before(function () {
+    if (!usingPostgres()) {
+      // Skipped, not failed: leases shared by hosts on several machines need PostgreSQL (DATABASE_URL).
+      this.skip();
+    }
+  });
+
+  beforeEach(async () => {
+    const fixture = await loadFixture(deployEscrowFixture);
+    chain = await serveChain();
+    api = await startTestApi(fixture.book);
+    const deployments = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-hosts-deployments-"));
+    fs.writeFileSync(path.join(deployments, "hardhat.json"), JSON.stringify(fixture.book));
+    dirs = [deployments, fs.mkdtempSync(path.join(os.tmpdir(), "escrow-hosts-data-"))];
+  });
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) await stopChild(child, "SIGTERM");
+    await api?.close();
+    await chain?.close();
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  function startHostProcess(id: string): ChildProcess {
+    const child = fork(MAIN, [], {
+      execArgv: ["-r", "ts-node/register/transpile-only"],
+      env: {
+        ...process.env,
+        NETWORK: "hardhat",
+        DEPLOYMENTS_DIR: dirs[0],
+        DATA_DIR: dirs[1],
+        DATABASE_URL: process.env.DATABASE_URL,
+        DATABASE_SCHEMA: api.testDb.options.pgSchema,
+        RPC_URL: chain.url,
+        API_URL: api.url,
+        HOSTED_AGENTS: "on",
+        AGENT_HOST_ID: id,
+        AGENT_HOST_CAPACITY: String(CAPACITY),
+        AGENT_LEASE_MS: String(LEASE_MS),
+        LOG_LEVEL: "silent",
+      },
+      stdio: ["ignore", "ignore", "pipe", "ipc"],
+    });
+    child.stderr?.resume();
+    children.push(child);
+    return child;
+  }
+
+  function stopChild(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      const force = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      child.once("exit", () => {
+        clearTimeout(force);
+        resolve();
+      });
+      child.kill(signal);
+    });
+  }
+
+  async function leases(): Promise<Map<string, string | null>> {
+    const rows = await api.deps.db("hosted_agents").select("id", "lease_host", "lease_until_ms");
+    const now = Date.now();
+    return new Map(
+      rows.map((r) => [r.id, r.lease_host && Number(r.lease_until_ms) > now ? (r.lease_host as string) : null]),
+    );
+  }
+
+  const perHost = (map: Map<string, string | null>) => {
+    const counts: Record<string, number> = {};
+    for (const host of map.values()) if (host) counts[host] = (counts[host] ?? 0) + 1;
+    return counts;
+  };
+
+  async function waitFor(what: () => Promise<boolean>, ms: number, label: string) {
+    const end = Date.now() + ms;
+    while (!(await what())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  it("each agent on exactly one host within capacity; a killed host's agents move to the other within a lease", async () => {
+    const kek = api.deps.config.hostedAgents.keyEncryptionKey;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const wallet = Wallet.createRandom();
+      const agent = await insertHostedAgent(api.deps.db, kek, {
+        privateKey: wallet.privateKey,
+        wallet: wallet.address,
+        skills: [{ skill: "summary" }],
+        createdAt: 100 + i,
+      });
+      ids.push(agent.id);
+    }
+    const hostA = startHostProcess("host-a");
+    const hostB = startHostProcess("host-b");
+    await waitFor(
+      async () => [...(await leases()).values()].every((h) => h !== null),
+      60_000,
+      "every agent leased by one of the hosts",
+    );
+    // Both hosts alive: each agent on one host (a map has one host per agent), both under their capacity.
+    await waitFor(async () => (await api.deps.db("agent_hosts").count({ n: "*" }))[0].n == 2, 30_000, "two hosts");
+    for (let i = 0; i < 5; i++) {
+      const counts = perHost(await leases());
+      expect(Object.values(counts).reduce((x, y) => x + y, 0)).to.equal(4);
+      for (const n of Object.values(counts)) expect(n).to.be.at.most(CAPACITY);
+      await new Promise((r) => setTimeout(r, LEASE_MS / 2));
+    }
+    const before = await leases();
+    // Kill the host holding more agents: the other one has room to take some over (capacity 3 of 4 agents).
+    const countA = ids.filter((id) => before.get(id) === "host-a").length;
+    const [victim, victimId, survivorId] = countA >= 2 ? [hostA, "host-a", "host-b"] : [hostB, "host-b", "host-a"];
+    const kept = ids.filter((id) => before.get(id) === survivorId);
+    expect(kept.length).to.be.lessThan(CAPACITY);
+
+    const killedAt = Date.now();
+    await stopChild(victim, "SIGKILL");
+    // The survivor runs as many as its capacity allows, its own agents included.
+    await waitFor(
+      async () => perHost(await leases())[survivorId] === CAPACITY,
+      4 * LEASE_MS,
+      `${survivorId} to take over ${victimId}'s agents`,
+    );
+    const tookMs = Date.now() - killedAt;
+    const after = await leases();
+    for (const id of kept) expect(after.get(id), "the survivor kept its own agents").to.equal(survivorId);
+    expect([...after.values()].filter((h) => h === victimId)).to.deep.equal([]);
+    expect([...after.values()].filter((h) => h === null)).to.have.length(4 - CAPACITY);
+    // Within one lease period of the victim's last renewal, plus the survivor's tick (a third of a lease).
+    expect(tookMs).to.be.at.most(LEASE_MS + LEASE_MS / 3 + 1000);
+  });
+});
