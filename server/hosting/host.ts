@@ -399,6 +399,7 @@ export class AgentHost {
         lastEventId: slot.lastEventId ?? agent.lastEventId ?? undefined,
         paused: slot.desired === "paused",
         verifier: { optIn: agent.verifierOptIn, name: agent.verifierName },
+        allowPrivateAddresses: this.options.config.push.webhooks.allowPrivate,
         startTimeoutMs: this.options.workerStartTimeoutMs,
       };
     } catch (error) {

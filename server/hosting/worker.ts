@@ -32,6 +32,8 @@ export interface WorkerInit {
   lastEventId?: string;
   paused: boolean;
   verifier: { optIn: boolean; name: string | null };
+  /** Skills may call loopback and private addresses (WEBHOOK_ALLOW_PRIVATE: the devnet, tests), never in production. */
+  allowPrivateAddresses: boolean;
   /** How long start() waits for the posting chain to be postable. */
   startTimeoutMs?: number;
   /** With the verifier skill: how often it reads the tasks awaiting its verdict (default 5 s). */
@@ -108,6 +110,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
         secrets: chosen.secrets,
         log: (message) => log(`[${chosen.skill.id}] ${message}`),
         signal: stopping.signal,
+        allowPrivateAddresses: init.allowPrivateAddresses,
       },
     );
   };
