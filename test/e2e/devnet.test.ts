@@ -76,6 +76,25 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       const asPoster = escrow.connect(new Wallet(poster.privateKey, rpc));
       await expect(asPoster.resolveDispute.staticCall(1, true)).to.be.revertedWithCustomError(escrow, "NotAdmin");
       rpc.destroy();
+
+      // The hosted agents of the demo owner agent-1 run in the service's agent host: the example agent (agent-1's
+      // wallet, skill summary) and the verifier agent, which role=verifier lists by its display name.
+      const owner = accounts.find((a) => a.role === "agent-1")!;
+      const mine = await fetch(`${devnet.apiUrl}/api/v1/agents`, { headers: { "X-API-Key": owner.apiKey } });
+      const { agents } = (await mine.json()).data as { agents: { slug: string; status: string; wallet: string }[] };
+      expect(agents.map((a) => [a.slug, a.status]).sort()).to.deep.equal([
+        ["devnet-verifier", "running"],
+        ["example-agent", "running"],
+      ]);
+      expect(agents.find((a) => a.slug === "example-agent")!.wallet).to.equal(owner.address.toLowerCase());
+      const listed = (
+        (await (await fetch(`${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`)).json()).data.executors as {
+          address: string;
+          name?: string;
+        }[]
+      ).map((e) => [e.address, e.name]);
+      expect(listed).to.deep.equal([[devnet.verifierAgent!.address.toLowerCase(), "Devnet verifier"]]);
+      expect(printed.join("\n")).to.include(`verifier agent ${devnet.verifierAgent!.address} (hosted, owner agent-1)`);
     } finally {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });
