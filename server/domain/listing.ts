@@ -22,6 +22,7 @@ import {
   matchingTask,
   onChainTask,
   projectionContext,
+  type MarketFacts,
   type ProjectionContext,
 } from "./projection";
 
@@ -143,9 +144,18 @@ async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<M
   return new Map([...latest].map(([id, s]) => [id, JSON.parse(s.result)]));
 }
 
-/** GET /a2a/tasks/posted: the caller's listed tasks, newest first, with state and the on-chain record. */
-export async function listPostedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
-  const { listings, total } = await listListingsByPoster(deps.db, wallet, page);
+/** What a list shows of one listed task: nothing (not the caller's), or its view with or without the deliverable. */
+type Shown = "hidden" | "with-result" | "without-result";
+
+/**
+ * The views of listed tasks, in the order given: meta, state, the on-chain record and, where `shown` says the caller
+ * may see it, the latest deliverable. The one home of the caller's lists (posted, working, judging).
+ */
+async function listedTaskViews(
+  deps: Deps,
+  listings: readonly ListingRecord[],
+  shown: (task: TaskRecord | undefined, facts: MarketFacts, listing: ListingRecord) => Shown,
+) {
   const tasks = await getTasks(
     deps.db,
     listings.map((l) => l.taskId),
@@ -154,19 +164,32 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
   const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
   const results = await deliverables(deps, matched);
   const facts = await marketFacts(deps, matched);
-  return {
-    tasks: listings.map((listing) => {
-      const task = matchingTask(listing, tasks.get(listing.taskId));
-      return {
+  return listings.flatMap((listing) => {
+    const task = matchingTask(listing, tasks.get(listing.taskId));
+    const show = shown(task, facts, listing);
+    if (show === "hidden") return [];
+    return [
+      {
         meta: marketplaceMeta(listing, task, ctx),
         state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
         onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
-        // The poster always sees the deliverable of their own task.
-        resultData: task ? (results.get(task.taskId) ?? null) : null,
-      };
-    }),
-    total,
-  };
+        resultData: task && show === "with-result" ? (results.get(task.taskId) ?? null) : null,
+      },
+    ];
+  });
+}
+
+/** The listings of `taskIds`, in that order (ids without a listing left out). */
+async function listingsInOrder(deps: Deps, taskIds: readonly number[]): Promise<ListingRecord[]> {
+  const listings = await getListings(deps.db, [...taskIds]);
+  return taskIds.flatMap((id) => listings.get(id) ?? []);
+}
+
+/** GET /a2a/tasks/posted: the caller's listed tasks, newest first, with state and the on-chain record. */
+export async function listPostedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+  const { listings, total } = await listListingsByPoster(deps.db, wallet, page);
+  // The poster always sees the deliverable of their own task.
+  return { tasks: await listedTaskViews(deps, listings, () => "with-result"), total };
 }
 
 /**
@@ -191,31 +214,12 @@ export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit
 export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
   const who = wallet.toLowerCase();
   const { taskIds, total } = await listWorkingTaskIds(deps.db, who, page);
-  const listings = await getListings(deps.db, taskIds);
-  const tasks = await getTasks(deps.db, taskIds);
-  const ctx = await projectionContext(deps);
-  const matched = taskIds.flatMap((id) => {
-    const listing = listings.get(id);
-    return (listing && matchingTask(listing, tasks.get(id))) ?? [];
+  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, taskIds), (task, facts, listing) => {
+    // The worker sees its own deliverable; an assignment on its way to the chain is work too.
+    if (task !== undefined && task.worker === who) return "with-result";
+    return facts.assignments.has(listing.taskId) ? "without-result" : "hidden";
   });
-  const results = await deliverables(deps, matched);
-  const facts = await marketFacts(deps, matched);
-  const out = [];
-  for (const id of taskIds) {
-    const listing = listings.get(id);
-    if (!listing) continue;
-    const task = matchingTask(listing, tasks.get(id));
-    const worksOnChain = task !== undefined && task.worker === who;
-    if (!worksOnChain && !facts.assignments.has(id)) continue;
-    out.push({
-      meta: marketplaceMeta(listing, task, ctx),
-      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
-      onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
-      // The worker sees its own deliverable.
-      resultData: task && worksOnChain ? (results.get(task.taskId) ?? null) : null,
-    });
-  }
-  return { tasks: out, total };
+  return { tasks, total };
 }
 
 /**
@@ -224,27 +228,6 @@ export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit
  */
 export async function listJudgingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
   const { taskIds, total } = await listJudgingTaskIds(deps.db, wallet.toLowerCase(), page);
-  const listings = await getListings(deps.db, taskIds);
-  const tasks = await getTasks(deps.db, taskIds);
-  const ctx = await projectionContext(deps);
-  const matched = taskIds.flatMap((id) => {
-    const listing = listings.get(id);
-    return (listing && matchingTask(listing, tasks.get(id))) ?? [];
-  });
-  const results = await deliverables(deps, matched);
-  const facts = await marketFacts(deps, matched);
-  const out = [];
-  for (const id of taskIds) {
-    const listing = listings.get(id);
-    if (!listing) continue;
-    const task = matchingTask(listing, tasks.get(id));
-    out.push({
-      meta: marketplaceMeta(listing, task, ctx),
-      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
-      onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
-      // The verifier agent sees the deliverable it judges.
-      resultData: task ? (results.get(task.taskId) ?? null) : null,
-    });
-  }
-  return { tasks: out, total };
+  // The verifier agent sees the deliverable it judges.
+  return { tasks: await listedTaskViews(deps, await listingsInOrder(deps, taskIds), () => "with-result"), total };
 }
