@@ -3,6 +3,7 @@
  * hosted agents (server/domain/agents): create, list, act, delete, skills, logs (JSON or followed as SSE), key export.
  */
 import { PassThrough } from "node:stream";
+import { startSseResponse } from "../sseResponse";
 import { defineRoute, type AnyRoute } from "../route";
 import { deployFeeSchema, deployFeeVerifiedSchema, deployFeeVerifyBodySchema } from "../../domain/schemas/deployFee";
 import { readDeployFee, verifyDeployFee } from "../../domain/deployFee";
@@ -216,17 +217,7 @@ export const agentLogsRoute = defineRoute({
       }
       if (!ended) timer = setTimeout(poll, LOG_FOLLOW_POLL_MS);
     };
-    ctx.req.socket.setTimeout(0);
-    ctx.req.socket.setNoDelay(true);
-    ctx.status = 200;
-    ctx.type = "text/event-stream";
-    ctx.set("Cache-Control", "no-cache, no-transform");
-    ctx.set("X-Accel-Buffering", "no");
-    ctx.set("Connection", "close");
-    ctx.body = body;
-    body.write("retry: 3000\n: connected\n\n");
-    ctx.res.once("close", end);
-    if (ctx.req.socket.destroyed) end();
+    startSseResponse(ctx, body, end);
     void poll();
     return undefined as never;
   },

@@ -5,6 +5,7 @@
  * heartbeat, connection limit) live in server/domain/events; this file writes the text/event-stream framing.
  */
 import { PassThrough } from "node:stream";
+import { startSseResponse } from "../sseResponse";
 import { defineRoute, type AnyRoute } from "../route";
 import {
   createdWebhookSchema,
@@ -71,21 +72,8 @@ export const eventsRoute = defineRoute({
       stream.close();
       body.end();
     }
-    // The stream's own keep-alive replaces the server's idle timeout (docs/api.md, "Connections").
-    ctx.req.socket.setTimeout(0);
-    ctx.req.socket.setNoDelay(true);
-    ctx.status = 200;
-    ctx.type = "text/event-stream";
-    ctx.set("Cache-Control", "no-cache, no-transform");
-    ctx.set("X-Accel-Buffering", "no");
-    // A stream is never reused for another request: the socket closes with it (a stopping server waits for none).
-    ctx.set("Connection", "close");
-    ctx.body = body;
-    body.write("retry: 3000\n: connected\n\n");
     timers.heartbeat = setInterval(() => body.write(": keep-alive\n\n"), deps.config.push.heartbeatMs);
-    ctx.res.once("close", end);
-    // A client gone while the stream was being opened: its close event has passed already.
-    if (ctx.req.socket.destroyed) end();
+    startSseResponse(ctx, body, end);
     stream.start().catch((error) => {
       deps.logger.warn("event stream failed; closing it (the client resumes with Last-Event-ID)", { error });
       end();

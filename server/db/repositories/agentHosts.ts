@@ -6,34 +6,17 @@
  * in hostedAgents.ts. Times: *_ms in milliseconds, updated_at in seconds.
  */
 import { selectRows, type Queryable } from "./util";
+import { hostedAgentFromRow, type HostedAgentRow } from "./hostedAgents";
 
 /** Log lines kept per agent (older lines are deleted as new ones arrive). */
 export const AGENT_LOG_LINES_KEPT = 1000;
 
-export type HostedStatus = "stopped" | "starting" | "running" | "paused" | "crashed" | "deleted";
-export type DesiredState = "stopped" | "running" | "paused";
+import type { AgentStatus as HostedStatus, DesiredState } from "./hostedAgents";
+export type { HostedStatus, DesiredState };
 export type LogLevel = "info" | "warn" | "error";
 
-/** What a host needs of an agent to run it. */
-export interface HostedAgentRun {
-  id: string;
-  name: string;
-  wallet: string;
-  encryptedKey: string | null;
-  capabilities: string[];
-  minReward: string;
-  verifierOptIn: boolean;
-  verifierName: string | null;
-  desiredState: DesiredState;
-  status: HostedStatus;
-  restarts: number;
-  generation: number;
-  leaseHost: string | null;
-  leaseUntilMs: number | null;
-  lastEventId: string | null;
-  deleted: boolean;
-  createdAt: number;
-}
+/** What a host needs of an agent to run it: the agent's row, and whether it was deleted. */
+export type HostedAgentRun = HostedAgentRow & { deleted: boolean };
 
 export interface HostedSkillRow {
   skill: string;
@@ -41,33 +24,8 @@ export interface HostedSkillRow {
   encryptedSecrets: string | null;
 }
 
-const RUN_COLUMNS =
-  `"id", "name", "wallet", "encrypted_key", "capabilities", "min_reward", "verifier_opt_in", "verifier_name", ` +
-  `"desired_state", "status", "restarts", "generation", "lease_host", "lease_until_ms", "last_event_id", ` +
-  `"deleted_at", "created_at"`;
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-function toRun(row: any): HostedAgentRun {
-  return {
-    id: row.id,
-    name: row.name,
-    wallet: String(row.wallet).toLowerCase(),
-    encryptedKey: row.encrypted_key ?? null,
-    capabilities: JSON.parse(row.capabilities ?? "[]"),
-    minReward: String(row.min_reward),
-    verifierOptIn: row.verifier_opt_in === true || row.verifier_opt_in === 1,
-    verifierName: row.verifier_name ?? null,
-    desiredState: row.desired_state,
-    status: row.status,
-    restarts: Number(row.restarts),
-    generation: Number(row.generation),
-    leaseHost: row.lease_host ?? null,
-    leaseUntilMs: row.lease_until_ms === null || row.lease_until_ms === undefined ? null : Number(row.lease_until_ms),
-    lastEventId: row.last_event_id ?? null,
-    deleted: row.deleted_at !== null && row.deleted_at !== undefined,
-    createdAt: Number(row.created_at),
-  };
-}
+const toRun = (row: any): HostedAgentRun => ({ ...hostedAgentFromRow(row), deleted: row.deleted_at != null });
 
 // ------------------------------------------------------------------------------------------------------- hosts
 
@@ -92,7 +50,7 @@ export async function removeHost(db: Queryable, id: string): Promise<void> {
 export async function listClaimableAgents(db: Queryable, nowMs: number, limit: number): Promise<HostedAgentRun[]> {
   const rows = await selectRows(
     db,
-    `select ${RUN_COLUMNS} from "hosted_agents" where "desired_state" in ('running', 'paused') and "deleted_at" is null` +
+    `select * from "hosted_agents" where "desired_state" in ('running', 'paused') and "deleted_at" is null` +
       ` and "encrypted_key" is not null and ("lease_host" is null or "lease_until_ms" is null or "lease_until_ms" < ?)` +
       ` order by "created_at" asc, "id" asc limit ?`,
     [nowMs, limit],
@@ -137,7 +95,7 @@ export async function releaseAgentLease(db: Queryable, host: string, agentId: st
 /** The run view of agents by id (the host re-reads the agents it runs on every tick). */
 export async function findAgentsToRun(db: Queryable, agentIds: string[]): Promise<HostedAgentRun[]> {
   if (agentIds.length === 0) return [];
-  const rows = await db("hosted_agents").select(db.raw(RUN_COLUMNS)).whereIn("id", agentIds);
+  const rows = await db("hosted_agents").select("*").whereIn("id", agentIds);
   return rows.map(toRun);
 }
 

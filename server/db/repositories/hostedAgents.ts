@@ -32,6 +32,10 @@ export interface HostedAgentRow {
   createdAt: number;
   updatedAt: number;
   deletedAt: number | null;
+  /** The host running it and until when (ms), and its event stream's resume point: the agent host's columns. */
+  leaseHost: string | null;
+  leaseUntilMs: number | null;
+  lastEventId: string | null;
 }
 
 export interface InstalledSkillRow {
@@ -50,8 +54,11 @@ export interface LogRow {
   atMs: number;
 }
 
+const numberOrNull = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
+/** A hosted_agents row as the owner's API and the agent host read it (one mapping for both). */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const fromRow = (r: any): HostedAgentRow => ({
+export const hostedAgentFromRow = (r: any): HostedAgentRow => ({
   id: r.id,
   slug: r.slug ?? null,
   formerSlug: r.former_slug ?? null,
@@ -70,10 +77,13 @@ const fromRow = (r: any): HostedAgentRow => ({
   generation: Number(r.generation),
   lastError: r.last_error ?? null,
   deployTxHash: r.deploy_tx_hash ?? null,
-  deployLogIndex: r.deploy_log_index === null || r.deploy_log_index === undefined ? null : Number(r.deploy_log_index),
+  deployLogIndex: numberOrNull(r.deploy_log_index),
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
-  deletedAt: r.deleted_at === null || r.deleted_at === undefined ? null : Number(r.deleted_at),
+  deletedAt: numberOrNull(r.deleted_at),
+  leaseHost: r.lease_host ?? null,
+  leaseUntilMs: numberOrNull(r.lease_until_ms),
+  lastEventId: r.last_event_id ?? null,
 });
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -141,7 +151,7 @@ export async function slugInUse(db: Queryable, slug: string): Promise<boolean> {
 
 export async function findHostedAgent(db: Queryable, id: string): Promise<HostedAgentRow | undefined> {
   const row = await db("hosted_agents").where({ id }).first();
-  return row ? fromRow(row) : undefined;
+  return row ? hostedAgentFromRow(row) : undefined;
 }
 
 /** The owner's live agent by id or slug (`includeDeleted`: a deleted one too, by id). */
@@ -156,7 +166,7 @@ export async function findOwnedAgent(
     .where((w) => w.where({ id: idOrSlug }).orWhere({ slug: idOrSlug }));
   if (!includeDeleted) q.whereNull("deleted_at");
   const row = await q.first();
-  return row ? fromRow(row) : undefined;
+  return row ? hostedAgentFromRow(row) : undefined;
 }
 
 /** The owner's live agents, oldest first. */
@@ -165,7 +175,7 @@ export async function listOwnedAgents(db: Queryable, owner: string): Promise<Hos
     .where({ owner: owner.toLowerCase() })
     .whereNull("deleted_at")
     .orderBy([{ column: "created_at" }, { column: "id" }]);
-  return rows.map(fromRow);
+  return rows.map(hostedAgentFromRow);
 }
 
 /**
