@@ -291,18 +291,6 @@ export async function recentLogs(db: Queryable, agentId: string, count: number):
   return rows.map(logFromRow).reverse();
 }
 
-export async function appendLog(
-  db: Queryable,
-  line: { agentId: string; level: string; message: string; atMs: number },
-): Promise<void> {
-  await db("hosted_agent_logs").insert({
-    agent_id: line.agentId,
-    level: line.level,
-    message: line.message,
-    at_ms: line.atMs,
-  });
-}
-
 // --- earnings and key exports -------------------------------------------------------------------------------------
 
 /** What the escrow paid `wallet` as worker (the projection's payouts, net of fee): each payout, raw units. */

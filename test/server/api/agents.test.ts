@@ -23,7 +23,8 @@ import {
 } from "../../helpers/hostedAgents";
 import { SKILLS, findSkill } from "../../../server/domain/agents/skills/catalog";
 import { openSecret, secretLabel } from "../../../server/domain/agents/secrets";
-import { appendLog, countKeyExports } from "../../../server/db/repositories/hostedAgents";
+import { countKeyExports } from "../../../server/db/repositories/hostedAgents";
+import { appendAgentLog as appendLog } from "../../../server/db/repositories/agentHosts";
 import { findNonce } from "../../../server/db/repositories/authNonces";
 import { buildSiweMessage, signInContext } from "../../../server/domain/accounts";
 import { exportStatement } from "../../../server/domain/agents/keyExport";
