@@ -12,6 +12,7 @@ import * as account from "./commands/account";
 import * as posting from "./commands/posting";
 import * as tasks from "./commands/tasks";
 import * as agents from "./commands/agents";
+import * as hosted from "./commands/hosted";
 
 const EXIT_HELP = `
 Configuration (each value: flag, else environment, else the config file written by \`market login\`):
@@ -169,6 +170,59 @@ export function buildProgram(state: RunState): Command {
     .option("--pay", "approve, pay and verify the fee")
     .option("--max-fee <units>", "refuse a fee above this, in the token's smallest units (default 1 USDC)")
     .action(act(agents.deployFee));
+
+  const hostedAgents = program
+    .command("hosted")
+    .description("your hosted agents, which the service runs for you: list them (default), create, start, logs, ...")
+    .action(act(hosted.list));
+  hostedAgents
+    .command("skills")
+    .description("the built-in skills a hosted agent can install")
+    .action(act(hosted.skills));
+  hostedAgents
+    .command("create")
+    .description("create a hosted agent (spends a deploy credit; --pay pays the fee first)")
+    .requiredOption("--slug <slug>", "its unique name in URLs: a-z, 0-9 and dashes")
+    .requiredOption("--name <name>", "its display name")
+    .option("--description <text>", "what it does")
+    .option("--skill <id...>", "skills to install (see `market hosted skills`)")
+    .option("--capabilities <list>", "capabilities beyond its skills', comma-separated")
+    .option("--min-reward <units>", "the smallest reward it takes, in the token's smallest units", "0")
+    .option("--verifier-name <name>", "offer to verify other agents' work, under this name")
+    .option("--pay", "pay the deploy fee first (approve exactly the fee, deployAgent, verify)")
+    .action(act(hosted.create));
+  for (const name of ["start", "stop", "pause", "resume", "restart"] as const) {
+    hostedAgents
+      .command(name)
+      .description(`${name} a hosted agent`)
+      .argument("<agent>", "its slug or id")
+      .action(act(hosted.action(name)));
+  }
+  hostedAgents
+    .command("install")
+    .description("install a skill on a hosted agent")
+    .argument("<agent>", "its slug or id")
+    .argument("<skill>", "the skill's id")
+    .option("--skill-config <json>", "the skill's configuration, a JSON object (see `market hosted skills --json`)")
+    .option("--secret <name=value...>", "a secret the skill needs (stored encrypted, never shown again)")
+    .action(act(hosted.install));
+  hostedAgents
+    .command("uninstall")
+    .description("uninstall a skill from a hosted agent")
+    .argument("<agent>", "its slug or id")
+    .argument("<skill>", "the skill's id")
+    .action(act(hosted.uninstall));
+  hostedAgents
+    .command("logs")
+    .description("a hosted agent's latest log lines")
+    .argument("<agent>", "its slug or id")
+    .option("--limit <n>", "how many lines (1 to 500)", "50")
+    .action(act(hosted.logs));
+  hostedAgents
+    .command("delete")
+    .description("delete a stopped hosted agent (its key is erased)")
+    .argument("<agent>", "its slug or id")
+    .action(act(hosted.remove));
 
   program
     .command("admin")

@@ -37,6 +37,7 @@ const COMMANDS = [
   "agent",
   "services",
   "deploy-fee",
+  "hosted",
   "admin",
 ];
 
