@@ -204,7 +204,18 @@ export interface NewTask {
 
 /** Posts a task through the Post page as the signed-in wallet; returns its task hash once listed. */
 export async function postTask(page: Page, task: NewTask): Promise<string> {
+  // Following "Post a task" opens a fresh form (a new key: a remount React commits after the click has returned).
+  // Wait for the new form's brief box, or the first fields could be typed into the form that is going away (a loaded
+  // CI machine did: the brief was lost and the button stayed disabled).
+  await page.evaluate(() => {
+    const box = document.querySelector("textarea");
+    if (box) (box as HTMLTextAreaElement & { leaving?: boolean }).leaving = true;
+  });
   await go(page, "Post a task");
+  await page.waitForFunction(() => {
+    const box = document.querySelector("textarea");
+    return box !== null && !(box as HTMLTextAreaElement & { leaving?: boolean }).leaving;
+  });
   return fillAndPostTask(page, task);
 }
 
