@@ -198,7 +198,7 @@ export function mcpEndpoint(deps: Deps): Middleware {
   // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
   // transport would (./transport.ts: why).
   const shared = new SharedPostTransport(encodePageResult);
-  void mcpServer(deps).connect(shared);
+  void shared.attach(mcpServer(deps));
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     if (!hostAllowed(deps, ctx.get("host") || undefined, ctx.get("origin") || undefined)) {

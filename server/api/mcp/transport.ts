@@ -17,13 +17,14 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { AuthInfo } from "@modelcontextprotocol/sdk/server/auth/types.js";
 import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   isInitializeRequest,
-  isJSONRPCRequest,
   type JSONRPCMessage,
+  type JSONRPCRequest,
   type MessageExtraInfo,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -59,12 +60,27 @@ export class SharedPostTransport implements Transport {
   onerror?: (error: Error) => void;
 
   private nextId = 1;
+  /**
+   * The connected server's own request entry point, when it has one: the SDK's message dispatch first tries each
+   * request as a result and as an error response (two zod parses that fail, building their errors: a tenth of a
+   * browse_tasks call in a CPU profile) before finding it is a request. This transport knows what it forwards.
+   */
+  private dispatchRequest?: (request: JSONRPCRequest, extra?: MessageExtraInfo) => void;
   /** Internal id -> the exchange (POST) waiting for its answer. */
   private readonly pending = new Map<number, Exchange>();
 
   constructor(private readonly encodeResult: ResultEncoder = () => undefined) {}
 
   async start(): Promise<void> {}
+
+  /** Connects `server` to this transport (for the life of the app). */
+  async attach(server: Server): Promise<void> {
+    await server.connect(this);
+    // The SDK's Protocol handles a request in _onrequest (what its onmessage calls for one). Should a later SDK
+    // version lack it, requests go through onmessage as any other message (slower, the same answers).
+    const onrequest = (server as unknown as { _onrequest?: unknown })._onrequest;
+    if (typeof onrequest === "function") this.dispatchRequest = onrequest.bind(server);
+  }
 
   async close(): Promise<void> {
     this.pending.clear();
@@ -142,7 +158,7 @@ export class SharedPostTransport implements Transport {
       }
     }
     const extra: MessageExtraInfo = { authInfo, requestInfo: { headers: req.headers } };
-    const requests = messages.filter(isJSONRPCRequest);
+    const requests = messages.filter(isRequest);
     if (requests.length === 0) {
       for (const message of messages) {
         // A client's cancellation or response names its own ids: nothing of it is pending here.
@@ -153,21 +169,24 @@ export class SharedPostTransport implements Transport {
     }
     const answers = await new Promise<Buffer[][]>((done) => {
       const exchange: Exchange = { clientIds: new Map(), answers: new Map(), done };
-      const forwarded: JSONRPCMessage[] = [];
+      const forwarded: { message: JSONRPCMessage; request: boolean }[] = [];
       for (const message of messages) {
-        if (isJSONRPCRequest(message)) {
+        if (isRequest(message)) {
           const id = this.nextId++;
           exchange.clientIds.set(id, message.id);
           this.pending.set(id, exchange);
-          forwarded.push({ ...message, id });
+          forwarded.push({ message: { ...message, id }, request: true });
         } else if ("method" in message && message.method !== "notifications/cancelled") {
-          forwarded.push(message);
+          forwarded.push({ message, request: false });
         }
       }
       res.once("close", () => {
         for (const id of exchange.clientIds.keys()) this.pending.delete(id);
       });
-      for (const message of forwarded) this.onmessage?.(message, extra);
+      for (const { message, request } of forwarded) {
+        if (request && this.dispatchRequest) this.dispatchRequest(message as JSONRPCRequest, extra);
+        else this.onmessage?.(message, extra);
+      }
     });
     const chunks =
       answers.length === 1
@@ -186,6 +205,11 @@ export class SharedPostTransport implements Transport {
     const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
     res.writeHead(status, { "Content-Type": "application/json" }).end(body);
   }
+}
+
+/** A request among messages JSONRPCMessageSchema has parsed: a method and an id (not isJSONRPCRequest's parse again). */
+function isRequest(message: JSONRPCMessage): message is JSONRPCRequest {
+  return "method" in message && "id" in message;
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {
