@@ -241,13 +241,17 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     stub.emit("task.open", { taskHash: posted.taskHash, role: "executor", state: "open" });
     await waitFor(async () => Number((await onChain()).submissionAttempts) === 1, 30_000, "the first delivery");
     await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered");
+    // The poster judges what the service's index holds: wait for it to have the submission (a loaded CI run was early).
+    const indexed = (status: number) => async () => (await posterApi.task(posted.taskHash)).status === status;
+    await waitFor(indexed(STATUS.Submitted), 30_000, "the index to hold the first delivery");
     await posterApi.decline(posted.taskHash, { reason: "not loud enough" });
     await waitFor(async () => Number((await onChain()).status) === STATUS.Verified, 30_000, "the failed verdict");
     // The service announces a verdict once its index holds it: so does the stand-in (the runtime reads the task).
-    await waitFor(async () => (await posterApi.task(posted.taskHash)).status === STATUS.Verified, 30_000, "the index");
+    await waitFor(indexed(STATUS.Verified), 30_000, "the index");
     stub.emit("task.verdict", { taskHash: posted.taskHash, role: "worker", state: "verified", passed: false });
     await waitFor(async () => Number((await onChain()).submissionAttempts) === 2, 30_000, "the second delivery");
     await waitFor(() => runtime!.jobs()[0]?.stage === "delivered", 5000, "delivered again");
+    await waitFor(indexed(STATUS.Submitted), 30_000, "the index to hold the second delivery");
     await posterApi.finalize(posted.taskHash);
     await waitFor(async () => Number((await onChain()).status) === STATUS.Completed, 30_000, "paid");
     stub.emit("task.settled", { taskHash: posted.taskHash, role: "worker", state: "completed", outcome: "paid" });
