@@ -9,11 +9,11 @@
  */
 import { expect } from "chai";
 import { Contract, type Wallet } from "ethers";
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
 import { verifierPrivateKey } from "../../helpers/keys";
-import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
+import { freshWallet, type ServedChain } from "../../helpers/rpc";
+import { startAgentMarket, waitFor, type AgentMarket } from "../../helpers/agentMarket";
 import { startSseStub, type SseStub } from "../../helpers/sseStub";
 import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
 import {
@@ -31,7 +31,7 @@ const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 describe("SDK agent runtime: from a listed task to paid", () => {
   let chain: ServedChain;
   let api: TestApi;
-  let auto: AutoVerifier;
+  let market: AgentMarket;
   let stub: SseStub;
   let runtime: AgentRuntime | undefined;
   let fixture: Awaited<ReturnType<typeof deployEscrowFixture>>;
@@ -41,15 +41,9 @@ describe("SDK agent runtime: from a listed task to paid", () => {
   let agentKey: string;
 
   beforeEach(async () => {
-    fixture = await loadFixture(deployEscrowFixture);
-    chain = await serveChain();
-    api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
-    auto = new AutoVerifier(api.deps, { pollMs: 50 });
-    auto.start();
-    poster = await freshWallet(chain.provider);
+    market = await startAgentMarket();
+    ({ fixture, chain, api, poster, posterApi } = market);
     agent = await freshWallet(chain.provider);
-    await (await fixture.usdc.mint(poster.address, USDC(100))).wait();
-    posterApi = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
     agentKey = await api.createKey(agent.address);
   });
 
@@ -57,21 +51,11 @@ describe("SDK agent runtime: from a listed task to paid", () => {
     await runtime?.stop();
     runtime = undefined;
     await stub?.close();
-    await auto.stop();
-    await api.close();
-    await chain.close();
+    await market.close();
   });
 
   const usdcOf = (address: string) =>
     new Contract(fixture.usdc.target as string, BALANCE, chain.provider).balanceOf(address) as Promise<bigint>;
-
-  async function waitFor(what: () => Promise<boolean> | boolean, ms: number, label: string) {
-    const end = Date.now() + ms;
-    while (!(await what())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 
   function startRuntime(baseUrl: string, seen: Job[], stages: JobView[]) {
     runtime = new AgentRuntime({

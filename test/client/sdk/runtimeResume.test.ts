@@ -8,18 +8,16 @@
  */
 import { expect } from "chai";
 import type { Wallet } from "ethers";
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
-import { startTestApi, type TestApi } from "../../helpers/api";
-import { verifierPrivateKey } from "../../helpers/keys";
-import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
-import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
+import { type TestApi } from "../../helpers/api";
+import { freshWallet, type ServedChain } from "../../helpers/rpc";
+import { startAgentMarket, waitFor, type AgentMarket } from "../../helpers/agentMarket";
 import { AgentRuntime, MarketApi, postTask, type Job, type JobView } from "../../../client/sdk";
 
 describe("SDK agent runtime: restarts and pauses", () => {
   let chain: ServedChain;
   let api: TestApi;
-  let auto: AutoVerifier;
+  let market: AgentMarket;
   let fixture: Awaited<ReturnType<typeof deployEscrowFixture>>;
   let poster: Wallet;
   let agent: Wallet;
@@ -28,32 +26,16 @@ describe("SDK agent runtime: restarts and pauses", () => {
   const runtimes: AgentRuntime[] = [];
 
   beforeEach(async () => {
-    fixture = await loadFixture(deployEscrowFixture);
-    chain = await serveChain();
-    api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
-    auto = new AutoVerifier(api.deps, { pollMs: 50 });
-    auto.start();
-    poster = await freshWallet(chain.provider);
+    market = await startAgentMarket();
+    ({ fixture, chain, api, poster, posterApi } = market);
     agent = await freshWallet(chain.provider);
-    await (await fixture.usdc.mint(poster.address, USDC(100))).wait();
-    posterApi = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
     agentKey = await api.createKey(agent.address);
   });
 
   afterEach(async () => {
     for (const r of runtimes.splice(0)) await r.stop();
-    await auto.stop();
-    await api.close();
-    await chain.close();
+    await market.close();
   });
-
-  async function waitFor(what: () => Promise<boolean> | boolean, ms: number, label: string) {
-    const end = Date.now() + ms;
-    while (!(await what())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
 
   function newRuntime(work: (job: Job) => unknown | Promise<unknown>, stages: JobView[] = []) {
     const runtime = new AgentRuntime({

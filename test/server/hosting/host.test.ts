@@ -17,14 +17,12 @@
 import { expect } from "chai";
 import { Contract, type Wallet } from "ethers";
 import hre from "hardhat";
-import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
-import { startTestApi, type TestApi } from "../../helpers/api";
-import { verifierPrivateKey } from "../../helpers/keys";
-import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
+import { type TestApi } from "../../helpers/api";
+import { freshWallet, type ServedChain } from "../../helpers/rpc";
+import { startAgentMarket, waitFor, type AgentMarket } from "../../helpers/agentMarket";
 import { issueAgentToken } from "../../../server/domain/agents/tokens";
 import { agentLog, hostedAgentRow, insertHostedAgent, type InsertedAgent } from "../../helpers/hostedAgentRows";
-import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
 import { AgentHost, type AgentHostOptions } from "../../../server/hosting/host";
 import { silentLogger } from "../../../server/logger";
 import type { Config } from "../../../server/config";
@@ -37,29 +35,21 @@ describe("agent host: hosted agents in worker threads", function () {
   this.timeout(120_000);
   let chain: ServedChain;
   let api: TestApi;
-  let auto: AutoVerifier;
+  let market: AgentMarket;
   let fixture: Awaited<ReturnType<typeof deployEscrowFixture>>;
   let poster: Wallet;
   let posterApi: MarketApi;
   const hosts: AgentHost[] = [];
 
   beforeEach(async () => {
-    fixture = await loadFixture(deployEscrowFixture);
-    chain = await serveChain();
-    api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
-    auto = new AutoVerifier(api.deps, { pollMs: 50 });
-    auto.start();
-    poster = await freshWallet(chain.provider);
-    await (await fixture.usdc.mint(poster.address, USDC(100))).wait();
-    posterApi = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
+    market = await startAgentMarket();
+    ({ fixture, chain, api, poster, posterApi } = market);
   });
 
   afterEach(async () => {
     await hre.network.provider.send("evm_setAutomine", [true]);
     for (const host of hosts.splice(0)) await host.stop();
-    await auto.stop();
-    await api.close();
-    await chain.close();
+    await market.close();
   });
 
   function hostConfig(capacity = 5): Readonly<Config> {
@@ -96,14 +86,6 @@ describe("agent host: hosted agents in worker threads", function () {
       skills: [{ skill: SKILL }],
     });
     return { ...inserted, privateKey: wallet.privateKey };
-  }
-
-  async function waitFor(what: () => Promise<boolean> | boolean, ms: number, label: string) {
-    const end = Date.now() + ms;
-    while (!(await what())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
   }
 
   const usdcOf = (address: string) =>
