@@ -232,29 +232,43 @@ export function newNonce(length = NONCE_LENGTH): string {
 }
 
 /**
- * Issues a nonce for `address` (lower-case) and the ready-to-sign message naming it. The message carries the
- * nonce's expiry as its Expiration Time.
+ * A fresh single-use nonce for `address` (lower-case) and this service's EIP-4361 message naming it, with `statement`
+ * (sign-in's, or a hosted agent's key export) and the nonce's expiry as its Expiration Time.
  */
-export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock.wallNowMs()): Promise<NonceResponse> {
+export async function issueServiceMessage(
+  deps: Deps,
+  address: string,
+  statement: string,
+  options: { nowMs?: number; requestId?: string } = {},
+): Promise<{ message: string; nonce: string; issuedAt: number; expiresAt: number; context: SignInContext }> {
   const context = signInContext(deps);
-  const issuedAt = unixNow(nowMs);
+  const issuedAt = unixNow(options.nowMs ?? deps.clock.wallNowMs());
   const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
   const nonce = newNonce();
   await insertNonce(deps.db, { nonce, address, issuedAt, expiresAt });
-  await pruneNonces(deps.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
-    deps.logger.warn("could not prune sign-in nonces", { error }),
-  );
   const message = buildSiweMessage({
     domain: context.domain,
     address: getAddress(address),
-    statement: SIGN_IN_STATEMENT,
+    statement,
     uri: context.uri,
     version: "1",
     chainId: context.chainId,
     nonce,
     issuedAt: iso(issuedAt),
     expirationTime: iso(expiresAt),
+    ...(options.requestId ? { requestId: options.requestId } : {}),
   });
+  return { message, nonce, issuedAt, expiresAt, context };
+}
+
+/** Issues a sign-in nonce for `address` (lower-case) and the ready-to-sign message naming it. */
+export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock.wallNowMs()): Promise<NonceResponse> {
+  const { message, nonce, issuedAt, expiresAt, context } = await issueServiceMessage(deps, address, SIGN_IN_STATEMENT, {
+    nowMs,
+  });
+  await pruneNonces(deps.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
+    deps.logger.warn("could not prune sign-in nonces", { error }),
+  );
   return {
     nonce,
     issuedAt: iso(issuedAt),

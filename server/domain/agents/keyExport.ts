@@ -8,11 +8,11 @@
  * before the key is opened: a record that cannot be written answers EXPORT_NOT_LOGGED and leaves the nonce usable.
  * The log says that an export happened, never the key.
  */
-import { getAddress, verifyMessage, Wallet } from "ethers";
+import { verifyMessage, Wallet } from "ethers";
 import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
-import { buildSiweMessage, checkMessageContext, newNonce, parseSiweMessage, signInContext } from "../accounts";
-import { consumeNonce, findNonce, insertNonce } from "../../db/repositories/authNonces";
+import { checkMessageContext, issueServiceMessage, parseSiweMessage } from "../accounts";
+import { consumeNonce, findNonce } from "../../db/repositories/authNonces";
 import { findHostedAgent, recordKeyExport, type HostedAgentRow } from "../../db/repositories/hostedAgents";
 import { openSecret, secretLabel } from "./secrets";
 import { ownedAgent } from "./hostedAgents";
@@ -38,21 +38,7 @@ export async function exportChallenge(
 ): Promise<{ message: string; nonce: string; expiresAt: string }> {
   const agent = await ownedAgent(deps, owner, idOrSlug, true);
   requireKey(agent);
-  const context = signInContext(deps);
-  const issuedAt = deps.clock.wallNow();
-  const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
-  const nonce = newNonce();
-  await insertNonce(deps.db, { nonce, address: agent.owner, issuedAt, expiresAt });
-  const message = buildSiweMessage({
-    domain: context.domain,
-    address: getAddress(agent.owner),
-    statement: exportStatement(agent),
-    uri: context.uri,
-    version: "1",
-    chainId: context.chainId,
-    nonce,
-    issuedAt: iso(issuedAt),
-    expirationTime: iso(expiresAt),
+  const { message, nonce, expiresAt } = await issueServiceMessage(deps, agent.owner, exportStatement(agent), {
     requestId: `export:${agent.id}`,
   });
   return { message, nonce, expiresAt: iso(expiresAt) };
