@@ -167,10 +167,15 @@ export class AgentHost {
   start(): void {
     if (this.running) return;
     this.running = true;
+    // The workers' code is transpiled once, synchronously: before this host holds any lease, so the event loop it
+    // blocks delays no renewal (a CI run with 2 s leases saw leases lapse while it ran at the first spawn).
+    const compileStartedAt = Date.now();
+    compileWorkerSources();
     this.options.logger.info("agent host started", {
       host: this.hostId,
       capacity: this.settings.capacity,
       leaseMs: this.settings.leaseMs,
+      workerCodeCompiledMs: Date.now() - compileStartedAt,
     });
     this.schedule(0);
   }
