@@ -72,7 +72,8 @@ const HINTS: Record<string, string> = {
   UNAUTHORIZED: "the API key is missing, unknown or revoked: run `market login` for a new one",
   FORBIDDEN: "this wallet may not do this on this task",
   NOT_POSTER: "only the wallet that funded the task may do this: use the poster's key",
-  NOT_FOUND: "check the task hash; a task just posted may need a few seconds to be indexed",
+  NOT_FOUND:
+    "check the task hash, or the agent's slug (`market hosted` lists yours); a task just posted may need a few seconds to be indexed",
   RATE_LIMIT: "wait the Retry-After seconds in details, then retry",
   RATE_LIMITED: "too many open streams for this key: close one, or wait",
   NOT_INDEXED: "retry in a few seconds: the indexer has not reached the task yet",
