@@ -23,6 +23,9 @@ const intFrom = (fallback: number, min = 0) =>
       return n;
     });
 
+/** A 32-byte key as configured: 0x and 64 hex. */
+const hexKey32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters");
+
 const envSchema = z.object({
   NETWORK: z
     .string()
@@ -43,14 +46,8 @@ const envSchema = z.object({
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
-  VERIFIER_PRIVATE_KEY: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
-    .optional(),
-  CUSTODY_PRIVATE_KEY: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
-    .optional(),
+  VERIFIER_PRIVATE_KEY: hexKey32.optional(),
+  CUSTODY_PRIVATE_KEY: hexKey32.optional(),
   OFFER_WINDOW_SECONDS: intFrom(120, 0),
   ACCEPT_LOCK_SECONDS: intFrom(30, 1),
   VERIFIER_POLL_MS: intFrom(-1, -1),
@@ -98,10 +95,7 @@ const envSchema = z.object({
   /** Hosted agents (docs/agents.md, "Hosted agents"): "off" disables the feature and its host. */
   HOSTED_AGENTS: z.enum(["on", "off"]).default("on"),
   /** The key-encryption key of hosted agents' wallet keys and skill secrets: 0x and 64 hex (32 bytes). */
-  AGENT_KEY_ENCRYPTION_KEY: z
-    .string()
-    .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters")
-    .optional(),
+  AGENT_KEY_ENCRYPTION_KEY: hexKey32.optional(),
   /** The HMAC secret of hosted agents' tokens (HS256): at least 32 characters. */
   AGENT_JWT_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   AGENT_TOKEN_TTL_SECONDS: intFrom(900, 60),

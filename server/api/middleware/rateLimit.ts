@@ -41,26 +41,17 @@ export function ipWindowLimit(
 ): Middleware {
   return async (ctx, next) => {
     const agentId = hostedAgents ? await tokenAgent(ctx, hostedAgents) : undefined;
-    if (agentId !== undefined) {
-      const hit = await store.hitWindow(`agent:${agentId}`, limits.windowMs);
-      ctx.set("RateLimit-Policy", `${limits.agentPerWindow};w=${Math.round(limits.windowMs / 1000)}`);
-      if (hit.count > limits.agentPerWindow) {
-        throw tooMany(
-          `too many requests from hosted agent ${agentId}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
-          hit.resetInMs,
-          limits.agentPerWindow,
-          limits.windowMs,
-        );
-      }
-      return next();
-    }
-    const hit = await store.hitWindow(`ip:${ctx.ip}`, limits.windowMs);
-    ctx.set("RateLimit-Policy", `${limits.ipPerWindow};w=${Math.round(limits.windowMs / 1000)}`);
-    if (hit.count > limits.ipPerWindow) {
+    const [key, limit, who] =
+      agentId !== undefined
+        ? [`agent:${agentId}`, limits.agentPerWindow, `hosted agent ${agentId}`]
+        : [`ip:${ctx.ip}`, limits.ipPerWindow, "this address"];
+    const hit = await store.hitWindow(key, limits.windowMs);
+    ctx.set("RateLimit-Policy", `${limit};w=${Math.round(limits.windowMs / 1000)}`);
+    if (hit.count > limit) {
       throw tooMany(
-        `too many requests from this address: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+        `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
         hit.resetInMs,
-        limits.ipPerWindow,
+        limit,
         limits.windowMs,
       );
     }

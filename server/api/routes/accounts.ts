@@ -13,11 +13,10 @@ import {
   apiKeyRevokedSchema,
   nonceResponseSchema,
   sessionResponseSchema,
+  signedMessageFields,
   whoamiSchema,
 } from "../../domain/schemas/accounts";
 
-/** Largest sign-in message accepted (an EIP-4361 message with a few resources is well under 2 KB). */
-const MAX_MESSAGE_CHARS = 8192;
 const MAX_KEY_ID = 2_147_483_647;
 
 /** The authenticated wallet; the router already answered 401 when a required credential is absent. */
@@ -28,20 +27,7 @@ function walletOf(caller: Caller | undefined, acceptsSession: boolean): string {
 
 const nonceBody = z.object({ address }).strict().openapi("SignInNonceRequest");
 
-const verifyBody = z
-  .object({
-    message: z
-      .string()
-      .min(1)
-      .max(MAX_MESSAGE_CHARS)
-      .openapi({ description: "The EIP-4361 message, exactly as signed (LF line ends)" }),
-    signature: z
-      .string()
-      .regex(/^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/, "must be a 65-byte (or 64-byte compact) hex signature")
-      .openapi({ description: "personal_sign (EIP-191) signature of the message by its address" }),
-  })
-  .strict()
-  .openapi("SignInVerifyRequest");
+const verifyBody = z.object(signedMessageFields).strict().openapi("SignInVerifyRequest");
 
 const createKeyBody = z
   .object({

@@ -20,11 +20,16 @@ export interface AgentTokenClaims {
 /** A JWT's shape (three base64url parts, the header starting `eyJ`): how a bearer credential is told from a key. */
 export const AGENT_TOKEN_PATTERN = /^eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
 
-function secretOf(config: Readonly<HostedAgentsConfig>): Uint8Array {
+/** The token secret; NO_JWT_SECRET (500) when this server has none (off the devnet without AGENT_JWT_SECRET). */
+export function requireJwtSecret(config: Readonly<HostedAgentsConfig>): string {
   if (!config.jwtSecret) {
     return fail("NO_JWT_SECRET", "hosted agents need AGENT_JWT_SECRET (at least 32 characters) on this server");
   }
-  return new TextEncoder().encode(config.jwtSecret);
+  return config.jwtSecret;
+}
+
+function secretOf(config: Readonly<HostedAgentsConfig>): Uint8Array {
+  return new TextEncoder().encode(requireJwtSecret(config));
 }
 
 export async function issueAgentToken(

@@ -2,6 +2,26 @@
 import { z } from "./common";
 
 // ---------------------------------------------------------------------------------------------------------------
+// A signed EIP-4361 message (sign-in, a hosted agent's key export)
+// ---------------------------------------------------------------------------------------------------------------
+
+/** Largest signed message accepted (an EIP-4361 message with a few resources is well under 2 KB). */
+const MAX_MESSAGE_CHARS = 8192;
+
+/** The fields of a signed message, as sign-in and the key export take them (each route names its own object). */
+export const signedMessageFields = {
+  message: z
+    .string()
+    .min(1)
+    .max(MAX_MESSAGE_CHARS)
+    .openapi({ description: "The EIP-4361 message, exactly as signed (LF line ends)" }),
+  signature: z
+    .string()
+    .regex(/^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/, "must be a 65-byte (or 64-byte compact) hex signature")
+    .openapi({ description: "personal_sign (EIP-191) signature of the message by its address" }),
+};
+
+// ---------------------------------------------------------------------------------------------------------------
 // Response schemas
 // ---------------------------------------------------------------------------------------------------------------
 

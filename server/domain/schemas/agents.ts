@@ -3,12 +3,12 @@
  * the views answered. One schema each gives validation, types and the OpenAPI document.
  */
 import { txHash, z } from "./common";
+import { signedMessageFields } from "./accounts";
 import { capability, displayName, minReward, MAX_EXECUTOR_CAPABILITIES } from "./executors";
 
 /** Paths under /api/v1/agents that are routes, so never a slug (GET /agents/skills is the catalog). */
 export const RESERVED_SLUGS = ["deploy-fee", "skills", "action"] as const;
 
-export const AGENT_ID_PATTERN = /^agt_[0-9a-f]{24}$/;
 const SLUG_PATTERN = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$/;
 
 export const slug = z
@@ -181,15 +181,7 @@ export const exportChallengeSchema = z
   })
   .openapi("HostedAgentExportChallenge");
 
-export const exportBodySchema = z
-  .object({
-    message: z.string().min(1).max(8192),
-    signature: z
-      .string()
-      .regex(/^0x(?:[0-9a-fA-F]{128}|[0-9a-fA-F]{130})$/, "must be a 65-byte (or 64-byte compact) hex signature"),
-  })
-  .strict()
-  .openapi("HostedAgentExport");
+export const exportBodySchema = z.object(signedMessageFields).strict().openapi("HostedAgentExport");
 
 export const exportedKeySchema = z
   .object({ address: z.string(), privateKey: z.string().openapi({ description: "0x and 64 hex: keep it secret" }) })
