@@ -293,12 +293,19 @@ export async function recentLogs(db: Queryable, agentId: string, count: number):
 
 // --- earnings and key exports -------------------------------------------------------------------------------------
 
-/** What the escrow paid `wallet` as worker (the projection's payouts, net of fee): each payout, raw units. */
-export async function payoutsTo(db: Queryable, wallet: string): Promise<string[]> {
-  const rows = (await db("tasks").where({ worker: wallet.toLowerCase() }).whereNotNull("payout").select("payout")) as {
-    payout: string;
-  }[];
-  return rows.map((r) => String(r.payout));
+/** What the escrow paid each of `wallets` as worker (the projection's payouts, net of fee): raw units, per wallet. */
+export async function payoutsTo(db: Queryable, wallets: readonly string[]): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>(wallets.map((w) => [w.toLowerCase(), []]));
+  if (wallets.length === 0) return out;
+  const rows = (await db("tasks")
+    .whereIn(
+      "worker",
+      wallets.map((w) => w.toLowerCase()),
+    )
+    .whereNotNull("payout")
+    .select("worker", "payout")) as { worker: string; payout: string }[];
+  for (const r of rows) out.get(String(r.worker).toLowerCase())?.push(String(r.payout));
+  return out;
 }
 
 /** Records one export of an agent's key (before the key is answered). */

@@ -19,6 +19,7 @@ import { Wallet } from "ethers";
 import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
 import { sealSecret, secretLabel } from "./secrets";
+import { requireJwtSecret } from "./tokens";
 import { capabilitiesFor, catalogView, findSkill } from "./skills/catalog";
 import type { SkillDefinition } from "./skills/types";
 import { isUnspentCreditOf, spendDeployCredit, verifyDeployFee } from "../deployFee";
@@ -44,7 +45,6 @@ import {
   type InstalledSkillRow,
   type LogRow,
 } from "../../db/repositories/hostedAgents";
-import type { Queryable } from "../../db/repositories/util";
 import type { AgentAction, AgentView, CreateAgentBody, LogLine, SkillInstallBody } from "../schemas/agents";
 
 /** Lines of log the agent view carries. */
@@ -134,8 +134,7 @@ function capabilitiesOf(agent: HostedAgentRow, skills: readonly InstalledSkillRo
   return [...all].sort();
 }
 
-async function earningsOf(db: Queryable, wallet: string): Promise<AgentView["earnings"]> {
-  const payouts = await payoutsTo(db, wallet);
+function earningsOf(payouts: readonly string[]): AgentView["earnings"] {
   return { amount_raw: payouts.reduce((sum, p) => sum + BigInt(p), 0n).toString(), paidTasks: payouts.length };
 }
 
@@ -143,6 +142,11 @@ async function agentViews(deps: Deps, agents: readonly HostedAgentRow[]): Promis
   const skills = await listInstalledSkills(
     deps.db,
     agents.map((a) => a.id),
+  );
+  // One query for every agent's payouts (the logs are read per agent: the last lines of each).
+  const payouts = await payoutsTo(
+    deps.db,
+    agents.map((a) => a.wallet),
   );
   return Promise.all(
     agents.map(async (agent) => {
@@ -164,7 +168,7 @@ async function agentViews(deps: Deps, agents: readonly HostedAgentRow[]): Promis
         restarts: agent.restarts,
         generation: agent.generation,
         lastError: agent.lastError,
-        earnings: await earningsOf(deps.db, agent.wallet),
+        earnings: earningsOf(payouts.get(agent.wallet.toLowerCase()) ?? []),
         recentLogs: (await recentLogs(deps.db, agent.id, RECENT_LOG_LINES)).map(logLine),
         createdAt: iso(agent.createdAt),
         updatedAt: iso(agent.updatedAt),
@@ -348,9 +352,7 @@ export async function actOnAgent(
     if (agent.desiredState !== "stopped") {
       fail("AGENT_RUNNING", `agent ${agent.id} is ${agent.desiredState} already: stop it first to start it again`);
     }
-    if (!deps.config.hostedAgents.jwtSecret) {
-      fail("NO_JWT_SECRET", "hosted agents need AGENT_JWT_SECRET (at least 32 characters) on this server");
-    }
+    requireJwtSecret(deps.config.hostedAgents);
     await checkCapacity(deps);
     if (!(await transitionAgent(deps.db, agent.id, { from: ["stopped"], to: "running", status: "starting" }, now))) {
       fail("AGENT_RUNNING", `agent ${agent.id} was started meanwhile`);
