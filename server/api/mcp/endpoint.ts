@@ -60,14 +60,16 @@ function toolError(error: AppError): CallToolResult {
   };
 }
 
-/** The tool result of each pre-serialized page, and its JSON text, built once (a hot page is answered many times). */
-const pageResults = new WeakMap<SerializedData, { result: CallToolResult; json: Buffer }>();
-/** The same, found from a result's text (the server hands the transport a validated copy of the result object). */
+/**
+ * The tool result of each pre-serialized page and its JSON, built once (a hot page is answered many times), found by
+ * the page's text: also how the transport's encoder finds it (the server hands the transport a validated copy of the
+ * result object). At most PAGE_RESULTS entries (emptied when full).
+ */
 const pageResultsByText = new Map<string, { result: CallToolResult; json: Buffer }>();
-const PAGE_RESULTS_BY_TEXT = 64;
+const PAGE_RESULTS = 64;
 
 function pageResult(page: SerializedData): CallToolResult {
-  let entry = pageResults.get(page);
+  let entry = pageResultsByText.get(page.json);
   if (!entry) {
     const data = plain(page) as Record<string, unknown>;
     const result: CallToolResult = { content: [{ type: "text", text: page.json }], structuredContent: data };
@@ -77,8 +79,7 @@ function pageResult(page: SerializedData): CallToolResult {
         `{"content":[{"type":"text","text":${JSON.stringify(page.json)}}],"structuredContent":${page.json}}`,
       ),
     };
-    pageResults.set(page, entry);
-    if (pageResultsByText.size >= PAGE_RESULTS_BY_TEXT) pageResultsByText.clear();
+    if (pageResultsByText.size >= PAGE_RESULTS) pageResultsByText.clear();
     pageResultsByText.set(page.json, entry);
   }
   return entry.result;

@@ -182,12 +182,15 @@ export class SharedPostTransport implements Transport {
       }
       res.once("close", () => {
         for (const id of exchange.clientIds.keys()) this.pending.delete(id);
+        // A client gone before its answers: nothing will answer this POST, so it ends here (nothing is written).
+        if (exchange.answers.size < exchange.clientIds.size) done([]);
       });
       for (const { message, request } of forwarded) {
         if (request && this.dispatchRequest) this.dispatchRequest(message as JSONRPCRequest, extra);
         else this.onmessage?.(message, extra);
       }
     });
+    if (res.destroyed) return;
     const chunks =
       answers.length === 1
         ? answers[0]
