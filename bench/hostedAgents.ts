@@ -16,6 +16,7 @@
 import { ethers, network } from "hardhat";
 import { deployEscrowFixture, USDC } from "../test/helpers/fixtures";
 import { startTestApi } from "../test/helpers/api";
+import { waitFor } from "../test/helpers/agentMarket";
 import { verifierPrivateKey } from "../test/helpers/keys";
 import { freshWallet, serveChain } from "../test/helpers/rpc";
 import { insertHostedAgent } from "../test/helpers/hostedAgentRows";
@@ -28,14 +29,6 @@ const AGENTS = Math.max(1, Number(process.env.BENCH_AGENTS ?? 10));
 const TASKS = Math.max(1, Number(process.env.BENCH_TASKS ?? 20));
 const MB = 1024 * 1024;
 const SKILL = process.env.BENCH_SKILL ?? "summary";
-
-async function waitFor(what: () => Promise<boolean>, ms: number, label: string) {
-  const end = Date.now() + ms;
-  while (!(await what())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function main() {
   if (network.name !== "hardhat") throw new Error("run on the in-process hardhat network");

@@ -25,7 +25,6 @@ import {
   claimAgentLease,
   findAgentsToRun,
   heartbeatHost,
-  listAgentSkillsToRun,
   listClaimableAgents,
   releaseAgentLease,
   removeHost,
@@ -37,6 +36,7 @@ import {
   type HostedStatus,
   type LogLevel,
 } from "../db/repositories/agentHosts";
+import { listInstalledSkills } from "../db/repositories/hostedAgents";
 import { openSecret, secretLabel } from "../domain/agents/secrets";
 import { issueAgentToken } from "../domain/agents/tokens";
 import type { HostToWorker, WorkerInit, WorkerToHost } from "./worker";
@@ -70,7 +70,6 @@ const WORKER_YOUNG_GENERATION_MB = 8;
 
 interface Slot {
   agentId: string;
-  wallet: string;
   generation: number;
   desired: "running" | "paused";
   worker?: Worker;
@@ -330,7 +329,6 @@ export class AgentHost {
   private launch(agent: HostedAgentRun) {
     const slot: Slot = {
       agentId: agent.id,
-      wallet: agent.wallet,
       generation: agent.generation,
       desired: agent.desiredState === "paused" ? "paused" : "running",
       ready: false,
@@ -380,7 +378,7 @@ export class AgentHost {
       slot.generation = agent.generation;
       const kek = this.settings.keyEncryptionKey;
       const privateKey = openSecret(kek, agent.encryptedKey, secretLabel.walletKey(agent.id));
-      const skills = (await listAgentSkillsToRun(this.db, agent.id)).map((s) => ({
+      const skills = (await listInstalledSkills(this.db, [agent.id])).map((s) => ({
         id: s.skill,
         config: s.config,
         secrets: s.encryptedSecrets
@@ -393,7 +391,6 @@ export class AgentHost {
       credential = await this.credential(agent);
       init = {
         agentId: agent.id,
-        wallet: agent.wallet,
         privateKey,
         apiUrl: this.options.apiUrl,
         credential: credential.credential,
@@ -498,7 +495,6 @@ export class AgentHost {
       case "lastEventId":
         slot.lastEventId = message.id;
         break;
-      case "stopped":
       case "memory":
         break;
     }

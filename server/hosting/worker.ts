@@ -1,10 +1,10 @@
 /**
- * A hosted agent's worker thread (started by the agent host, ./host.ts, through a bootstrap that registers ts-node):
- * the SDK's AgentRuntime with the agent's own key, speaking to the API over HTTP with the credential the host gives it
- * (a hosted token, replaced by the host before it expires), and a work function that runs the installed skill
- * covering the task's required capabilities. Everything it reports goes to the host by message: `ready`, log lines,
- * the event stream's resume point, pause state; the host writes them to the database. The key and the credential
- * never leave the thread in a message or a log line.
+ * A hosted agent's worker thread (started by the agent host, ./host.ts, through a bootstrap that loads precompiled
+ * code, ./workerCode.ts): the SDK's AgentRuntime with the agent's own key, speaking to the API over HTTP with the
+ * credential the host gives it (a hosted token, replaced by the host before it expires), and a work function that runs
+ * the installed skill covering the task's required capabilities. Everything it reports goes to the host by message:
+ * `ready`, log lines, the event stream's resume point, pause state; the host writes them to the database. The key and
+ * the credential never leave the thread in a message or a log line.
  */
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
@@ -12,13 +12,12 @@ import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, pinSettlement, type Job } from "../../client/sdk";
 import { capabilitiesFor, findSkill } from "../domain/agents/skills/catalog";
-import { judgeWork } from "../domain/agents/skills/verifier";
+import { judgeWork, verifierSkill } from "../domain/agents/skills/verifier";
 import type { SkillDefinition } from "../domain/agents/skills/types";
 
 /** What the host hands a worker (workerData). */
 export interface WorkerInit {
   agentId: string;
-  wallet: string;
   /** The agent's wallet key (0x hex), decrypted by the host. */
   privateKey: string;
   apiUrl: string;
@@ -40,9 +39,6 @@ export interface WorkerInit {
   judgeIntervalMs?: number;
 }
 
-/** The skill whose install makes the agent judge the tasks naming it as verifier agent. */
-export const VERIFIER_SKILL = "verifier";
-
 export type HostToWorker =
   | { type: "credential"; credential: string }
   | { type: "pause" }
@@ -57,8 +53,7 @@ export type WorkerToHost =
   | { type: "lastEventId"; id: string }
   | { type: "paused"; paused: boolean }
   /** The worker's V8 heap (its own isolate), answering `memory`. */
-  | { type: "memory"; heapUsedBytes: number; heapTotalBytes: number }
-  | { type: "stopped" };
+  | { type: "memory"; heapUsedBytes: number; heapTotalBytes: number };
 
 interface InstalledSkill {
   skill: SkillDefinition;
@@ -143,7 +138,6 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
       for (const hook of stopHooks) await hook();
       await runtime.stop();
       provider.destroy();
-      post({ type: "stopped" });
       // Ends this thread only (not the host's process).
       process.exit(0);
     })());
@@ -177,7 +171,8 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
   });
 
   await runtime.start();
-  if (installed.some((s) => s.skill.id === VERIFIER_SKILL)) {
+  // Installing the verifier skill makes the agent judge the tasks naming it as verifier agent.
+  if (installed.some((s) => s.skill.id === verifierSkill.id)) {
     const judge = await startJudging(init, api, provider, log, stopping.signal);
     stopHooks.push(judge);
   }

@@ -18,12 +18,6 @@ export type LogLevel = "info" | "warn" | "error";
 /** What a host needs of an agent to run it: the agent's row, and whether it was deleted. */
 export type HostedAgentRun = HostedAgentRow & { deleted: boolean };
 
-export interface HostedSkillRow {
-  skill: string;
-  config: Record<string, unknown>;
-  encryptedSecrets: string | null;
-}
-
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const toRun = (row: any): HostedAgentRun => ({ ...hostedAgentFromRow(row), deleted: row.deleted_at != null });
 
@@ -156,30 +150,11 @@ export async function appendAgentLog(
     message: line.message,
     at_ms: line.atMs,
   });
-  // The id of the oldest line kept; everything older goes.
-  const [oldestKept] = await selectRows(
-    db,
-    `select "id" from "hosted_agent_logs" where "agent_id" = ? order by "id" desc limit 1 offset ?`,
-    [line.agentId, keep - 1],
+  // Everything older than the oldest line kept goes (none while the agent has `keep` lines or fewer: the subquery
+  // is then NULL). One statement, the same text on SQLite and PostgreSQL.
+  await db.raw(
+    `delete from "hosted_agent_logs" where "agent_id" = ? and "id" < ` +
+      `(select "id" from "hosted_agent_logs" where "agent_id" = ? order by "id" desc limit 1 offset ?)`,
+    [line.agentId, line.agentId, keep - 1],
   );
-  if (oldestKept) {
-    await db("hosted_agent_logs").where("agent_id", line.agentId).where("id", "<", oldestKept.id).delete();
-  }
-}
-
-// ------------------------------------------------------------------------------------------------------- skills
-
-/** The agent's installed skills (config parsed; secrets still sealed), in install order. */
-export async function listAgentSkillsToRun(db: Queryable, agentId: string): Promise<HostedSkillRow[]> {
-  const rows = await db("hosted_agent_skills")
-    .where({ agent_id: agentId })
-    .orderBy([
-      { column: "installed_at", order: "asc" },
-      { column: "skill", order: "asc" },
-    ]);
-  return rows.map((r) => ({
-    skill: r.skill,
-    config: JSON.parse(r.config ?? "{}"),
-    encryptedSecrets: r.encrypted_secrets ?? null,
-  }));
 }
