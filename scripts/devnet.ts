@@ -21,6 +21,7 @@ import { newApiKey } from "../server/domain/credentials";
 import { readDeployFee, verifyDeployFee } from "../server/domain/deployFee";
 import { actOnAgent, createHostedAgent, readHostedAgent } from "../server/domain/agents/hostedAgents";
 import { createAgentBodySchema, type AgentView } from "../server/domain/schemas/agents";
+import { summarySkill } from "../server/domain/agents/skills/text";
 import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {
@@ -129,9 +130,6 @@ export interface HostedAgentHandle {
   slug: string;
   address: string;
 }
-
-/** The example agent's skill: public tasks needing these capabilities are its (the `summary` skill gives them). */
-export const EXAMPLE_CAPABILITIES = ["summarise", "text"];
 
 /**
  * The devnet's hosted agents, owned by the demo account agent-1, which pays the deploy fee twice on the devnet's
@@ -347,7 +345,7 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(`              admin: ${ADMIN_WARNING}`);
   lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
   lines.push(
-    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${EXAMPLE_CAPABILITIES.join(" or ")}`,
+    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${summarySkill.capabilities.join(" or ")}`,
   );
   lines.push(
     `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,

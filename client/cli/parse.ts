@@ -57,19 +57,43 @@ export function parseAmount(options: { amount?: string; amountRaw?: string }, de
   return amountRaw(parseAmountInput(options), decimals);
 }
 
-/** `--criteria '{"required_fields":["summary"]}'` -> the object. */
-export function parseCriteria(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined;
+/**
+ * A flag's JSON object text -> the object. `notObject` is the message when it is JSON but not an object; `notJson`
+ * (given JSON.parse's reason) when it is not JSON at all, by default `notObject` too.
+ */
+export function parseJsonObject(
+  text: string,
+  code: string,
+  notObject: string,
+  notJson: (reason: string) => string = () => notObject,
+): Record<string, unknown> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
-    throw usageError("INVALID_CRITERIA", `--criteria is not JSON: ${(error as Error).message}`);
+    throw usageError(code, notJson((error as Error).message));
   }
-  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
-    throw usageError("INVALID_CRITERIA", "--criteria must be a JSON object");
-  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) throw usageError(code, notObject);
   return parsed as Record<string, unknown>;
+}
+
+/** `--criteria '{"required_fields":["summary"]}'` -> the object. */
+export function parseCriteria(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  return parseJsonObject(
+    text,
+    "INVALID_CRITERIA",
+    "--criteria must be a JSON object",
+    (reason) => `--criteria is not JSON: ${reason}`,
+  );
+}
+
+/** `--min-reward <units>`: a whole number of the token's smallest units, kept as the text given. */
+export function parseMinReward(text: string): string {
+  if (!/^\d+$/.test(text)) {
+    throw usageError("INVALID_AMOUNT", "--min-reward is a whole number of the token's smallest units");
+  }
+  return text;
 }
 
 /** `a,b, c` -> ["a", "b", "c"] (blanks dropped). */

@@ -20,6 +20,7 @@ import { deployEscrowFixture, STATUS, USDC } from "../helpers/fixtures";
 import { freePort } from "../helpers/api";
 import { serveChain, freshWallet, type ServedChain } from "../helpers/rpc";
 import { verifierPrivateKey } from "../helpers/keys";
+import { waitFor } from "../helpers/agentMarket";
 import { loadConfig } from "../../server/config";
 import { startServer, type RunningServer } from "../../server/main";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
@@ -28,14 +29,6 @@ import { webhookSignature } from "../../server/domain/events/webhooks";
 import { MarketApi, postTask, subscribe, type MarketEvent } from "../../client/sdk";
 
 const SIGNING_SECRET = "owner-webhook-secret-0123456789";
-
-async function waitFor(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const giveUpAt = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > giveUpAt) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** The owner's program behind the webhook skill: verifies the signature; holds the first call it gets for ever. */
 function ownerEndpoint() {

@@ -35,11 +35,16 @@ export async function startAgentMarket() {
 
 export type AgentMarket = Awaited<ReturnType<typeof startAgentMarket>>;
 
-/** Polls `what` every 100 ms until it holds; after `ms`, fails naming `label`. */
-export async function waitFor(what: () => Promise<boolean> | boolean, ms: number, label: string): Promise<void> {
+/** Polls `what` every `intervalMs` (100 ms by default) until it holds; after `ms`, fails naming `label`. */
+export async function waitFor(
+  what: () => Promise<boolean> | boolean,
+  ms: number,
+  label: string,
+  intervalMs = 100,
+): Promise<void> {
   const end = Date.now() + ms;
   while (!(await what())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, intervalMs));
   }
 }

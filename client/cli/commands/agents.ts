@@ -5,7 +5,7 @@
 import type { Context } from "../context";
 import { spawn } from "node:child_process";
 import { apiOf, signerOf, walletOf } from "../clients";
-import { parseAmount, parseDuration, parseList } from "../parse";
+import { parseAmount, parseDuration, parseList, parseMinReward } from "../parse";
 import { table } from "../output";
 import { amountText, USDC_DISPLAY } from "../format";
 import { usageError } from "../errors";
@@ -16,9 +16,7 @@ export async function register(
   options: { capabilities: string; minReward: string; verifierName?: string },
 ): Promise<void> {
   const wallet = signerOf(ctx);
-  if (!/^\d+$/.test(options.minReward)) {
-    throw usageError("INVALID_AMOUNT", "--min-reward is a whole number of the token's smallest units");
-  }
+  const minReward = parseMinReward(options.minReward);
   const api = apiOf(ctx);
   const registered = await ctx.out.step(
     `registering ${wallet.address} as an agent`,
@@ -26,7 +24,7 @@ export async function register(
       api.registerExecutor({
         publicKey: agentPublicKey(wallet.privateKey),
         capabilities: parseList(options.capabilities) ?? [],
-        minReward: options.minReward,
+        minReward,
         ...(options.verifierName ? { verifier: { optIn: true, name: options.verifierName } } : {}),
       }),
     (r) => (r.created ? "registered" : "record replaced"),

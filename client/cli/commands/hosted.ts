@@ -5,7 +5,7 @@
  */
 import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
-import { parseList } from "../parse";
+import { parseJsonObject, parseList, parseMinReward } from "../parse";
 import { table } from "../output";
 import { amountText } from "../format";
 import { usageError } from "../errors";
@@ -60,13 +60,7 @@ function parseSecrets(pairs: string[] | undefined): Record<string, string> | und
 
 function parseConfig(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
-  try {
-    const value = JSON.parse(text);
-    if (value && typeof value === "object" && !Array.isArray(value)) return value;
-  } catch {
-    // answered below
-  }
-  throw usageError("INVALID_CONFIG", `--skill-config must be a JSON object, e.g. '{"maxSentences":2}'`);
+  return parseJsonObject(text, "INVALID_CONFIG", `--skill-config must be a JSON object, e.g. '{"maxSentences":2}'`);
 }
 
 function describe(agent: HostedAgent): string[] {
@@ -89,9 +83,7 @@ export async function create(
     pay?: boolean;
   },
 ): Promise<void> {
-  if (!/^\d+$/.test(options.minReward)) {
-    throw usageError("INVALID_AMOUNT", "--min-reward is a whole number of the token's smallest units");
-  }
+  const minReward = parseMinReward(options.minReward);
   const api = apiOf(ctx);
   if (options.pay) {
     const signer = walletOf(ctx);
@@ -107,7 +99,7 @@ export async function create(
       name: options.name,
       ...(options.description ? { description: options.description } : {}),
       capabilities: parseList(options.capabilities) ?? [],
-      minReward: options.minReward,
+      minReward,
       skills: (options.skill ?? []).map((skill) => ({ skill })),
       verifier: options.verifierName ? { optIn: true, name: options.verifierName } : { optIn: false },
     }),

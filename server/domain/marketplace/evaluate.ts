@@ -107,7 +107,8 @@ export function testRegexBounded(
   });
 }
 
-const codePoints = (s: string) => {
+/** Unicode code points of `s` (what `min_length` counts). */
+export const codePoints = (s: string): number => {
   let n = 0;
   for (const _ of s) n++;
   return n;

@@ -19,6 +19,7 @@ import { startTestApi, type TestApi } from "../../helpers/api";
 import { usingPostgres } from "../../helpers/db";
 import { serveChain, type ServedChain } from "../../helpers/rpc";
 import { insertHostedAgent } from "../../helpers/hostedAgentRows";
+import { waitFor } from "../../helpers/agentMarket";
 
 // Long enough that a host process starved of CPU for a second on a loaded CI machine still renews in time.
 const LEASE_MS = 3000;
@@ -106,14 +107,6 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
     return counts;
   };
 
-  async function waitFor(what: () => Promise<boolean>, ms: number, label: string) {
-    const end = Date.now() + ms;
-    while (!(await what())) {
-      if (Date.now() > end) throw new Error(`timed out waiting for ${label}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
-
   it("each agent on exactly one host within capacity; a killed host's agents move to the other within a lease", async () => {
     const kek = api.deps.config.hostedAgents.keyEncryptionKey;
     const ids: string[] = [];
@@ -133,9 +126,10 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
       async () => [...(await leases()).values()].every((h) => h !== null),
       60_000,
       "every agent leased by one of the hosts",
+      50,
     );
     // Both hosts alive: each agent on one host (a map has one host per agent), both under their capacity.
-    await waitFor(async () => (await api.deps.db("agent_hosts").count({ n: "*" }))[0].n == 2, 30_000, "two hosts");
+    await waitFor(async () => (await api.deps.db("agent_hosts").count({ n: "*" }))[0].n == 2, 30_000, "two hosts", 50);
     for (let i = 0; i < 5; i++) {
       const counts = perHost(await leases());
       expect(Object.values(counts).reduce((x, y) => x + y, 0)).to.equal(4);
@@ -156,6 +150,7 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
       async () => perHost(await leases())[survivorId] === CAPACITY,
       4 * LEASE_MS,
       `${survivorId} to take over ${victimId}'s agents`,
+      50,
     );
     const tookMs = Date.now() - killedAt;
     const after = await leases();

@@ -10,6 +10,7 @@
  * whitespace-separated tokens; character counts count Unicode code points, as the verification rules do.
  */
 import { z } from "../../schemas/common";
+import { codePoints } from "../../marketplace/evaluate";
 import { dottedPath, parseSkillConfig } from "./config";
 import { textOfBrief } from "./jsonPaths";
 import type { SkillConfigField, SkillDefinition } from "./types";
@@ -49,9 +50,7 @@ export function wordCount(text: string): number {
 
 /** Unicode code points of `text`. */
 export function charCount(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
+  return codePoints(text);
 }
 
 /**

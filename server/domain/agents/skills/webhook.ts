@@ -26,6 +26,7 @@ import { checkWebhookUrl, isPublicAddress, publicOnlyLookup, signatureHeader } f
 import { capability } from "../../schemas/executors";
 import { z } from "../../schemas/common";
 import { parseSkillConfig } from "./config";
+import { isJsonObject } from "./jsonPaths";
 import type { SkillConfigOptions, SkillContext, SkillDefinition, SkillJob } from "./types";
 
 export const WEBHOOK_DEFAULT_TIMEOUT_MS = 30_000;
@@ -100,10 +101,7 @@ function resultOf(status: number, text: string): unknown {
   } catch {
     throw new Error(`the webhook answered HTTP ${status} with a body that is not JSON`);
   }
-  const result =
-    typeof answer === "object" && answer !== null && !Array.isArray(answer) && "result" in answer
-      ? (answer as { result: unknown }).result
-      : answer;
+  const result = isJsonObject(answer) && "result" in answer ? answer.result : answer;
   if (result === null || result === undefined) {
     throw new Error(`the webhook answered HTTP ${status} with a null result: there is nothing to deliver`);
   }
