@@ -518,6 +518,7 @@ async function main() {
     const results: { name: string; r: LoadResult }[] = [];
     const clock = countClockReads(api.deps);
     const clockReads: string[] = [];
+    const serverCpu: string[] = [];
     const skipped: LoadResult = {
       rps: NaN,
       p50: NaN,
@@ -537,7 +538,13 @@ async function main() {
       }
       await load({ ...spec, seconds: WARMUP_SECONDS });
       const before = { ...clock };
+      const cpuBefore = process.cpuUsage();
       const r = await load({ ...spec, seconds: SECONDS });
+      const cpu = process.cpuUsage(cpuBefore);
+      serverCpu.push(
+        `  ${name}: ${fmt((cpu.user + cpu.system) / 10_000 / SECONDS)}% of one core, ` +
+          `${fmt((cpu.user + cpu.system) / Math.max(1, r.total))} µs a request`,
+      );
       results.push({ name, r });
       const calls = clock.calls - before.calls;
       if (calls > 0) {
@@ -668,6 +675,8 @@ async function main() {
       "\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):",
     );
     for (const line of clockReads) console.log(line);
+    console.log("\nServer process CPU while measured (the servers and the in-process chain; the load runs in a child):");
+    for (const line of serverCpu) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
   } finally {

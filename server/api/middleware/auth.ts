@@ -14,13 +14,10 @@ import type { HostedAgentsConfig } from "../../config";
 import { AGENT_TOKEN_PATTERN, verifyAgentToken, type AgentTokenClaims } from "../../domain/agents/tokens";
 import { findHostedAgent } from "../../db/repositories/hostedAgents";
 import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "../../domain/credentials";
-import { findActiveKeyByHash, touchKey } from "../../db/repositories/apiKeys";
+import { activeApiKey } from "../../domain/accounts";
 import { findSessionAddress } from "../../db/repositories/sessions";
 import type { Caller } from "../route";
 import type { Deps } from "../../domain/deps";
-
-/** How fresh a key's recorded last use is kept (docs/api.md, "Signing in and API keys"). */
-export const LAST_USED_RESOLUTION_SECONDS = 60;
 
 /** The credential the request presents, if any. */
 export function presentedCredential(ctx: Context): string | undefined {
@@ -97,13 +94,8 @@ export async function authenticate(ctx: Context, deps: Deps, acceptsSession: boo
   if (!credential) return undefined;
   const now = deps.clock.wallNow();
   if (API_KEY_PATTERN.test(credential)) {
-    const key = await findActiveKeyByHash(deps.db, hashSecret(credential));
+    const key = await activeApiKey(deps, credential);
     if (!key) throw new AuthFailure("invalid or revoked API key");
-    // Last use is informational, to the minute: written at most once a minute per key (a write per request cost a
-    // fifth of a task build), and never blocking the request.
-    if (key.lastUsedAt === null || now - key.lastUsedAt >= LAST_USED_RESOLUTION_SECONDS) {
-      touchKey(deps.db, key.id, now).catch(() => undefined);
-    }
     return { wallet: key.address, keyId: key.id, via: "api-key" };
   }
   if (AGENT_TOKEN_PATTERN.test(credential)) return agentTokenCaller(ctx, deps, credential);

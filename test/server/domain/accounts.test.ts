@@ -5,13 +5,14 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi, type ApiResponse, type TestApi } from "../../helpers/api";
 import {
+  ACTIVE_KEY_CACHE_MS,
   NONCE_LENGTH,
   SIGN_IN_STATEMENT,
   buildSiweMessage,
   parseSiweMessage,
   type SiweMessage,
 } from "../../../server/domain/accounts";
-import { hashSecret } from "../../../server/domain/credentials";
+import { hashSecret, newApiKey } from "../../../server/domain/credentials";
 import { AppError } from "../../../server/errors";
 
 /** Not the address the test server listens on: the sign-in domain and URI come from PUBLIC_URL. */
@@ -552,6 +553,32 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         expect(again.json.data).to.deep.equal({ id, revoked: true });
         const listed = await api.request("GET", "/api/v1/api-keys", bearer(session));
         expect(listed.json.data.keys[0].revokedAt).to.equal(new Date(1000_000).toISOString());
+      }));
+
+    it("stops a key revoked by another process within ACTIVE_KEY_CACHE_MS, and takes a key created elsewhere at once", () =>
+      withApi(async (api) => {
+        const wallet = Wallet.createRandom();
+        const session = await signIn(api, wallet);
+        const { id, key } = (await createKey(api, session)).json.data;
+        const whoami = () => api.request("GET", "/api/v1/api-keys/whoami", { key });
+        expect((await whoami()).status).to.equal(200);
+        // Another API process revokes it: the row changes, this process's cache does not hear of it.
+        await api.deps.db("api_keys").where({ id }).update({ revoked_at: Math.floor(Date.now() / 1000) });
+        expect((await whoami()).status, "trusted for ACTIVE_KEY_CACHE_MS").to.equal(200);
+        api.clock.advanceWall(ACTIVE_KEY_CACHE_MS / 1000);
+        expectError(await whoami(), 401, "UNAUTHORIZED", /revoked/);
+
+        // A key written by another process: never cached as unknown, so it works on its first request.
+        const other = newApiKey();
+        await api.deps.db("api_keys").insert({
+          address: wallet.address.toLowerCase(),
+          key_hash: other.keyHash,
+          prefix: other.prefix,
+          label: null,
+          created_at: Math.floor(Date.now() / 1000),
+        });
+        const me = await api.request("GET", "/api/v1/api-keys/whoami", { key: other.key });
+        expect(me.status, me.text).to.equal(200);
       }));
 
     it("refuses session tokens on whoami, and unknown, expired or malformed credentials everywhere with 401", () =>
