@@ -675,7 +675,9 @@ async function main() {
       "\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):",
     );
     for (const line of clockReads) console.log(line);
-    console.log("\nServer process CPU while measured (the servers and the in-process chain; the load runs in a child):");
+    console.log(
+      "\nServer process CPU while measured (the servers and the in-process chain; the load runs in a child):",
+    );
     for (const line of serverCpu) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);

@@ -563,7 +563,10 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         const whoami = () => api.request("GET", "/api/v1/api-keys/whoami", { key });
         expect((await whoami()).status).to.equal(200);
         // Another API process revokes it: the row changes, this process's cache does not hear of it.
-        await api.deps.db("api_keys").where({ id }).update({ revoked_at: Math.floor(Date.now() / 1000) });
+        await api.deps
+          .db("api_keys")
+          .where({ id })
+          .update({ revoked_at: Math.floor(Date.now() / 1000) });
         expect((await whoami()).status, "trusted for ACTIVE_KEY_CACHE_MS").to.equal(200);
         api.clock.advanceWall(ACTIVE_KEY_CACHE_MS / 1000);
         expectError(await whoami(), 401, "UNAUTHORIZED", /revoked/);
