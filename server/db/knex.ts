@@ -72,7 +72,14 @@ export function createDb(options: DbOptions): Db {
       min: 1,
       max: 1,
       afterCreate: (conn: unknown, done: (err: Error | null, conn: unknown) => void) => {
-        const pragmas = ["journal_mode = WAL", "synchronous = NORMAL", "busy_timeout = 10000", "foreign_keys = ON"];
+        const pragmas = [
+          "journal_mode = WAL",
+          "synchronous = NORMAL",
+          "busy_timeout = 10000",
+          "foreign_keys = ON",
+          "cache_size = -65536",
+          "mmap_size = 268435456",
+        ];
         if (driver === "better-sqlite3") {
           const db = conn as { pragma(s: string): unknown; prepare(sql: string): unknown };
           for (const p of pragmas) db.pragma(p);

@@ -5,7 +5,7 @@
  * the event stream's resume point) and the agent's log, kept to its latest lines. The owner's reads and writes are
  * in hostedAgents.ts. Times: *_ms in milliseconds, updated_at in seconds.
  */
-import { selectRows, type Queryable } from "./util";
+import { queryRows, type Queryable } from "./util";
 import { hostedAgentFromRow, type HostedAgentRow } from "./hostedAgents";
 
 /** Log lines kept per agent (older lines are deleted as new ones arrive). */
@@ -42,7 +42,7 @@ export async function removeHost(db: Queryable, id: string): Promise<void> {
  * Agents a host may claim: desired running or paused, not deleted, with a key, and no live lease; oldest first.
  */
 export async function listClaimableAgents(db: Queryable, nowMs: number, limit: number): Promise<HostedAgentRun[]> {
-  const rows = await selectRows(
+  const rows = await queryRows(
     db,
     `select * from "hosted_agents" where "desired_state" in ('running', 'paused') and "deleted_at" is null` +
       ` and "encrypted_key" is not null and ("lease_host" is null or "lease_until_ms" is null or "lease_until_ms" < ?)` +

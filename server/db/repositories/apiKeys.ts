@@ -1,4 +1,4 @@
-import { selectRows, type Queryable } from "./util";
+import { queryRows, type Queryable } from "./util";
 
 export interface ApiKeyRow {
   id: number;
@@ -39,7 +39,7 @@ export async function insertApiKey(
 
 /** The active (not revoked) key with this hash. */
 export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
-  const [row] = await selectRows(db, `select * from "api_keys" where "key_hash" = ? and "revoked_at" is null`, [
+  const [row] = await queryRows(db, `select * from "api_keys" where "key_hash" = ? and "revoked_at" is null`, [
     keyHash,
   ]);
   return row ? fromRow(row) : undefined;

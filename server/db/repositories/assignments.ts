@@ -4,7 +4,7 @@
  * marketplaceAssign, intent `intentId`) or `poster` (the poster's own assignWorker, seen on-chain).
  */
 import { isUniqueViolation } from "./listings";
-import { placeholders, selectRows, type Queryable } from "./util";
+import { placeholders, queryRows, type Queryable } from "./util";
 
 export type AssignmentVia = "accept" | "poster";
 
@@ -73,7 +73,7 @@ export async function getAssignments(
   taskIds: readonly number[],
 ): Promise<Map<number, AssignmentRecord>> {
   if (taskIds.length === 0) return new Map();
-  const rows = await selectRows(
+  const rows = await queryRows(
     db,
     `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})`,
     taskIds,

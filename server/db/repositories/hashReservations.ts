@@ -3,7 +3,7 @@
  * two posters cannot fund the same brief. A claim is one statement (insert, or take over the row when it is the same
  * poster's or has expired), so concurrent claims on SQLite and PostgreSQL have exactly one winner.
  */
-import type { Queryable } from "./util";
+import { queryRows, type Queryable } from "./util";
 
 export interface HashReservation {
   taskHash: string;
@@ -38,18 +38,17 @@ export async function claimHash(
   const taskHash = claim.taskHash.toLowerCase();
   const poster = claim.poster.toLowerCase();
   const expiresAt = claim.now + claim.ttlSeconds;
-  const rows = await db("hash_reservations")
-    .insert({ task_hash: taskHash, poster, expires_at: expiresAt, created_at: claim.now })
-    .onConflict("task_hash")
-    .merge({
-      poster,
-      expires_at: expiresAt,
-      created_at: db.raw(
-        "case when hash_reservations.poster = excluded.poster then hash_reservations.created_at else excluded.created_at end",
-      ),
-    })
-    .where((q) => q.where("hash_reservations.poster", poster).orWhere("hash_reservations.expires_at", "<=", claim.now))
-    .returning(["poster", "expires_at"]);
+  // One raw statement (queryRows): the builder's upsert cost a sixth of a task build under load (bench:api).
+  const rows = await queryRows(
+    db,
+    `insert into "hash_reservations" ("task_hash", "poster", "expires_at", "created_at") values (?, ?, ?, ?) ` +
+      `on conflict ("task_hash") do update set "poster" = excluded."poster", "expires_at" = excluded."expires_at", ` +
+      `"created_at" = case when "hash_reservations"."poster" = excluded."poster" ` +
+      `then "hash_reservations"."created_at" else excluded."created_at" end ` +
+      `where "hash_reservations"."poster" = ? or "hash_reservations"."expires_at" <= ? ` +
+      `returning "poster", "expires_at"`,
+    [taskHash, poster, expiresAt, claim.now, poster, claim.now],
+  );
   if (rows.length === 1) return { claimed: true, expiresAt: Number(rows[0].expires_at) };
   return { claimed: false, holder: await findReservation(db, taskHash) };
 }

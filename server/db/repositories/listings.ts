@@ -2,7 +2,7 @@
  * Marketplace listings (tables `listings` and `listing_capabilities`): the terms a poster attached to a funded task
  * when indexing it. Keyed by the on-chain task id; one listing per task hash. Addresses and hashes are lower-case.
  */
-import { chunks, placeholders, selectRows, type Queryable } from "./util";
+import { chunks, placeholders, queryRows, type Queryable } from "./util";
 
 export type Privacy = "private" | "public";
 
@@ -91,7 +91,7 @@ async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingReco
   const ids = rows.map((r) => Number(r.task_id));
   const caps = new Map<number, string[]>();
   for (const chunk of chunks(ids, 500)) {
-    const capRows = await selectRows(
+    const capRows = await queryRows(
       db,
       `select "task_id", "capability" from "listing_capabilities" where "task_id" in (${placeholders(chunk.length)}) ` +
         `order by "task_id", "capability"`,
@@ -114,12 +114,12 @@ export async function insertListing(db: Queryable, listing: ListingRecord): Prom
 }
 
 export async function findListingByTaskId(db: Queryable, taskId: number): Promise<ListingRecord | undefined> {
-  const [row] = await selectRows(db, `select * from "listings" where "task_id" = ?`, [taskId]);
+  const [row] = await queryRows(db, `select * from "listings" where "task_id" = ?`, [taskId]);
   return row ? (await withCapabilities(db, [row]))[0] : undefined;
 }
 
 export async function findListingByHash(db: Queryable, taskHash: string): Promise<ListingRecord | undefined> {
-  const [row] = await selectRows(db, `select * from "listings" where "task_hash" = ?`, [taskHash.toLowerCase()]);
+  const [row] = await queryRows(db, `select * from "listings" where "task_hash" = ?`, [taskHash.toLowerCase()]);
   return row ? (await withCapabilities(db, [row]))[0] : undefined;
 }
 

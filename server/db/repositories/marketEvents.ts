@@ -2,7 +2,7 @@
  * The push event log (table `market_events`): marketplace events with their audience, read by the SSE stream and the
  * webhook fan-out. Ids are the SSE event ids: strictly increasing, and visible in id order (see insertMarketEvents).
  */
-import { selectRows, toBool, type Queryable } from "./util";
+import { queryRows, toBool, type Queryable } from "./util";
 
 export interface NewMarketEvent {
   type: string;
@@ -88,13 +88,13 @@ export async function insertMarketEvents(trx: Queryable, events: readonly NewMar
 
 /** The newest event id (0 when the log is empty). */
 export async function latestEventId(db: Queryable): Promise<number> {
-  const [row] = await selectRows(db, `select max("id") as "id" from "market_events"`);
+  const [row] = await queryRows(db, `select max("id") as "id" from "market_events"`);
   return row?.id === null || row?.id === undefined ? 0 : Number(row.id);
 }
 
 /** Every event after `after`, oldest first, at most `limit` (the in-process fan-out reads each new row once). */
 export async function listEventsAfter(db: Queryable, after: number, limit: number): Promise<MarketEventRecord[]> {
-  const rows = await selectRows(db, `select ${COLUMNS} from "market_events" where "id" > ? order by "id" limit ?`, [
+  const rows = await queryRows(db, `select ${COLUMNS} from "market_events" where "id" > ? order by "id" limit ?`, [
     after,
     limit,
   ]);
@@ -121,7 +121,7 @@ export async function listEventsForWallet(
   const bindings: unknown[] = [range.after, upTo, who, yes, who, yes, who, yes];
   if (range.executor) bindings.push(yes, who);
   bindings.push(range.limit);
-  return (await selectRows(db, sql, bindings)).map(fromRow);
+  return (await queryRows(db, sql, bindings)).map(fromRow);
 }
 
 /** Events by id (the webhook sender reads the events of its due deliveries). */

@@ -1,9 +1,9 @@
 import type { PausePeriod } from "../../escrow/records";
-import { selectRows, type Queryable } from "./util";
+import { queryRows, type Queryable } from "./util";
 
 /** Pause periods seen in the escrow's events; deadlines shift by the time spent paused. */
 export async function loadPausePeriods(db: Queryable): Promise<PausePeriod[]> {
-  const rows = await selectRows(db, `select * from "pause_periods" order by "seq"`);
+  const rows = await queryRows(db, `select * from "pause_periods" order by "seq"`);
   return rows.map((r) => ({
     seq: Number(r.seq),
     startedAt: Number(r.started_at),

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
-import { bulkInsert, chunks, selectRows, toBool, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (t: TaskRecord) => ({
   task_id: t.taskId,
@@ -100,13 +100,13 @@ export async function deleteTasks(db: Queryable, taskIds: readonly number[]): Pr
 }
 
 export async function findTaskById(db: Queryable, taskId: number): Promise<TaskRecord | undefined> {
-  const [row] = await selectRows(db, `select * from "tasks" where "task_id" = ?`, [taskId]);
+  const [row] = await queryRows(db, `select * from "tasks" where "task_id" = ?`, [taskId]);
   return row ? fromRow(row) : undefined;
 }
 
 /** Tasks funded with this brief hash, oldest first (the chain does not forbid reusing a hash). */
 export async function findTasksByHash(db: Queryable, taskHash: string): Promise<TaskRecord[]> {
-  const rows = await selectRows(db, `select * from "tasks" where "task_hash" = ? order by "task_id"`, [
+  const rows = await queryRows(db, `select * from "tasks" where "task_hash" = ? order by "task_id"`, [
     taskHash.toLowerCase(),
   ]);
   return rows.map(fromRow);
@@ -118,7 +118,7 @@ export async function findTasksByHash(db: Queryable, taskHash: string): Promise<
  */
 export async function taskIdUsingHash(db: Queryable, taskHash: string): Promise<number | undefined> {
   const hash = taskHash.toLowerCase();
-  const [row] = await selectRows(
+  const [row] = await queryRows(
     db,
     `select (select "task_id" from "listings" where "task_hash" = ?) as "listed", ` +
       `(select "task_id" from "tasks" where "task_hash" = ? order by "task_id" limit 1) as "funded"`,

@@ -16,15 +16,46 @@ export function chunks<T>(items: readonly T[], size = INSERT_CHUNK): T[][] {
 export const toBool = (v: unknown): boolean => v === true || v === 1 || v === "1" || v === "true";
 
 /**
- * The rows of a raw SELECT (`?` placeholders, double-quoted identifiers: the same text on SQLite and PostgreSQL).
- * For hot point reads: knex's builder compiles the same SQL anew on every call, about 50 µs, three times what
- * SQLite takes to answer (bench:api; a task read makes five such reads).
+ * The rows a raw statement answers: a SELECT, or a write with RETURNING (`?` placeholders, double-quoted
+ * identifiers: the same text on SQLite and PostgreSQL). For hot statements: knex's builder compiles the same SQL anew
+ * on every call, about 50 µs, three times what SQLite takes to answer (bench:api; a task read makes five reads).
+ *
+ * On better-sqlite3, when nothing holds the one connection (no transaction, no query in flight), the statement runs
+ * on it at once (prepared once: knex.ts), as knex would run it but without its pool round trip: under load, each
+ * acquisition through the pool's queue cost about 100 µs, more than the rest of an authenticated MCP call
+ * (bench:api). Safe: the statement runs synchronously to completion (a write in its own implicit transaction, as
+ * knex runs it outside one), so nothing else can use the connection meanwhile; a transaction holding the connection
+ * makes the statement wait for it through knex, as before.
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function selectRows(db: Queryable, sql: string, bindings: readonly unknown[] = []): Promise<any[]> {
+export async function queryRows(db: Queryable, sql: string, bindings: readonly unknown[] = []): Promise<any[]> {
+  const connection = idleSqliteConnection(db);
+  if (connection && bindings.every(directBinding)) {
+    const statement = connection.prepare(sql);
+    if (statement.reader) {
+      db.client.emit("query", { sql, bindings, method: "raw" });
+      return statement.all(bindings.map((b) => (typeof b === "boolean" ? Number(b) : b)));
+    }
+  }
   const result = await db.raw(sql, bindings as Knex.RawBinding[]);
   return db.client.config.client === "pg" ? result.rows : result;
 }
+
+interface SqliteConnection {
+  prepare(sql: string): { reader: boolean; all(bindings: unknown[]): unknown[] };
+}
+
+/** The better-sqlite3 connection of `db` when nothing holds it: not a transaction, not acquired by a query. */
+function idleSqliteConnection(db: Queryable): SqliteConnection | undefined {
+  if (db.client.config.client !== "better-sqlite3" || (db as Knex.Transaction).isTransaction) return undefined;
+  const pool = db.client.pool as
+    { numUsed(): number; numPendingAcquires(): number; free?: { resource: SqliteConnection }[] } | undefined;
+  if (!pool || pool.numUsed() !== 0 || pool.numPendingAcquires() !== 0) return undefined;
+  return pool.free?.[0]?.resource;
+}
+
+/** A value better-sqlite3 binds as knex would (knex expands arrays and refuses undefined: those go through it). */
+const directBinding = (b: unknown) => b !== undefined && !Array.isArray(b) && !(b instanceof Date);
 
 /** `?, ?, ?` for an IN list of `count` values. */
 export const placeholders = (count: number) => Array(count).fill("?").join(", ");

@@ -3,7 +3,7 @@
  * (webhook, event) with its attempts and outcome, and the fan-out cursor. The secret is key material: it leaves
  * only in the registration answer.
  */
-import { selectRows, type Queryable } from "./util";
+import { queryRows, type Queryable } from "./util";
 
 export interface WebhookRecord {
   id: number;
@@ -127,7 +127,7 @@ export async function insertDeliveries(
 
 /** Pending deliveries due at `nowMs`, oldest event first. */
 export async function dueDeliveries(db: Queryable, nowMs: number, limit: number): Promise<DeliveryRecord[]> {
-  const rows = await selectRows(
+  const rows = await queryRows(
     db,
     `select * from "webhook_deliveries" where "status" = 'pending' and "next_attempt_at_ms" <= ? order by "event_id", "id" limit ?`,
     [nowMs, limit],

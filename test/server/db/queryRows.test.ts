@@ -1,0 +1,58 @@
+import { expect } from "chai";
+import { createTestDb, usingPostgres, type TestDb } from "../../helpers/db";
+import { queryRows } from "../../../server/db/repositories/util";
+
+/** Rows of the checkpoints table (a small table every migrated database has). */
+const CHECKPOINT = `select "name", "block_number" from "checkpoints" where "name" = ?`;
+
+describe("queryRows (server/db/repositories/util.ts)", () => {
+  let testDb: TestDb;
+
+  beforeEach(async () => {
+    testDb = await createTestDb();
+    await testDb.db("checkpoints").insert({ name: "a", block_number: 7, block_hash: "0x01", updated_at: 1 });
+  });
+  afterEach(() => testDb.cleanup());
+
+  it("answers what knex answers, booleans bound as SQLite's 0 and 1, and reports the query", async () => {
+    const { db } = testDb;
+    const seen: string[] = [];
+    const onQuery = (q: { sql: string }) => seen.push(q.sql);
+    db.on("query", onQuery);
+    try {
+      expect(await queryRows(db, CHECKPOINT, ["a"])).to.deep.equal([{ name: "a", block_number: 7 }]);
+      expect(await queryRows(db, CHECKPOINT, ["b"])).to.deep.equal([]);
+      const [row] = await queryRows(db, `select ? as "yes", ? as "no"`, [true, false]);
+      expect([1, true, "true"], String(row.yes)).to.include(row.yes);
+      expect([0, false, "false"], String(row.no)).to.include(row.no);
+    } finally {
+      db.off("query", onQuery);
+    }
+    expect(seen.some((sql) => sql.includes(`from "checkpoints" where "name" =`))).to.equal(true);
+  });
+
+  it("answers the rows a write returns, and writes them", async () => {
+    const { db } = testDb;
+    const rows = await queryRows(
+      db,
+      `update "checkpoints" set "block_number" = "block_number" + ? where "name" = ? returning "name", "block_number"`,
+      [5, "a"],
+    );
+    expect(rows).to.deep.equal([{ name: "a", block_number: 12 }]);
+    expect(await queryRows(db, CHECKPOINT, ["a"])).to.deep.equal([{ name: "a", block_number: 12 }]);
+  });
+
+  it("waits for a transaction holding SQLite's one connection instead of reading its uncommitted rows", async function () {
+    if (usingPostgres()) this.skip(); // PostgreSQL reads on another connection of its pool
+    const { db } = testDb;
+    const trx = await db.transaction();
+    await trx("checkpoints").where({ name: "a" }).update({ block_number: 8 });
+    let answered: unknown[] | undefined;
+    const read = queryRows(db, CHECKPOINT, ["a"]).then((rows) => (answered = rows));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(answered, "read while the transaction held the connection").to.equal(undefined);
+    await trx.commit();
+    await read;
+    expect(answered).to.deep.equal([{ name: "a", block_number: 8 }]);
+  });
+});
