@@ -3,6 +3,7 @@
  * hosted_agent_key_exports; migration 010). The agent host's leases and status reports are server/db/repositories/
  * agentHosts.ts; this file reads agent_hosts only to compare the agents wanted running with the hosts' capacity.
  */
+import type { Knex } from "knex";
 import { toBool, type Queryable } from "./util";
 
 export type DesiredState = "stopped" | "running" | "paused";
@@ -226,6 +227,29 @@ export async function markAgentDeleted(db: Queryable, id: string, now: number): 
 }
 
 /** Agents the owners want running (desired running or paused), every owner's: what the hosts must hold. */
+/**
+ * Starts a stopped agent (desired running, status starting) only while the agents wanted running or paused are fewer
+ * than the capacity of the hosts seen at or after `sinceMs`: one conditional UPDATE, so concurrent starts never
+ * exceed the capacity (SQLite has one writer; on PostgreSQL the starts are serialised by a transaction-scoped
+ * advisory lock, as each statement would otherwise count with its own snapshot). False when it did not start: not
+ * stopped (or deleted), or no room.
+ */
+export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: number, now: number): Promise<boolean> {
+  return db.transaction(async (trx) => {
+    if (trx.client.config.client === "pg")
+      await trx.raw("select pg_advisory_xact_lock(hashtext('hosted_agents.start'))");
+    const updated = await trx.raw(
+      `update "hosted_agents" set "desired_state" = 'running', "status" = 'starting', "updated_at" = ? ` +
+        `where "id" = ? and "deleted_at" is null and "desired_state" = 'stopped' ` +
+        `and (select count(*) from "hosted_agents" where "desired_state" in ('running', 'paused') ` +
+        `and "deleted_at" is null) < (select coalesce(sum("capacity"), 0) from "agent_hosts" where "seen_at_ms" >= ?)`,
+      [now, id, sinceMs],
+    );
+    // knex.raw answers { changes } on better-sqlite3 and { rowCount } on pg.
+    return Number(updated.rowCount ?? updated.changes ?? 0) > 0;
+  });
+}
+
 export async function countAgentsWantedRunning(db: Queryable): Promise<number> {
   const row = (await db("hosted_agents")
     .whereIn("desired_state", ["running", "paused"])

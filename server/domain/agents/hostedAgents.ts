@@ -28,6 +28,7 @@ import {
   bumpGeneration,
   countAgentsWantedRunning,
   deleteInstalledSkill,
+  findHostedAgent,
   findOwnedAgent,
   insertHostedAgent,
   insertInstalledSkill,
@@ -39,6 +40,7 @@ import {
   payoutsTo,
   recentLogs,
   slugInUse,
+  startAgentWithinCapacity,
   transitionAgent,
   type DesiredState,
   type HostedAgentRow,
@@ -318,22 +320,17 @@ const TRANSITIONS: Record<Exclude<AgentAction, "start">, { from: DesiredState[];
   restart: { from: ["running", "paused"] },
 };
 
-async function checkCapacity(deps: Deps): Promise<void> {
-  const { leaseMs } = deps.config.hostedAgents;
-  const [wanted, capacity] = await Promise.all([
-    countAgentsWantedRunning(deps.db),
-    liveHostCapacity(deps.db, deps.clock.wallNowMs() - leaseMs),
-  ]);
-  if (wanted >= capacity) {
-    throw new AppError({
-      code: "AGENT_CAPACITY",
-      message:
-        capacity === 0
-          ? "no agent host is running: start one (RUN_AGENT_HOST=true) or retry later"
-          : `the agent hosts are full (${wanted} of ${capacity} agents running): stop an agent or retry later`,
-      details: { running: wanted, capacity },
-    });
-  }
+/** AGENT_CAPACITY with the figures of the moment (after a start found no room). */
+async function capacityFull(deps: Deps, sinceMs: number): Promise<never> {
+  const [wanted, capacity] = await Promise.all([countAgentsWantedRunning(deps.db), liveHostCapacity(deps.db, sinceMs)]);
+  throw new AppError({
+    code: "AGENT_CAPACITY",
+    message:
+      capacity === 0
+        ? "no agent host is running: start one (RUN_AGENT_HOST=true) or retry later"
+        : `the agent hosts are full (${wanted} of ${capacity} agents running): stop an agent or retry later`,
+    details: { running: wanted, capacity },
+  });
 }
 
 /** POST /agents/action. */
@@ -353,9 +350,14 @@ export async function actOnAgent(
       fail("AGENT_RUNNING", `agent ${agent.id} is ${agent.desiredState} already: stop it first to start it again`);
     }
     requireJwtSecret(deps.config.hostedAgents);
-    await checkCapacity(deps);
-    if (!(await transitionAgent(deps.db, agent.id, { from: ["stopped"], to: "running", status: "starting" }, now))) {
-      fail("AGENT_RUNNING", `agent ${agent.id} was started meanwhile`);
+    // The hosts' room and the start in one statement: concurrent starts never exceed the capacity.
+    const sinceMs = deps.clock.wallNowMs() - deps.config.hostedAgents.leaseMs;
+    if (!(await startAgentWithinCapacity(deps.db, agent.id, sinceMs, now))) {
+      const current = await findHostedAgent(deps.db, agent.id);
+      if (current && current.deletedAt === null && current.desiredState !== "stopped") {
+        fail("AGENT_RUNNING", `agent ${agent.id} was started meanwhile`);
+      }
+      await capacityFull(deps, sinceMs);
     }
   } else {
     const transition = TRANSITIONS[input.action];
