@@ -2,34 +2,14 @@
  * Live updates: the signed-in wallet's marketplace events from `GET /api/v1/events` (Server-Sent Events). EventSource
  * cannot send the X-API-Key header, so the stream is read with fetch and a streaming body. A dropped stream reconnects
  * after RECONNECT_MS with Last-Event-ID (none lost, none twice); pages keep polling as the fallback, more slowly while
- * the stream is up.
+ * the stream is up. The SSE text is parsed by the SDK's parser (client/sdk/events.ts), the one home of that rule.
  */
 import { useEffect, useRef, useState } from "react";
 import { useSession } from "./session";
 import type { MarketEvent } from "./types";
+import { SseParser } from "../../client/sdk/events";
 
 export const RECONNECT_MS = 5000;
-
-/** Splits an SSE body into events; returns the data of each complete event and the unparsed rest. */
-export function parseSse(buffer: string): { events: { id?: string; data: string }[]; rest: string } {
-  const events: { id?: string; data: string }[] = [];
-  const blocks = buffer.replace(/\r\n?/g, "\n").split("\n\n");
-  const rest = blocks.pop() ?? "";
-  for (const block of blocks) {
-    let id: string | undefined;
-    const data: string[] = [];
-    for (const line of block.split("\n")) {
-      if (line.startsWith(":")) continue; // a comment (keep-alive)
-      const colon = line.indexOf(":");
-      const field = colon < 0 ? line : line.slice(0, colon);
-      const value = colon < 0 ? "" : line.slice(colon + 1).replace(/^ /, "");
-      if (field === "id") id = value;
-      else if (field === "data") data.push(value);
-    }
-    if (data.length) events.push({ id, data: data.join("\n") });
-  }
-  return { events, rest };
-}
 
 /**
  * Calls `onEvent` for each event of the signed-in wallet while the component is mounted; answers whether the stream
@@ -63,13 +43,11 @@ export function useMarketEvents(onEvent: (event: MarketEvent) => void): boolean 
           if (!response.ok || !response.body) throw new Error(`the event stream answered ${response.status}`);
           setLive(true);
           const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-          let buffer = "";
+          const parser = new SseParser();
           for (;;) {
             const { value, done } = await reader.read();
             if (done) break;
-            const parsed = parseSse(buffer + value);
-            buffer = parsed.rest;
-            for (const event of parsed.events) {
+            for (const event of parser.feed(value)) {
               if (event.id) lastId = event.id;
               try {
                 handler.current(JSON.parse(event.data) as MarketEvent);
