@@ -18,6 +18,7 @@
 import crypto from "node:crypto";
 import { getAddress, verifyMessage } from "ethers";
 import { SiweMessage as SiweLibraryMessage } from "siwe";
+import type { Knex } from "knex";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
 import { newApiKey, newSessionToken } from "./credentials";
@@ -317,6 +318,34 @@ export function checkMessageContext(deps: Deps, message: SiweMessage, nowMs: num
   }
 }
 
+/** The wallet (lower-case) that signed `message` (personal_sign); BAD_SIGNATURE for a malformed signature. */
+export function signerOf(message: string, signature: string): string {
+  try {
+    return verifyMessage(message, signature).toLowerCase();
+  } catch (error) {
+    throw new AppError({ code: "BAD_SIGNATURE", message: "signature: not a valid ECDSA signature", cause: error });
+  }
+}
+
+/**
+ * Checks that a signed message's nonce is usable by `address`, before anything is consumed: issued (NONCE_INVALID;
+ * `renew` says how to get one), for this address (NONCE_MISMATCH), not used and not expired (NONCE_INVALID).
+ */
+export async function checkNonce(deps: Deps, nonce: string, address: string, now: number, renew: string) {
+  const row = await findNonce(deps.db, nonce);
+  if (!row) fail("NONCE_INVALID", `message.Nonce: unknown nonce: ${renew}`);
+  if (row.address !== address) fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
+  if (row.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
+  if (row.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
+}
+
+/** Consumes a checked nonce inside `trx`: NONCE_INVALID when a concurrent request used it first. */
+export async function spendNonce(trx: Knex.Transaction, nonce: string, address: string, now: number) {
+  if (!(await consumeNonce(trx, nonce, address, now))) {
+    fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
+  }
+}
+
 /**
  * Verifies a signed EIP-4361 message and opens a session. Checks, in order: the grammar (MISSING_FIELDS,
  * VALIDATION_ERROR); domain, URI and chain id (BAD_SIGNATURE naming which); Expiration Time and Not Before
@@ -332,32 +361,18 @@ export async function signIn(
   const message = parseSiweMessage(input.message);
   checkMessageContext(deps, message, nowMs);
 
-  let signer: string;
-  try {
-    signer = verifyMessage(input.message, input.signature);
-  } catch (error) {
-    throw new AppError({ code: "BAD_SIGNATURE", message: "signature: not a valid ECDSA signature", cause: error });
-  }
   const address = message.address.toLowerCase();
-  if (signer.toLowerCase() !== address) {
+  if (signerOf(input.message, input.signature) !== address) {
     fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
   }
 
   const now = unixNow(nowMs);
-  const nonce = await findNonce(deps.db, message.nonce);
-  if (!nonce) fail("NONCE_INVALID", "message.Nonce: unknown nonce: request one from POST /api/v1/auth/nonce");
-  if (nonce.address !== address) {
-    fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
-  }
-  if (nonce.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
-  if (nonce.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
+  await checkNonce(deps, message.nonce, address, now, "request one from POST /api/v1/auth/nonce");
 
   const { token, tokenHash } = newSessionToken();
   const expiresAt = now + deps.config.api.sessionTtlSeconds;
   await deps.db.transaction(async (trx) => {
-    if (!(await consumeNonce(trx, message.nonce, address, now))) {
-      fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
-    }
+    await spendNonce(trx, message.nonce, address, now);
     await recordSignIn(trx, address, now);
     await insertSession(trx, { tokenHash, address, createdAt: now, expiresAt });
   });

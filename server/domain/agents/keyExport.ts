@@ -8,11 +8,17 @@
  * before the key is opened: a record that cannot be written answers EXPORT_NOT_LOGGED and leaves the nonce usable.
  * The log says that an export happened, never the key.
  */
-import { verifyMessage, Wallet } from "ethers";
+import { Wallet } from "ethers";
 import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
-import { checkMessageContext, issueServiceMessage, parseSiweMessage } from "../accounts";
-import { consumeNonce, findNonce } from "../../db/repositories/authNonces";
+import {
+  checkMessageContext,
+  checkNonce,
+  issueServiceMessage,
+  parseSiweMessage,
+  signerOf,
+  spendNonce,
+} from "../accounts";
 import { findHostedAgent, recordKeyExport, type HostedAgentRow } from "../../db/repositories/hostedAgents";
 import { openSecret, secretLabel } from "./secrets";
 import { ownedAgent } from "./hostedAgents";
@@ -60,12 +66,7 @@ export async function exportAgentKey(
   if (message.statement !== exportStatement(agent)) {
     fail("BAD_SIGNATURE", `message: not the export challenge of agent ${agent.id} (POST .../export/challenge)`);
   }
-  let signer: string;
-  try {
-    signer = verifyMessage(input.message, input.signature).toLowerCase();
-  } catch (error) {
-    throw new AppError({ code: "BAD_SIGNATURE", message: "signature: not a valid ECDSA signature", cause: error });
-  }
+  const signer = signerOf(input.message, input.signature);
   if (signer !== agent.owner) {
     fail("NOT_OWNER_SIGNATURE", `signature: signed by ${signer}, not by the agent's owner ${agent.owner}`);
   }
@@ -73,16 +74,10 @@ export async function exportAgentKey(
     fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
   }
   const now = Math.floor(nowMs / 1000);
-  const nonce = await findNonce(deps.db, message.nonce);
-  if (!nonce) fail("NONCE_INVALID", "message.Nonce: unknown nonce: request a new export challenge");
-  if (nonce.address !== agent.owner) fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
-  if (nonce.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
-  if (nonce.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
+  await checkNonce(deps, message.nonce, agent.owner, now, "request a new export challenge");
 
   const sealed = await deps.db.transaction(async (trx) => {
-    if (!(await consumeNonce(trx, message.nonce, agent.owner, now))) {
-      fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
-    }
+    await spendNonce(trx, message.nonce, agent.owner, now);
     const current = await findHostedAgent(trx, agent.id);
     const key = requireKey(current ?? { ...agent, encryptedKey: null });
     try {
