@@ -23,13 +23,16 @@ import {
   skillCatalogSchema,
   skillInstallBodySchema,
   uninstalledSchema,
+  type LogLine,
 } from "../../domain/schemas/agents";
 import {
   actOnAgent,
   createHostedAgent,
   deleteHostedAgent,
+  followAgentLogs,
   installSkill,
   listHostedAgents,
+  logFollowStart,
   ownedAgent,
   readAgentLogs,
   readHostedAgent,
@@ -76,9 +79,6 @@ export const verifyDeployFeeRoute = defineRoute({
 // ---------------------------------------------------------------------------------------------------------------
 
 const OWNER = { tags: ["agents"], auth: "required" as const, acceptsSession: true, refusesAgentTokens: true };
-
-/** Interval at which a log follow looks for new lines. */
-export const LOG_FOLLOW_POLL_MS = 500;
 
 export const skillCatalogRoute = defineRoute({
   method: "get",
@@ -190,35 +190,20 @@ export const agentLogsRoute = defineRoute({
     const agent = await ownedAgent(deps, caller!.wallet, params.agent);
     if (!/text\/event-stream/i.test(ctx.get("accept"))) return readAgentLogs(deps, agent, query);
     const lastEventId = Number(ctx.get("last-event-id") || NaN);
-    let after = query.after ?? (Number.isSafeInteger(lastEventId) ? lastEventId : undefined);
-    if (after === undefined) after = (await readAgentLogs(deps, agent, { limit: 1 })).logs.at(-1)?.id ?? 0;
+    const after = await logFollowStart(
+      deps,
+      agent,
+      query.after ?? (Number.isSafeInteger(lastEventId) ? lastEventId : undefined),
+    );
     const body = new PassThrough();
-    let ended = false;
-    let timer: NodeJS.Timeout | undefined;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      clearTimeout(timer);
+    const gone = new AbortController();
+    startSseResponse(ctx, body, () => {
+      gone.abort();
       body.end();
-    };
-    const poll = async () => {
-      try {
-        while (!ended) {
-          const { logs } = await readAgentLogs(deps, agent, { after, limit: 500 });
-          for (const line of logs) {
-            body.write(`id: ${line.id}\nevent: log\ndata: ${JSON.stringify(line)}\n\n`);
-            after = line.id;
-          }
-          if (logs.length < 500) break;
-        }
-      } catch (error) {
-        deps.logger.warn("agent log follow failed; closing it (the client resumes with Last-Event-ID)", { error });
-        return end();
-      }
-      if (!ended) timer = setTimeout(poll, LOG_FOLLOW_POLL_MS);
-    };
-    startSseResponse(ctx, body, end);
-    void poll();
+    });
+    const write = (line: LogLine) => body.write(`id: ${line.id}\nevent: log\ndata: ${JSON.stringify(line)}\n\n`);
+    // Ends the stream when the follow ends (the client went, or a read failed: it resumes with Last-Event-ID).
+    void followAgentLogs(deps, agent, after, write, gone.signal).then(() => body.end());
     return undefined as never;
   },
 });

@@ -431,6 +431,56 @@ export async function uninstallSkill(
 // ---------------------------------------------------------------------------------------------------------------
 
 /** GET /agents/:agent/logs: lines after `after` (oldest first), or the last `limit` lines without it. */
+/** Interval at which a log follow looks for new lines. */
+export const LOG_FOLLOW_POLL_MS = 500;
+
+/** Where a log follow starts: after line `after`, or, when undefined, after the newest line now. */
+export async function logFollowStart(deps: Deps, agent: HostedAgentRow, after: number | undefined): Promise<number> {
+  return after ?? (await readAgentLogs(deps, agent, { limit: 1 })).logs.at(-1)?.id ?? 0;
+}
+
+/**
+ * Follows an agent's log: `write` gets each line after line `after` (logFollowStart), in order, polled every
+ * LOG_FOLLOW_POLL_MS, until `signal` aborts. Settles when the follow ends: aborted, or a read failed (logged; the
+ * client resumes from its last line).
+ */
+export async function followAgentLogs(
+  deps: Deps,
+  agent: HostedAgentRow,
+  after: number,
+  write: (line: LogLine) => void,
+  signal: AbortSignal,
+): Promise<void> {
+  let cursor = after;
+  try {
+    while (!signal.aborted) {
+      const { logs } = await readAgentLogs(deps, agent, { after: cursor, limit: 500 });
+      for (const line of logs) {
+        if (signal.aborted) return;
+        write(line);
+        cursor = line.id;
+      }
+      if (logs.length < 500) await sleep(LOG_FOLLOW_POLL_MS, signal);
+    }
+  } catch (error) {
+    deps.logger.warn("agent log follow failed; closing it (the client resumes with Last-Event-ID)", { error });
+  }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal.addEventListener("abort", done);
+  });
+}
+
 export async function readAgentLogs(
   deps: Deps,
   agent: HostedAgentRow,
