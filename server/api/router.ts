@@ -13,7 +13,7 @@ import type { Deps } from "../domain/deps";
 import { readJsonBody } from "./middleware/body";
 import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
 import { checkFailedAuthBudget, countFailedAuth, takePostingTokens } from "./middleware/rateLimit";
-import { checkJsonStrings, parseOrThrow } from "./validation";
+import { checkJsonStrings, parseCache, parseOrThrow } from "./validation";
 
 const empty = z.object({}).passthrough();
 
@@ -31,38 +31,11 @@ async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise
   }
 }
 
-/** Query strings whose parsed form one route keeps: hot public reads repeat a few query strings. */
-const QUERY_CACHE_SIZE = 256;
-
-/**
- * Per route, the validated query of a raw query string, so a repeated query string skips Koa's parsing and the
- * schema (a tenth of an open-task listing's time). Only successes are kept; the values are frozen because requests
- * share them, and a schema's output depends on the query string alone.
- */
-function queryParseCache() {
-  const cache = new Map<string, unknown>();
-  return <T>(querystring: string, parse: () => T): T => {
-    const hit = cache.get(querystring);
-    if (hit !== undefined) return hit as T;
-    const parsed = deepFreeze(parse());
-    if (cache.size >= QUERY_CACHE_SIZE) cache.delete(cache.keys().next().value!);
-    cache.set(querystring, parsed);
-    return parsed;
-  };
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const item of Object.values(value)) deepFreeze(item);
-  }
-  return value;
-}
-
 export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
   const router = new Router();
   for (const route of routes) {
-    const parsedQuery = queryParseCache();
+    // A repeated query string skips Koa's parsing and the schema.
+    const parsedQuery = parseCache();
     router[route.method](route.path, async (ctx) => {
       const caller = await resolveCaller(ctx, route, deps);
       const rawBody =

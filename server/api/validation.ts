@@ -21,6 +21,35 @@ export function parseOrThrow<S extends ZodTypeAny>(schema: S, value: unknown, lo
   return result.data;
 }
 
+/** Freezes a value and everything in it (a parsed value that requests share). */
+export function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}
+
+/** Inputs whose parsed form one cache keeps: hot public reads repeat a few query strings (or tool arguments). */
+const PARSE_CACHE_SIZE = 256;
+
+/**
+ * The validated form of an input by its raw text, so a repeated input skips parsing and the schema (a tenth of an
+ * open-task listing's time; bench:api). Only successes are kept; the values are frozen because requests share them.
+ * Use it only where the schema's output depends on the raw text alone.
+ */
+export function parseCache() {
+  const cache = new Map<string, unknown>();
+  return <T>(raw: string, parse: () => T): T => {
+    const hit = cache.get(raw);
+    if (hit !== undefined) return hit as T;
+    const parsed = deepFreeze(parse());
+    if (cache.size >= PARSE_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(raw, parsed);
+    return parsed;
+  };
+}
+
 /** In a `u` regex a surrogate pair is one code point, so this matches only lone surrogates. */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 

@@ -11,7 +11,7 @@ import { checkAgentTokenAllowed, type AnyRoute, type Caller } from "../route";
 import type { Deps } from "../../domain/deps";
 import { SerializedData } from "../../domain/readCache";
 import { AppError } from "../../errors";
-import { parseOrThrow, checkJsonStrings } from "../validation";
+import { checkJsonStrings, deepFreeze, parseCache, parseOrThrow } from "../validation";
 import { takePostingTokens } from "../middleware/rateLimit";
 import { allRoutes } from "../routes";
 import {
@@ -98,14 +98,6 @@ function fieldsOf(schema: ZodTypeAny | undefined): string[] {
  */
 const parsedPages = new WeakMap<SerializedData, unknown>();
 
-function deepFreeze<T>(value: T): T {
-  if (value !== null && typeof value === "object" && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-}
-
 /** The route's data as plain JSON (a cached page arrives pre-serialized). */
 export function plain(data: unknown): unknown {
   if (!(data instanceof SerializedData)) return data;
@@ -124,6 +116,8 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
   // Built once per tool, not per call (a zod object costs more to build than to parse an empty argument set).
   const paramsSchema = route.request?.params ?? z.object({});
   const querySchema = route.request?.query ?? z.object({}).strict();
+  // A read's path and query arguments parsed once per distinct text (as the router does for query strings).
+  const parsedReadArgs = route.method === "get" ? parseCache() : undefined;
   return {
     name,
     description: description ?? `${route.summary} (${route.method.toUpperCase()} ${route.path})`,
@@ -134,8 +128,11 @@ function routeTool(name: string, route: AnyRoute, description?: string): McpTool
       checkJsonStrings(args, "arguments");
       const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
       const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
-      const params = parseOrThrow(paramsSchema, pick(paramKeys), "path");
-      const query = parseOrThrow(querySchema, pick(queryKeys), "query");
+      const parseArgs = () => ({
+        params: parseOrThrow(paramsSchema, pick(paramKeys), "path"),
+        query: parseOrThrow(querySchema, pick(queryKeys), "query"),
+      });
+      const { params, query } = parsedReadArgs ? parsedReadArgs(JSON.stringify(args), parseArgs) : parseArgs();
       const body = route.request?.body ? parseOrThrow(route.request.body, rest, "body") : undefined;
       if (!route.request?.body && Object.keys(rest).length > 0) {
         throw new AppError({
