@@ -15,6 +15,7 @@ import { deployFees } from "./007_deploy_fees";
 import { indexedDeployCredits } from "./008_indexed_deploy_credits";
 import { eventsAndWebhooks } from "./009_events_and_webhooks";
 import { hostedAgents } from "./010_hosted_agents";
+import { openTaskIndexes } from "./011_open_task_indexes";
 
 export type { Migration };
 
@@ -29,6 +30,7 @@ export const MIGRATIONS: readonly Migration[] = [
   indexedDeployCredits,
   eventsAndWebhooks,
   hostedAgents,
+  openTaskIndexes,
 ];
 
 /** A knex migration source over MIGRATIONS. */
