@@ -14,10 +14,6 @@
  *   c. GET /api/v1/tasks/<id>: one task, a random id per request
  *   d. POST /api/v1/tasks: a task build with a valid key, a fresh task hash per request
  *
- * and, measured beside them, b2: the listing behind the fix proposed for it (a per-query cache refreshed at most once
- * a second, one refresh in flight per query, the previous answer served meanwhile), mounted on a third server for this
- * run only: the server's code is unchanged.
- *
  * Prints requests per second, p50 and p99 latency, non-2xx answers, and the listing as a percentage of bare Koa with
  * the targets (issue 9: listing >= 45% of bare Koa with p99 <= 15 ms, one task >= 40% of the listing with p99 <= 20 ms,
  * build >= 2,000 req/s; issue 10: MCP and A2A >= 50% of the listing) as PASS or UNDER; how often the chain clock read the chain
@@ -43,9 +39,6 @@ import { createDb, dbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
 import { buildDeps } from "../server/main";
 import { createApp } from "../server/api/app";
-import { allRoutes } from "../server/api/routes";
-import { openTasksRoute } from "../server/api/routes/listings";
-import type { AnyRoute } from "../server/api/route";
 import { Indexer } from "../server/indexer/sync";
 import { providerChainReader } from "../server/chain/escrowLogs";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
@@ -214,46 +207,7 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   console.log(`Listings: ${fmt(listed)} inserted through the listings repository in ${seconds(now() - listedAt)}`);
 
   const { url, server } = await listen(createApp(deps));
-  const cachedListing = await listen(createApp(deps, cachedListingRoutes()));
-  return { deps, indexer, url, server, db, cachedListing };
-}
-
-/**
- * The fix proposed for the listing, measured here only (the server's code is unchanged): the open-task listing
- * answered from a per-query cache refreshed at most every CACHE_MS, one refresh in flight per query (single flight);
- * while a refresh runs, requests get the previous answer (stale while revalidating), so no request waits for it.
- */
-const CACHE_MS = 1000;
-function cachedListingRoutes(): AnyRoute[] {
-  interface Entry {
-    at: number;
-    value?: unknown;
-    refreshing?: Promise<unknown>;
-  }
-  const cache = new Map<string, Entry>();
-  const cached: AnyRoute = {
-    ...openTasksRoute,
-    handler: (input) => {
-      const key = JSON.stringify(input.query);
-      const entry: Entry = cache.get(key) ?? { at: 0 };
-      cache.set(key, entry);
-      if (entry.value !== undefined && Date.now() - entry.at < CACHE_MS) return entry.value;
-      if (!entry.refreshing) {
-        entry.refreshing = Promise.resolve(openTasksRoute.handler(input)).then(
-          (answer) => {
-            Object.assign(entry, { at: Date.now(), value: answer, refreshing: undefined });
-            return answer;
-          },
-          (error) => {
-            entry.refreshing = undefined;
-            throw error;
-          },
-        );
-      }
-      return entry.value ?? entry.refreshing;
-    },
-  };
-  return allRoutes.map((route) => (route === openTasksRoute ? cached : route));
+  return { deps, indexer, url, server, db };
 }
 
 /** Counts the chain clock's reads (getBlock("latest") on the API's provider; the indexer reads numbered blocks). */
@@ -561,10 +515,6 @@ async function main() {
       url: api.url,
       path: "/api/v1/a2a/tasks?limit=50",
     });
-    const cachedListing = await run("b2. listing, proposed 1 s cache (bench only)", {
-      url: api.cachedListing.url,
-      path: "/api/v1/a2a/tasks?limit=50",
-    });
     const oneTask = await run("c. GET /api/v1/tasks/<random id>", {
       url: api.url,
       path: "/api/v1/tasks/1",
@@ -666,13 +616,8 @@ async function main() {
       );
     }
 
-    const cachedShare = cachedListing.rps / bare.rps;
     console.log(
-      `  with the proposed cache (1 s, single flight, stale while revalidating; bench only): ${fmt(cachedShare * 100, 1)}% of bare Koa, ` +
-        `p99 ${fmt(cachedListing.p99)} ms: ${cachedShare >= TARGETS.listingShareOfKoa && cachedListing.p99 <= TARGETS.listingP99Ms ? "PASS" : "UNDER"}`,
-    );
-    console.log(
-      "\nChain clock (deps.clock.chainNow(), cached 1 s, no single flight: concurrent misses each read the chain):",
+      "\nChain clock (deps.clock.chainNow(), cached 1 s; one read at a time, the last value served meanwhile):",
     );
     for (const line of clockReads) console.log(line);
     console.log(
@@ -684,8 +629,6 @@ async function main() {
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));
-    api.cachedListing.server.closeAllConnections();
-    await new Promise<void>((resolve) => api.cachedListing.server.close(() => resolve()));
     api.server.closeAllConnections();
     await new Promise<void>((resolve) => api.server.close(() => resolve()));
     await api.indexer.stop();
