@@ -40,6 +40,21 @@ describe("API frame: envelope, body reading, errors", () => {
       expect(res.json.error.code).to.equal("METHOD_NOT_ALLOWED");
     }));
 
+  it("routes a method and path the same way every time (matches are kept), each method to its own route", () =>
+    withApi(async (api) => {
+      const key = await api.createKey("0x" + "ab".repeat(20));
+      for (let round = 0; round < 3; round++) {
+        // One path, two methods, two routes: the kept match of one never answers the other.
+        const list = await api.request("GET", "/api/v1/api-keys", { key });
+        expect(list.status, list.text).to.equal(200);
+        expect(list.json.data.keys).to.be.an("array");
+        const created = await api.request("POST", "/api/v1/api-keys", { key, body: { label: `k${round}` } });
+        expect(created.status, created.text).to.equal(201);
+        expect((await api.request("DELETE", "/api/v1/stats")).status).to.equal(405);
+        expect((await api.request("GET", `/api/v1/tasks/${999_000 + round}`)).json.error.code).to.equal("NOT_FOUND");
+      }
+    }));
+
   it("wraps success in { success: true, data }", () =>
     withApi(async (api) => {
       const res = await api.request("GET", "/api/v1/stats");
