@@ -68,19 +68,32 @@ export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
   return router;
 }
 
-/** Distinct method and path pairs whose matched routes are kept (bounded: a task id per path is unbounded). */
+/** Distinct method and path shapes whose matched routes are kept. */
 const MATCH_CACHE_SIZE = 1024;
 
 /**
- * @koa/router tests every route's pattern against each request's path (about 5% of a cached listing's time in a CPU
- * profile, bench:api); the layers a method and path match depend on nothing else, so they are kept. Each request
- * gets its own copy of the matched list (the router stores it on the context, where another router could add to it).
+ * Path segments that are an id, an address or a hash: no route has such a literal segment (tested), so paths differing
+ * only there match the same layers (the parameters are then read from the path itself), and share one kept match.
+ */
+const ID_SEGMENT = /\/(?:\d+|0x[0-9a-fA-F]{64}|0x[0-9a-fA-F]{40})(?=\/|$)/g;
+
+/** The shape of a path for the kept matches: id, hash and address segments replaced by a placeholder each. */
+export const pathShape = (path: string) =>
+  path.replace(ID_SEGMENT, (segment) =>
+    !segment.startsWith("/0x") ? "/:id" : segment.length === 43 ? "/:address" : "/:hash",
+  );
+
+/**
+ * @koa/router tests every route's pattern against each request's path (about a fifth of a cached listing's server
+ * time, bench:api); the layers a method and path match depend on nothing else, so they are kept, by the path's shape.
+ * Each request gets its own copy of the matched lists (the router stores one on the context, where another router
+ * could add to it).
  */
 function memoizeMatching(router: Router): void {
   const match = router.match.bind(router);
   const matches = new Map<string, ReturnType<typeof match>>();
   router.match = (path: string, method: string) => {
-    const key = `${method} ${path}`;
+    const key = `${method} ${pathShape(path)}`;
     let hit = matches.get(key);
     if (hit === undefined) {
       hit = match(path, method);

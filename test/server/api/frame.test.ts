@@ -9,6 +9,8 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
 import { createApp } from "../../../server/api/app";
+import { pathShape } from "../../../server/api/router";
+import { allRoutes } from "../../../server/api/routes";
 import { openApiRoute, statsRoute } from "../../../server/api/routes/system";
 import type { Deps } from "../../../server/domain/deps";
 import type { Logger } from "../../../server/logger";
@@ -51,9 +53,26 @@ describe("API frame: envelope, body reading, errors", () => {
         const created = await api.request("POST", "/api/v1/api-keys", { key, body: { label: `k${round}` } });
         expect(created.status, created.text).to.equal(201);
         expect((await api.request("DELETE", "/api/v1/stats")).status).to.equal(405);
-        expect((await api.request("GET", `/api/v1/tasks/${999_000 + round}`)).json.error.code).to.equal("NOT_FOUND");
+        // Ids share one kept match (the path's shape); each request still reads its own id from its path.
+        for (const id of [`${999_000 + round}`, `0x${String(round + 1).repeat(64)}`]) {
+          const missing = await api.request("GET", `/api/v1/tasks/${id}`);
+          expect(missing.json.error.code).to.equal("NOT_FOUND");
+          expect(missing.json.error.message).to.contain(id);
+        }
       }
     }));
+
+  it("has no route with a literal path segment shaped like an id, a hash or an address (kept matches rely on it)", () => {
+    expect(pathShape("/api/v1/tasks/12/x/0x" + "ab".repeat(32) + "/0x" + "cd".repeat(20))).to.equal(
+      "/api/v1/tasks/:id/x/:hash/:address",
+    );
+    expect(pathShape("/api/v1/a2a/tasks/index-batch")).to.equal("/api/v1/a2a/tasks/index-batch");
+    for (const route of allRoutes) {
+      for (const segment of route.path.split("/").filter((s) => s && !s.startsWith(":"))) {
+        expect(pathShape(`/${segment}`), `${route.method} ${route.path}`).to.equal(`/${segment}`);
+      }
+    }
+  });
 
   it("wraps success in { success: true, data }", () =>
     withApi(async (api) => {
