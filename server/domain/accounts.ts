@@ -21,7 +21,7 @@ import { SiweMessage as SiweLibraryMessage } from "siwe";
 import type { Knex } from "knex";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
-import { newApiKey, newSessionToken } from "./credentials";
+import { hashSecret, newApiKey, newSessionToken } from "./credentials";
 import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/repositories/authNonces";
 import { recordSignIn } from "../db/repositories/users";
 import { insertSession, pruneSessions } from "../db/repositories/sessions";
@@ -35,7 +35,6 @@ import {
   type ApiKeyRow,
 } from "../db/repositories/apiKeys";
 import type { Db } from "../db/knex";
-import { hashSecret } from "./credentials";
 import { ApiKeyCreated, ApiKeyView, NonceResponse, SessionResponse } from "./schemas/accounts";
 
 const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();

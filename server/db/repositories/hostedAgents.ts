@@ -226,7 +226,6 @@ export async function markAgentDeleted(db: Queryable, id: string, now: number): 
   return updated > 0;
 }
 
-/** Agents the owners want running (desired running or paused), every owner's: what the hosts must hold. */
 /**
  * Starts a stopped agent (desired running, status starting) only while the agents wanted running or paused are fewer
  * than the capacity of the hosts seen at or after `sinceMs`: one conditional UPDATE, so concurrent starts never
@@ -250,6 +249,7 @@ export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: nu
   });
 }
 
+/** Agents the owners want running (desired running or paused), every owner's: what the hosts must hold. */
 export async function countAgentsWantedRunning(db: Queryable): Promise<number> {
   const row = (await db("hosted_agents")
     .whereIn("desired_state", ["running", "paused"])

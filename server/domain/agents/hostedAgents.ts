@@ -15,6 +15,7 @@
  * The agent's wallet is generated here; its key is stored sealed under the key-encryption key and never logged.
  */
 import crypto from "node:crypto";
+import { setTimeout as delay } from "node:timers/promises";
 import { Wallet } from "ethers";
 import type { Deps } from "../deps";
 import { AppError, fail } from "../../errors";
@@ -430,7 +431,6 @@ export async function uninstallSkill(
 // Logs
 // ---------------------------------------------------------------------------------------------------------------
 
-/** GET /agents/:agent/logs: lines after `after` (oldest first), or the last `limit` lines without it. */
 /** Interval at which a log follow looks for new lines. */
 export const LOG_FOLLOW_POLL_MS = 500;
 
@@ -460,27 +460,15 @@ export async function followAgentLogs(
         write(line);
         cursor = line.id;
       }
-      if (logs.length < 500) await sleep(LOG_FOLLOW_POLL_MS, signal);
+      // Aborting ends the wait at once (its rejection is the loop's exit, not a failure).
+      if (logs.length < 500) await delay(LOG_FOLLOW_POLL_MS, undefined, { signal }).catch(() => undefined);
     }
   } catch (error) {
     deps.logger.warn("agent log follow failed; closing it (the client resumes with Last-Event-ID)", { error });
   }
 }
 
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const done = () => {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener("abort", done);
-  });
-}
-
+/** GET /agents/:agent/logs: lines after `after` (oldest first), or the last `limit` lines without it. */
 export async function readAgentLogs(
   deps: Deps,
   agent: HostedAgentRow,
