@@ -4,6 +4,7 @@
  * (wrappedKeys, custody key) never leaves through a projection.
  */
 import type { Deps } from "./deps";
+import { ReadCache } from "./readCache";
 import { effectiveDeadline } from "../escrow/rules";
 import { assignmentHolds, assignmentState, intentInFlight, marketStatus, type AssignmentState } from "./marketStatus";
 import type { OnChainTask, TaskMeta, TaskState } from "./schemas/marketplace";
@@ -148,9 +149,24 @@ export function matchingTask(listing: ListingRecord, task: TaskRecord | undefine
 export async function projectionContext(deps: Deps): Promise<ProjectionContext> {
   return {
     chainId: deps.chain?.book.chainId ?? null,
-    pauses: await loadPausePeriods(deps.db),
+    pauses: await projectedPauses(deps),
     now: await deps.clock.chainNow(),
   };
+}
+
+/**
+ * Pause periods change only when the indexer records a pause or an unpause, so reads keep them per indexer checkpoint
+ * (a new checkpoint reads them again) and for at most PAUSES_CACHE_MS, which bounds staleness when the indexer runs in
+ * another process, as for the open-task pages. Actions that check the escrow's state (domain/marketplace) read them
+ * afresh.
+ */
+export const PAUSES_CACHE_MS = 1000;
+const pauseCaches = new WeakMap<Deps, ReadCache<readonly PausePeriod[]>>();
+
+function projectedPauses(deps: Deps): Promise<readonly PausePeriod[]> {
+  let cache = pauseCaches.get(deps);
+  if (!cache) pauseCaches.set(deps, (cache = new ReadCache(PAUSES_CACHE_MS, 16)));
+  return cache.get(String(deps.indexer?.status().checkpoint ?? null), () => loadPausePeriods(deps.db));
 }
 
 /** Whether `caller` may see a task's result: its poster or worker, or anyone when the task is public. */

@@ -114,13 +114,30 @@ export async function insertListing(db: Queryable, listing: ListingRecord): Prom
 }
 
 export async function findListingByTaskId(db: Queryable, taskId: number): Promise<ListingRecord | undefined> {
-  const [row] = await queryRows(db, `select * from "listings" where "task_id" = ?`, [taskId]);
-  return row ? (await withCapabilities(db, [row]))[0] : undefined;
+  return findListing(db, "task_id", taskId);
 }
 
 export async function findListingByHash(db: Queryable, taskHash: string): Promise<ListingRecord | undefined> {
-  const [row] = await queryRows(db, `select * from "listings" where "task_hash" = ?`, [taskHash.toLowerCase()]);
-  return row ? (await withCapabilities(db, [row]))[0] : undefined;
+  return findListing(db, "task_hash", taskHash.toLowerCase());
+}
+
+/**
+ * One listing with its capabilities in one statement (a row per capability; one row with a null capability when it
+ * has none): a task read is a hot path, and each statement costs about as much again as SQLite takes to answer it.
+ */
+async function findListing(db: Queryable, column: "task_id" | "task_hash", value: number | string) {
+  const rows = await queryRows(
+    db,
+    `select "listings".*, "listing_capabilities"."capability" from "listings" left join "listing_capabilities" ` +
+      `on "listing_capabilities"."task_id" = "listings"."task_id" where "listings"."${column}" = ? ` +
+      `order by "listing_capabilities"."capability"`,
+    [value],
+  );
+  if (rows.length === 0) return undefined;
+  return fromRow(
+    rows[0],
+    rows.flatMap((r) => (r.capability === null ? [] : [r.capability as string])),
+  );
 }
 
 /** The listings of `taskIds` that exist, by task id. */
