@@ -215,9 +215,9 @@ export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit
   const who = wallet.toLowerCase();
   const { taskIds, total } = await listWorkingTaskIds(deps.db, who, page);
   const tasks = await listedTaskViews(deps, await listingsInOrder(deps, taskIds), (task, facts, listing) => {
-    // The worker sees its own deliverable; an assignment on its way to the chain is work too.
-    if (task !== undefined && task.worker === who) return "with-result";
-    return facts.assignments.has(listing.taskId) ? "without-result" : "hidden";
+    // The worker's task, or an assignment on its way to the chain: work too, without a deliverable yet.
+    if (task?.worker !== who && !facts.assignments.has(listing.taskId)) return "hidden";
+    return task && canSeeResult(task, listing, who) ? "with-result" : "without-result";
   });
   return { tasks, total };
 }
@@ -227,7 +227,11 @@ export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit
  * submission on-chain), oldest first, each with its latest deliverable: what a verifier agent judges.
  */
 export async function listJudgingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
-  const { taskIds, total } = await listJudgingTaskIds(deps.db, wallet.toLowerCase(), page);
-  // The verifier agent sees the deliverable it judges.
-  return { tasks: await listedTaskViews(deps, await listingsInOrder(deps, taskIds), () => "with-result"), total };
+  const who = wallet.toLowerCase();
+  const { taskIds, total } = await listJudgingTaskIds(deps.db, who, page);
+  // The verifier agent sees the deliverable it judges (canSeeResult), as in the single read.
+  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, taskIds), (task, _facts, listing) =>
+    task && canSeeResult(task, listing, who) ? "with-result" : "without-result",
+  );
+  return { tasks, total };
 }

@@ -169,7 +169,11 @@ function projectedPauses(deps: Deps): Promise<readonly PausePeriod[]> {
   return cache.get(String(deps.indexer?.status().checkpoint ?? null), () => loadPausePeriods(deps.db));
 }
 
-/** Whether `caller` may see a task's result: its poster or worker, or anyone when the task is public. */
+/**
+ * Whether `caller` may see a task's result: its poster, its worker or its verifier agent (who judges it, and whose
+ * key a private task must wrap: VERIFIER_NOT_WRAPPED), or anyone when the task is public. The one rule of every read
+ * of a result: the single read here, and the work and judging lists (domain/listing.ts).
+ */
 export function canSeeResult(
   task: TaskRecord,
   listing: ListingRecord | undefined,
@@ -178,5 +182,6 @@ export function canSeeResult(
   if (listing?.privacy === "public") return true;
   if (!caller) return false;
   const who = caller.toLowerCase();
-  return who === task.poster || (task.worker !== ZERO_ADDRESS && who === task.worker);
+  const is = (party: string) => party !== ZERO_ADDRESS && who === party;
+  return who === task.poster || is(task.worker) || is(task.verifier);
 }

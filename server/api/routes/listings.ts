@@ -209,7 +209,7 @@ export const taskRoute = defineRoute({
   path: "/api/v1/tasks/:id",
   summary: "One task by on-chain id or task hash",
   description:
-    "The on-chain task with a2aMeta and a2aState (null when not listed). resultData is present only for the poster and the worker (identified by an optional API key), or for anyone when the task is public.",
+    "The on-chain task with a2aMeta and a2aState (null when not listed). resultData is present only for the poster, the worker and the task's verifier agent (identified by an optional API key), or for anyone when the task is public.",
   tags: ["public", "listings"],
   auth: "optional",
   request: { params: z.object({ id: taskIdParam }) },

@@ -931,10 +931,23 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
     );
 
     it(
-      "shows resultData only to the poster and the worker of a private task, and to anyone on a public one",
-      withApi(async ({ api, poster, worker, stranger, verifier, escrow, fundAndIndex }) => {
+      "shows resultData only to the poster, the worker and the verifier agent of a private task, and to anyone on a public one",
+      withApi(async ({ api, poster, worker, stranger, verifier, verifierAgent, escrow, fundAndIndex }) => {
         const posterKey = await api.createKey(poster.address);
         const priv = (await fundAndIndex(poster, posterKey, "private result")).taskId;
+        const judged = (
+          await fundAndIndex(
+            poster,
+            posterKey,
+            "private result, judged by an agent",
+            {
+              verificationMode: "agent",
+              verifierAddress: verifierAgent.address,
+              wrappedKeys: { [worker.address]: WRAPPED, [verifierAgent.address]: WRAPPED },
+            },
+            { verifier: verifierAgent.address },
+          )
+        ).taskId;
         const pub = (
           await fundAndIndex(poster, posterKey, "public result", { privacy: "public", publicBrief: "Public." })
         ).taskId;
@@ -951,6 +964,11 @@ describe("API listings: index, index-batch, open tasks, one task, posted tasks",
         expect(asWorker.json.data.a2aState).to.deep.equal({ status: "assigned", onChainStatus: 1 });
         expect((await read(pub)).json.data).to.have.property("resultData", null);
         expectError(await read(priv, `sk_${"0".repeat(64)}`), 401, "UNAUTHORIZED");
+        // The verifier agent of a private task sees what it judges; not the result of a task it does not judge.
+        const agentKey = await api.createKey(verifierAgent.address);
+        expect((await read(judged, agentKey)).json.data).to.have.property("resultData", null);
+        expect((await read(priv, agentKey)).json.data).to.not.have.property("resultData");
+        expect((await read(judged)).json.data).to.not.have.property("resultData");
       }),
     );
 
