@@ -17,6 +17,7 @@ export const ESCROW_ABI = [
   "function escalateUnjudgedWork(uint256 taskId)",
   "function resolveDispute(uint256 taskId, bool workerFavored)",
   "function admin() view returns (address)",
+  "function getTask(uint256 taskId) view returns ((address poster, address worker, address token, uint256 amount, bytes32 taskHash, bytes32 evidenceHash, uint8 status, string category, string locationZone, uint256 createdAt, uint256 deadline, uint8 submissionAttempts, uint256 disputedAt))",
   "function assignWorker(uint256 taskId, address worker)",
   "function completeVerification(uint256 taskId, bool passed)",
   "event TaskCreated(uint256 indexed taskId, address indexed agent, address token, uint256 amount, bytes32 taskHash, string category, string locationZone, uint256 deadline)",

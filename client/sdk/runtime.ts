@@ -17,6 +17,7 @@
  */
 import { Wallet, type Provider } from "ethers";
 import type { MarketApi } from "./api";
+import { escrowInterface } from "./abi";
 import { agentPublicKey, openBrief } from "./briefCrypto";
 import { evidenceHash } from "./canonicalJson";
 import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type SettlementPin } from "./checks";
@@ -616,14 +617,21 @@ export class AgentRuntime {
     this.log(`delivered ${job.taskHash} (attempt ${attempt}, ${how})`);
   }
 
-  /** Whether the service sees attempt `attempt` on-chain (read a few times: its index may lag the chain). */
+  /**
+   * Whether the chain has attempt `attempt` of the job's task: the escrow's `getTask`, read through the wallet's
+   * provider, answers at once (the service's index may lag the chain by seconds). When the chain cannot be read, the
+   * service's view decides.
+   */
   private async onChainAlready(job: JobState, attempt: number): Promise<boolean> {
-    for (let i = 0; i < 5; i++) {
+    try {
+      const data = escrowInterface.encodeFunctionData("getTask", [job.onChainTaskId]);
+      const answer = await this.sender.provider.call({ to: this.pin!.escrow, data });
+      const [task] = escrowInterface.decodeFunctionResult("getTask", answer);
+      return Number(task.submissionAttempts) >= attempt;
+    } catch {
       const detail = await this.api.task(job.taskHash).catch(() => undefined);
-      if (detail && detail.submissionAttempts >= attempt) return true;
-      await new Promise((resolve) => setTimeout(resolve, 500 * (i + 1)));
+      return detail !== undefined && detail.submissionAttempts >= attempt;
     }
-    return false;
   }
 
   // --------------------------------------------------------------------------------------------- following

@@ -4,10 +4,12 @@
  * - a runtime stopped after accepting, before delivering: a new runtime of the same agent finds the task in its work
  *   list, runs the work once and delivers it once; the task is paid;
  * - a runtime stopped after delivering: a new runtime follows the verdict without submitting again;
+ * - a delivery whose transaction cannot be sent (a wallet without gas) is abandoned on the escrow's answer, read from
+ *   the chain, without polling the service's index;
  * - paused, a runtime takes no new task (but the task stays open); resumed, it takes it.
  */
 import { expect } from "chai";
-import type { Wallet } from "ethers";
+import { Wallet } from "ethers";
 import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
 import { type TestApi } from "../../helpers/api";
 import { freshWallet, type ServedChain } from "../../helpers/rpc";
@@ -125,6 +127,30 @@ describe("SDK agent runtime: restarts and pauses", () => {
     expect(seen, "no work again").to.deep.equal([]);
     expect(Number((await onChain(posted.onChainTaskId)).submissionAttempts)).to.equal(1);
     expect(stages.map((s) => s.stage)).to.deep.equal(["delivered", "paid"]);
+  });
+
+  it("a delivery whose transaction cannot be sent is abandoned on the chain's answer, without polling the service", async () => {
+    // A wallet without gas: the marketplace assigns it (the verifier pays), its own submitEvidence cannot be sent.
+    agent = Wallet.createRandom().connect(chain.provider) as unknown as Wallet;
+    agentKey = await api.createKey(agent.address);
+    const runtime = newRuntime(summary);
+    const serviceReads: string[] = [];
+    const agentApi = (runtime as unknown as { api: MarketApi }).api;
+    const read = agentApi.task.bind(agentApi);
+    // Reads of a task the runtime has taken (before, it reads a task announced by the stream to consider it).
+    agentApi.task = (taskHash: string) => {
+      if (runtime.jobs().some((j) => j.taskHash === taskHash)) serviceReads.push(taskHash);
+      return read(taskHash);
+    };
+    await runtime.start();
+    const posted = await postTask(
+      { brief: "No gas. Report it.", privacy: "public", amount: USDC(5), requiredCapabilities: ["summarise"] },
+      { api: posterApi, signer: poster },
+    );
+    await waitFor(() => runtime.jobs()[0]?.stage === "abandoned", 30_000, "the delivery to be abandoned");
+    expect(runtime.jobs()[0].error).to.match(/enough funds|insufficient funds/i);
+    expect(Number((await onChain(posted.onChainTaskId)).submissionAttempts)).to.equal(0);
+    expect(serviceReads, "decided from the chain, not from the service's index").to.deep.equal([]);
   });
 
   it("paused: takes no new task; resumed: takes it", async () => {
