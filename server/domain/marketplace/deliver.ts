@@ -51,8 +51,6 @@ import { MAX_SUBMISSIONS, escrowPaused } from "../../escrow/rules";
 
 /** Largest stored result: its canonical JSON in UTF-8 bytes. */
 export const MAX_RESULT_BYTES = 512 * 1024;
-/** Longest verdict reason (characters). */
-export const MAX_REASON_LENGTH = 2000;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Answers

@@ -174,9 +174,16 @@ export async function evaluateCriteria(
   return { passed: checks.length > 0 && checks.every((c) => c.passed), checks };
 }
 
-/** A one-line reason for a verdict: the failed checks, or "all rules hold". */
+/** Longest verdict reason (characters): what the verify and decline routes accept, and what a verdict stores. */
+export const MAX_REASON_LENGTH = 2000;
+
+/**
+ * A one-line reason for a verdict: the failed checks, or "all rules hold"; cut to MAX_REASON_LENGTH characters (with
+ * "…"), so the auto verifier and a verifier agent's judgeWork give the same reason for the same work.
+ */
 export function evaluationReason(evaluation: Evaluation): string {
   const failed = evaluation.checks.filter((c) => !c.passed);
   if (evaluation.checks.length === 0) return "no rule to evaluate";
-  return failed.length === 0 ? "all rules hold" : failed.map((c) => `${c.rule}: ${c.detail}`).join("; ");
+  const reason = failed.length === 0 ? "all rules hold" : failed.map((c) => `${c.rule}: ${c.detail}`).join("; ");
+  return reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` : reason;
 }

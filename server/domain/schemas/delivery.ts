@@ -3,7 +3,7 @@
  */
 import { z, bytes32 } from "./common";
 import { unsignedTxSchema } from "./posting";
-import { MAX_REASON_LENGTH } from "../marketplace/deliver";
+import { MAX_REASON_LENGTH } from "../marketplace/evaluate";
 
 const reason = z
   .string()

@@ -138,9 +138,9 @@ describe("SDK agent runtime: restarts and pauses", () => {
     const agentApi = (runtime as unknown as { api: MarketApi }).api;
     const read = agentApi.task.bind(agentApi);
     // Reads of a task the runtime has taken (before, it reads a task announced by the stream to consider it).
-    agentApi.task = (taskHash: string) => {
-      if (runtime.jobs().some((j) => j.taskHash === taskHash)) serviceReads.push(taskHash);
-      return read(taskHash);
+    agentApi.task = (id: string | number) => {
+      if (runtime.jobs().some((j) => j.taskHash === id)) serviceReads.push(String(id));
+      return read(id);
     };
     await runtime.start();
     const posted = await postTask(

@@ -12,7 +12,6 @@
  * same verdict.
  */
 import { evaluateCriteria, evaluationReason, type EvaluateOptions } from "../../marketplace/evaluate";
-import { MAX_REASON_LENGTH } from "../../marketplace/deliver";
 import { verificationCriteriaSchema } from "../../schemas/postingTerms";
 import { z } from "../../schemas/common";
 import type { VerificationCriteria } from "../../verification";
@@ -40,11 +39,7 @@ export async function judgeWork(
 ): Promise<Judgement> {
   if (!criteria) return { passed: false, reason: "the task gives no criteria to judge the work by" };
   const evaluation = await evaluateCriteria(criteria, result, options);
-  const reason = evaluationReason(evaluation);
-  return {
-    passed: evaluation.passed,
-    reason: reason.length > MAX_REASON_LENGTH ? `${reason.slice(0, MAX_REASON_LENGTH - 1)}…` : reason,
-  };
+  return { passed: evaluation.passed, reason: evaluationReason(evaluation) };
 }
 
 const verifierBrief = z

@@ -7,9 +7,11 @@ import {
   evaluateCriteria,
   evaluationReason,
   MAX_EVAL_CHARS,
+  MAX_REASON_LENGTH,
   resultText,
   testRegexBounded,
 } from "../../../../server/domain/marketplace/evaluate";
+import { judgeWork } from "../../../../server/domain/agents/skills/verifier";
 
 const rule = (e: Awaited<ReturnType<typeof evaluateCriteria>>, name: string) => e.checks.find((c) => c.rule === name);
 
@@ -138,6 +140,17 @@ describe("auto verification rules", () => {
       expect(evaluationReason(bad)).to.equal(
         'contains_keywords: missing "escrow"; required_fields: missing "poem"; regex_pattern: the pattern does not match',
       );
+    });
+
+    it("cuts a long reason to MAX_REASON_LENGTH characters, for the auto verifier and judgeWork alike", async () => {
+      const keywords = Array.from({ length: 100 }, (_, i) => `missing-keyword-number-${i}-${"x".repeat(20)}`);
+      const bad = await evaluateCriteria({ contains_keywords: keywords }, "none of them");
+      const full = bad.checks.map((c) => `${c.rule}: ${c.detail}`).join("; ");
+      expect(full.length).to.be.greaterThan(MAX_REASON_LENGTH);
+      const reason = evaluationReason(bad);
+      expect(reason).to.have.length(MAX_REASON_LENGTH);
+      expect(reason).to.equal(`${full.slice(0, MAX_REASON_LENGTH - 1)}…`);
+      expect((await judgeWork({ contains_keywords: keywords }, "none of them")).reason).to.equal(reason);
     });
 
     it("fails criteria without any rule", async () => {
