@@ -208,6 +208,8 @@ export class MarketApi {
   applicants = (hash: string, query: T.ApplicantsQuery = {}) =>
     this.request<T.Applicants>("GET", `/api/v1/a2a/tasks/${enc(hash)}/applicants`, { query: query as Query });
   accept = (hash: string) => this.request<T.AcceptResult>("POST", `/api/v1/a2a/tasks/${enc(hash)}/accept`);
+  /** The brief's blob, with the worker's own wrapped brief key on a private task. */
+  brief = (hash: string) => this.request<T.BriefResult>("GET", `/api/v1/a2a/tasks/${enc(hash)}/brief`);
   assign = (hash: string, worker: string) =>
     this.request<T.PosterTx>("POST", `/api/v1/tasks/${enc(hash)}/assign`, { body: { worker } });
   cancel = (hash: string) => this.request<T.PosterTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/cancel`);

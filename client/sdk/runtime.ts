@@ -534,6 +534,8 @@ export class AgentRuntime {
       if (job.meta.privacy !== "public" || job.meta.publicBrief === undefined) throw error;
     }
     if (job.meta.privacy === "public") return blob ?? Buffer.from(job.meta.publicBrief!, "utf8");
+    // A job resumed after a restart has no key from an accept: the worker reads its own again.
+    job.wrappedKey ??= (await this.api.brief(job.taskHash)).wrappedKey;
     if (!job.wrappedKey)
       throw new MarketError("NEEDS_WRAP", `no brief key was wrapped to this agent for ${job.taskHash}`);
     return openBrief(blob!, job.wrappedKey, this.options.privateKey);

@@ -94,6 +94,7 @@ export type BidResult = Out<typeof accept.bidResultSchema>;
 export type ApplicantsQuery = Partial<In<typeof accept.applicantsQuery>>;
 export type Applicants = Out<typeof accept.applicantsSchema>;
 export type AcceptResult = Out<typeof accept.acceptResultSchema>;
+export type BriefResult = Out<typeof accept.briefResultSchema>;
 export type PosterTx = Out<typeof accept.posterTxSchema>;
 
 // Delivery

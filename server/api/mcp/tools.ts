@@ -29,7 +29,7 @@ import { listExecutorsRoute, ownExecutorRoute, registerExecutorRoute, heartbeatR
 import { leaderboardRoute, reputationRoute } from "../routes/reputation";
 import { uploadRoute } from "../routes/storage";
 import { buildTaskBatchRoute, buildTaskRoute } from "../routes/tasks";
-import { acceptRoute, applicantsRoute, assignRoute, bidRoute, cancelRoute } from "../routes/marketplace";
+import { acceptRoute, applicantsRoute, assignRoute, bidRoute, briefRoute, cancelRoute } from "../routes/marketplace";
 import {
   declineRoute,
   disputeRoute,
@@ -40,7 +40,6 @@ import {
   submitRoute,
   verifyRoute,
 } from "../routes/delivery";
-import { taskHashParams } from "../../domain/schemas/marketplace";
 import {
   createServiceRoute,
   deleteServiceRoute,
@@ -48,7 +47,6 @@ import {
   listServicesRoute,
   updateServiceRoute,
 } from "../routes/services";
-import { fetchBrief } from "../../domain/marketplace/brief";
 
 export interface ToolCall {
   args: Record<string, unknown>;
@@ -173,19 +171,6 @@ const platformStatus: McpTool = {
   },
 };
 
-const fetchBriefTool: McpTool = {
-  name: "fetch_brief",
-  description:
-    "A task's brief: the uploaded blob (base64) and, for a private task, the caller's own wrapped brief key " +
-    "(only its worker receives one)",
-  readOnly: true,
-  inputSchema: jsonSchemaOf(taskHashParams),
-  async run({ args, caller, deps }) {
-    const { hash } = parseOrThrow(taskHashParams, args, "arguments");
-    return fetchBrief(deps, caller.wallet, hash);
-  },
-};
-
 /** The catalog, in the order a worker and a poster meet the tools. */
 export const MCP_TOOLS: readonly McpTool[] = [
   platformStatus,
@@ -201,7 +186,11 @@ export const MCP_TOOLS: readonly McpTool[] = [
   routeTool("get_my_posted_tasks", postedTasksRoute),
   routeTool("get_my_executor", ownExecutorRoute),
   routeTool("list_applicants", applicantsRoute),
-  fetchBriefTool,
+  routeTool(
+    "fetch_brief",
+    briefRoute,
+    "A task's brief: the uploaded blob (base64) and, for a private task, the caller's own wrapped brief key (only its worker receives one)",
+  ),
   routeTool("upload_brief", uploadRoute),
   routeTool("build_task", buildTaskRoute),
   routeTool("build_task_batch", buildTaskBatchRoute),

@@ -1,5 +1,5 @@
 /**
- * Taking work: bid, applicants, accept, and the poster's assign and cancel. Thin: every rule lives in
+ * Taking work: bid, applicants, accept, the brief, and the poster's assign and cancel. Thin: every rule lives in
  * server/domain/marketplace/accept.ts (order of checks: docs/marketplace.md "Accept").
  */
 import { defineRoute, type AnyRoute } from "../route";
@@ -10,10 +10,12 @@ import {
   assignBodySchema,
   bidBodySchema,
   bidResultSchema,
+  briefResultSchema,
   posterTxSchema,
 } from "../../domain/schemas/accept";
 import { taskHashParams } from "../../domain/schemas/marketplace";
 import { acceptTask } from "../../domain/marketplace/accept";
+import { fetchBrief } from "../../domain/marketplace/brief";
 import { bidOnTask, listApplicants } from "../../domain/marketplace/bids";
 import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/posterMoves";
 import type { ErrorCode } from "../../errors";
@@ -136,4 +138,28 @@ export const cancelRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildCancelTask(deps, caller!.wallet, params.hash),
 });
 
-export const marketplaceRoutes: AnyRoute[] = [bidRoute, applicantsRoute, acceptRoute, assignRoute, cancelRoute];
+export const briefRoute = defineRoute({
+  method: "get",
+  path: "/api/v1/a2a/tasks/:hash/brief",
+  summary: "A task's brief, with your brief key when you are the worker of a private task",
+  description:
+    "The blob the poster uploaded under the task's root hash (base64). A public brief is anyone's; a private one is " +
+    "encrypted, and only its worker (the agent whose accept is held or on-chain) receives wrappedKey, the brief key " +
+    "wrapped to its registered public key: what an agent reads again after a restart to redo work after a failed " +
+    "verdict. Others get NOT_TASK_PARTICIPANT.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: briefResultSchema,
+  errors: [...HASH_ERRORS, "NOT_TASK_PARTICIPANT", "NOT_REGISTERED", "STORAGE_UNAVAILABLE"],
+  handler: ({ params, caller, deps }) => fetchBrief(deps, caller!.wallet, params.hash),
+});
+
+export const marketplaceRoutes: AnyRoute[] = [
+  bidRoute,
+  applicantsRoute,
+  acceptRoute,
+  briefRoute,
+  assignRoute,
+  cancelRoute,
+];

@@ -1,6 +1,6 @@
 /**
- * Bodies and answers of the taking-work routes: bid, applicants, accept, the poster's assign and cancel. Key
- * material appears in one place only: `wrappedKey` of the accept answer, the caller's own key.
+ * Bodies and answers of the taking-work routes: bid, applicants, accept, the brief, the poster's assign and cancel.
+ * Key material appears only as `wrappedKey` of the accept and brief answers: the caller's own key.
  */
 import { z, address } from "./common";
 import { unsignedTxSchema } from "./posting";
@@ -72,6 +72,20 @@ export const acceptResultSchema = z
     }),
   })
   .openapi("AcceptResult");
+
+export const briefResultSchema = z
+  .object({
+    taskHash: z.string(),
+    privacy: z.enum(["public", "private"]),
+    blobBase64: z.string().openapi({
+      description: "The brief as the poster uploaded it, base64 (a private brief is its encrypted envelope)",
+    }),
+    wrappedKey: z.string().optional().openapi({
+      description:
+        "Private tasks only, for their worker: the brief key wrapped to your public key (hex of the 126-byte ECIES layout, no 0x); absent when no key can be given yet",
+    }),
+  })
+  .openapi("BriefResult");
 
 export const assignBodySchema = z
   .object({ worker: address.openapi({ description: "The wallet to assign the task to" }) })

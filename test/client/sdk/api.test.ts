@@ -45,6 +45,7 @@ async function callEverything(api: MarketApi) {
     () => api.bid(HASH),
     () => api.applicants(HASH),
     () => api.accept(HASH),
+    () => api.brief(HASH),
     () => api.assign(HASH, ADDRESS),
     () => api.cancel(HASH),
     () => api.submit(HASH, { result: { a: 1 } }),

@@ -4,6 +4,8 @@
  * - a runtime stopped after accepting, before delivering: a new runtime of the same agent finds the task in its work
  *   list, runs the work once and delivers it once; the task is paid;
  * - a runtime stopped after delivering: a new runtime follows the verdict without submitting again;
+ * - a runtime stopped after delivering a private task whose verdict then fails: a new runtime decrypts the brief
+ *   again, works once for attempt 2 and delivers it; the task is paid;
  * - a delivery whose transaction cannot be sent (a wallet without gas) is abandoned on the escrow's answer, read from
  *   the chain, without polling the service's index;
  * - paused, a runtime takes no new task (but the task stays open); resumed, it takes it.
@@ -127,6 +129,44 @@ describe("SDK agent runtime: restarts and pauses", () => {
     expect(seen, "no work again").to.deep.equal([]);
     expect(Number((await onChain(posted.onChainTaskId)).submissionAttempts)).to.equal(1);
     expect(stages.map((s) => s.stage)).to.deep.equal(["delivered", "paid"]);
+  });
+
+  it("stopped before a failed verdict on a private task: a new runtime decrypts the brief again and delivers attempt 2 once", async () => {
+    const brief = "Summarise the private audit. Mention the fee.";
+    const firstSeen: Job[] = [];
+    const first = newRuntime((job) => (firstSeen.push(job), { attempt: job.attempt, text: job.briefText }));
+    await first.start();
+    const posted = await postTask(
+      { brief, privacy: "private", amount: USDC(5), requiredCapabilities: ["summarise"] },
+      { api: posterApi, signer: poster },
+    );
+    await waitFor(() => first.jobs()[0]?.stage === "delivered", 30_000, "the first delivery");
+    await first.stop();
+    const indexed = (status: number) => async () => (await posterApi.task(posted.taskHash)).status === status;
+    await waitFor(indexed(STATUS.Submitted), 20_000, "the index to hold the first delivery");
+    await posterApi.decline(posted.taskHash, { reason: "mention the fee's rate" });
+    await waitFor(indexed(STATUS.Verified), 20_000, "the failed verdict");
+
+    const seen: Job[] = [];
+    const stages: JobView[] = [];
+    const second = newRuntime((job) => (seen.push(job), { attempt: job.attempt, text: job.briefText }), stages);
+    await second.start();
+    await waitFor(
+      async () => Number((await onChain(posted.onChainTaskId)).submissionAttempts) === 2,
+      30_000,
+      "the second delivery",
+    );
+    await waitFor(indexed(STATUS.Submitted), 20_000, "the index to hold the second delivery");
+    const detail = await posterApi.task(posted.taskHash);
+    expect(detail.resultData, "the poster sees attempt 2's result").to.deep.equal({ attempt: 2, text: brief });
+    await posterApi.finalize(posted.taskHash);
+    await waitFor(() => second.jobs()[0]?.stage === "paid", 30_000, "the job to be paid");
+    expect(firstSeen.map((j) => [j.attempt, j.briefText])).to.deep.equal([[1, brief]]);
+    expect(
+      seen.map((j) => [j.attempt, j.briefText]),
+      "decrypted again, worked once",
+    ).to.deep.equal([[2, brief]]);
+    expect(Number((await onChain(posted.onChainTaskId)).status)).to.equal(STATUS.Completed);
   });
 
   it("a delivery whose transaction cannot be sent is abandoned on the chain's answer, without polling the service", async () => {

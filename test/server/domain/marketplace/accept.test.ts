@@ -452,6 +452,62 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
     );
 
     it(
+      "GET /a2a/tasks/{hash}/brief: the worker reads its own key again (after a restart); nobody else gets one",
+      withApi(async ({ api, list, newAgent, post, posterKey }) => {
+        const agent = await newAgent();
+        const other = await newAgent();
+        const { blob, key: briefKey } = encryptBrief(Buffer.from("redo after a failed verdict"));
+        const upload = await post("/api/v1/storage/upload", posterKey, { data: blob.toString("base64") });
+        const wrappedKeys = {
+          [agent.address]: wrapBriefKey(briefKey, agent.publicKey),
+          [other.address]: wrapBriefKey(briefKey, other.publicKey),
+        };
+        const { taskHash } = await list(
+          { privacy: "private", rootHash: upload.json.data.rootHash, wrappedKeys },
+          { taskHash: upload.json.data.rootHash },
+        );
+        const brief = (key: string) => api.request("GET", `/api/v1/a2a/tasks/${taskHash}/brief`, { key });
+        // Before anyone accepts: even an agent the poster wrapped to is not the worker yet.
+        expectError(await brief(agent.key), 403, "NOT_TASK_PARTICIPANT");
+        expect((await post(accept(taskHash), agent.key)).status).to.equal(200);
+
+        const res = await brief(agent.key);
+        expect(res.status, res.text).to.equal(200);
+        expect(res.json.data).to.deep.equal({
+          taskHash,
+          privacy: "private",
+          blobBase64: blob.toString("base64"),
+          wrappedKey: wrappedKeys[agent.address],
+        });
+        const opened = unwrapBriefKey(res.json.data.wrappedKey, agent.privateKey);
+        expect(decryptBrief(Buffer.from(res.json.data.blobBase64, "base64"), opened).toString()).to.equal(
+          "redo after a failed verdict",
+        );
+        expectError(await brief(other.key), 403, "NOT_TASK_PARTICIPANT");
+        expectError(await brief(posterKey), 403, "NOT_TASK_PARTICIPANT");
+        expectError(
+          await brief(await api.createKey(ethers.Wallet.createRandom().address)),
+          403,
+          "NOT_TASK_PARTICIPANT",
+        );
+        expectError(await api.request("GET", `/api/v1/a2a/tasks/${taskHash}/brief`), 401, "UNAUTHORIZED");
+
+        // A public task's brief is anyone's (with a key), without key material.
+        const plain = await post("/api/v1/storage/upload", posterKey, {
+          data: Buffer.from("Say hello.").toString("base64"),
+        });
+        const { taskHash: publicHash } = await list(
+          { privacy: "public", rootHash: plain.json.data.rootHash, publicBrief: "Say hello." },
+          { taskHash: plain.json.data.rootHash },
+        );
+        const open = await api.request("GET", `/api/v1/a2a/tasks/${publicHash}/brief`, { key: other.key });
+        expect(open.status, open.text).to.equal(200);
+        expect(open.json.data).to.not.have.property("wrappedKey");
+        expect(Buffer.from(open.json.data.blobBase64, "base64").toString()).to.equal("Say hello.");
+      }),
+    );
+
+    it(
       "re-wraps the custody copy for an agent the poster did not wrap to",
       withApi(
         async ({ api, list, newAgent, post }) => {
