@@ -205,10 +205,8 @@ async function startJudging(
     const key = `${task.meta.taskHash}:${onChain.submissionAttempts}`;
     if (judged.has(key)) return;
     const verdict = await judgeWork(task.meta.verificationCriteria, task.resultData);
-    const answer = await api.verify(task.meta.taskHash, {
-      passed: verdict.passed,
-      ...(verdict.reason ? { reason: verdict.reason.slice(0, 500) } : {}),
-    });
+    // The verdict as judgeWork gives it: its reason is cut to what the route accepts (evaluationReason).
+    const answer = await api.verify(task.meta.taskHash, verdict);
     checkEscrowTx(answer, pin, signer.address, {
       fn: "completeVerification",
       taskId: BigInt(onChain.taskId),

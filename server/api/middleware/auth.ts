@@ -12,7 +12,7 @@ import { decodeJwt } from "jose";
 import { AppError } from "../../errors";
 import type { HostedAgentsConfig } from "../../config";
 import { AGENT_TOKEN_PATTERN, verifyAgentToken, type AgentTokenClaims } from "../../domain/agents/tokens";
-import { findHostedAgent } from "../../db/repositories/hostedAgents";
+import { findHostedAgentStanding } from "../../db/repositories/hostedAgents";
 import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "../../domain/credentials";
 import { activeApiKey } from "../../domain/accounts";
 import { findSessionAddress } from "../../db/repositories/sessions";
@@ -78,7 +78,7 @@ function agentTokenRefused(message: string): AppError {
 /** The caller a hosted agent's token acts as: the agent's wallet, while its owner wants it running or paused. */
 async function agentTokenCaller(ctx: Context, deps: Deps, token: string): Promise<Caller> {
   const claims = await verifiedAgentToken(ctx, deps.config.hostedAgents, token);
-  const agent = await findHostedAgent(deps.db, claims.agentId);
+  const agent = await findHostedAgentStanding(deps.db, claims.agentId);
   if (!agent || agent.deletedAt !== null || agent.wallet !== claims.wallet.toLowerCase()) {
     throw agentTokenRefused(`hosted-agent token of an unknown or deleted agent ${claims.agentId}`);
   }

@@ -4,7 +4,7 @@
  * agentHosts.ts; this file reads agent_hosts only to compare the agents wanted running with the hosts' capacity.
  */
 import type { Knex } from "knex";
-import { toBool, type Queryable } from "./util";
+import { queryRows, toBool, type Queryable } from "./util";
 
 export type DesiredState = "stopped" | "running" | "paused";
 export type AgentStatus = "stopped" | "starting" | "running" | "paused" | "crashed" | "deleted";
@@ -153,6 +153,25 @@ export async function slugInUse(db: Queryable, slug: string): Promise<boolean> {
 export async function findHostedAgent(db: Queryable, id: string): Promise<HostedAgentRow | undefined> {
   const row = await db("hosted_agents").where({ id }).first();
   return row ? hostedAgentFromRow(row) : undefined;
+}
+
+/** What checking a hosted agent's token needs on every request it makes: no key material, no JSON to parse. */
+export interface HostedAgentStanding {
+  id: string;
+  wallet: string;
+  desiredState: DesiredState;
+  deletedAt: number | null;
+}
+
+export async function findHostedAgentStanding(db: Queryable, id: string): Promise<HostedAgentStanding | undefined> {
+  const [row] = await queryRows(
+    db,
+    `select "id", "wallet", "desired_state", "deleted_at" from "hosted_agents" where "id" = ?`,
+    [id],
+  );
+  return row
+    ? { id: row.id, wallet: row.wallet, desiredState: row.desired_state, deletedAt: numberOrNull(row.deleted_at) }
+    : undefined;
 }
 
 /** The owner's live agent by id or slug (`includeDeleted`: a deleted one too, by id). */

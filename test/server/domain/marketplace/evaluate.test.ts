@@ -12,6 +12,7 @@ import {
   testRegexBounded,
 } from "../../../../server/domain/marketplace/evaluate";
 import { judgeWork } from "../../../../server/domain/agents/skills/verifier";
+import { verifyBodySchema } from "../../../../server/domain/schemas/delivery";
 
 const rule = (e: Awaited<ReturnType<typeof evaluateCriteria>>, name: string) => e.checks.find((c) => c.rule === name);
 
@@ -150,7 +151,10 @@ describe("auto verification rules", () => {
       const reason = evaluationReason(bad);
       expect(reason).to.have.length(MAX_REASON_LENGTH);
       expect(reason).to.equal(`${full.slice(0, MAX_REASON_LENGTH - 1)}…`);
-      expect((await judgeWork({ contains_keywords: keywords }, "none of them")).reason).to.equal(reason);
+      const verdict = await judgeWork({ contains_keywords: keywords }, "none of them");
+      expect(verdict.reason).to.equal(reason);
+      // What a hosted verifier agent sends as is to the verify route.
+      expect(verifyBodySchema.safeParse(verdict).success).to.equal(true);
     });
 
     it("fails criteria without any rule", async () => {
