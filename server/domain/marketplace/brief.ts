@@ -23,13 +23,13 @@ export interface BriefResult {
 export async function fetchBrief(deps: Deps, wallet: string, rawHash: string): Promise<BriefResult> {
   const ctx = await loadTaskContext(deps, rawHash);
   const caller = wallet.toLowerCase();
-  const bytes = await readBlob(deps, ctx.listing.rootHash ?? ctx.taskHash);
-  const result: BriefResult = {
+  const blob = async (): Promise<BriefResult> => ({
     taskHash: ctx.taskHash,
     privacy: ctx.listing.privacy,
-    blobBase64: bytes.toString("base64"),
-  };
-  if (ctx.listing.privacy === "public") return result;
+    blobBase64: (await readBlob(deps, ctx.listing.rootHash ?? ctx.taskHash)).toString("base64"),
+  });
+  if (ctx.listing.privacy === "public") return blob();
+  // Who may have it is settled before the store is read: others learn nothing of a private brief, not even its absence.
   const worker = ctx.worker ?? ctx.assignment?.agent;
   if (worker !== caller) {
     fail("NOT_TASK_PARTICIPANT", `task ${ctx.taskId}'s brief is private: only its worker receives a key to open it`);
@@ -37,5 +37,5 @@ export async function fetchBrief(deps: Deps, wallet: string, rawHash: string): P
   const executor = await findExecutor(deps.db, caller);
   if (!executor) fail("NOT_REGISTERED", "register as an agent (POST /api/v1/a2a/executors) to receive brief keys");
   const key = await agentBriefKey(deps, ctx, executor);
-  return { ...result, wrappedKey: key?.wrappedKey };
+  return { ...(await blob()), wrappedKey: key?.wrappedKey };
 }

@@ -491,6 +491,13 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           "NOT_TASK_PARTICIPANT",
         );
         expectError(await api.request("GET", `/api/v1/a2a/tasks/${taskHash}/brief`), 401, "UNAUTHORIZED");
+        // Not even a private brief's absence from the store is told to others.
+        const unstored = await list({
+          privacy: "private",
+          wrappedKeys: { [other.address]: wrappedKeys[other.address] },
+        });
+        const absent = await api.request("GET", `/api/v1/a2a/tasks/${unstored.taskHash}/brief`, { key: other.key });
+        expectError(absent, 403, "NOT_TASK_PARTICIPANT");
 
         // A public task's brief is anyone's (with a key), without key material.
         const plain = await post("/api/v1/storage/upload", posterKey, {
