@@ -151,7 +151,14 @@ export const briefRoute = defineRoute({
   auth: "required",
   request: { params: taskHashParams },
   response: briefResultSchema,
-  errors: [...HASH_ERRORS, "NOT_TASK_PARTICIPANT", "NOT_REGISTERED", "STORAGE_UNAVAILABLE"],
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_TASK_PARTICIPANT",
+    "NOT_REGISTERED",
+    "NEEDS_WRAP",
+    "REWRAP_FAILED",
+    "STORAGE_UNAVAILABLE",
+  ],
   handler: ({ params, caller, deps }) => fetchBrief(deps, caller!.wallet, params.hash),
 });
 

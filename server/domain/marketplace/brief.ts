@@ -1,5 +1,5 @@
 /**
- * Fetching a task's brief (the MCP tool fetch_brief): the blob the poster uploaded under the task hash, and for a
+ * Fetching a task's brief (GET /a2a/tasks/{hash}/brief, and the MCP tool fetch_brief): the blob the poster uploaded under the task hash, and for a
  * private task the caller's own wrapped brief key. A public brief is anyone's to read (the blob download is public);
  * a private one is encrypted, and only its worker, whose key was stored at accept (or wrapped to it by the poster),
  * receives a key to open it (NOT_TASK_PARTICIPANT otherwise, NEEDS_WRAP when no key can be given).
