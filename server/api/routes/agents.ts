@@ -4,6 +4,7 @@
  */
 import { PassThrough } from "node:stream";
 import { startSseResponse } from "../sseResponse";
+import { takeStreamSlot } from "../../domain/events";
 import { defineRoute, type AnyRoute } from "../route";
 import { deployFeeSchema, deployFeeVerifiedSchema, deployFeeVerifyBodySchema } from "../../domain/schemas/deployFee";
 import { readDeployFee, verifyDeployFee } from "../../domain/deployFee";
@@ -182,10 +183,11 @@ export const agentLogsRoute = defineRoute({
   description:
     "JSON: { logs } after ?after=<id> (oldest first), or the last `limit` lines without it. With Accept: " +
     "text/event-stream: one `id:`/`event: log`/`data:` record per line (after ?after= or Last-Event-ID, else the " +
-    "new ones), polled every 500 ms, until the client goes.",
+    "new ones), polled every 500 ms, until the client goes. At most EVENTS_MAX_STREAMS_PER_KEY (5) concurrent follows " +
+    "per API key (counted apart from event streams): over it 429 RATE_LIMIT.",
   request: { params: agentParams, query: logsQuery },
   response: logsSchema,
-  errors: ["NOT_FOUND", "DELEGATION_DISABLED"],
+  errors: ["NOT_FOUND", "DELEGATION_DISABLED", "RATE_LIMIT"],
   handler: async ({ params, query, caller, ctx, deps }) => {
     const agent = await ownedAgent(deps, caller!.wallet, params.agent);
     if (!/text\/event-stream/i.test(ctx.get("accept"))) return readAgentLogs(deps, agent, query);
@@ -195,6 +197,8 @@ export const agentLogsRoute = defineRoute({
       agent,
       query.after ?? (Number.isSafeInteger(lastEventId) ? lastEventId : undefined),
     );
+    // At most EVENTS_MAX_STREAMS_PER_KEY follows per API key (429 RATE_LIMIT), each polling the database.
+    const release = takeStreamSlot(deps, caller!, "log");
     const body = new PassThrough();
     const gone = new AbortController();
     startSseResponse(ctx, body, () => {
@@ -203,7 +207,10 @@ export const agentLogsRoute = defineRoute({
     });
     const write = (line: LogLine) => body.write(`id: ${line.id}\nevent: log\ndata: ${JSON.stringify(line)}\n\n`);
     // Ends the stream when the follow ends (the client went, or a read failed: it resumes with Last-Event-ID).
-    void followAgentLogs(deps, agent, after, write, gone.signal).then(() => body.end());
+    void followAgentLogs(deps, agent, after, write, gone.signal).then(() => {
+      release();
+      body.end();
+    });
     return undefined as never;
   },
 });

@@ -46,8 +46,36 @@ export interface EventStream {
 }
 
 /**
- * Opens an event stream for the caller: takes one of its key's concurrent streams (RATE_LIMIT over
- * PushConfig.maxStreamsPerKey) and finds whether it is a registered executor (task.open goes to those).
+ * Takes one of the caller's concurrent streams of a `kind` (event streams, log follows: counted apart, each up to
+ * PushConfig.maxStreamsPerKey per API key, per process): 429 RATE_LIMIT over it. Answers the release (idempotent).
+ */
+export function takeStreamSlot(
+  deps: Deps,
+  caller: { wallet: string; keyId: number | null },
+  kind: "event" | "log",
+): () => void {
+  const hub = deps.events;
+  if (!hub) return fail("INTERNAL_ERROR", "the event hub is not running");
+  const { maxStreamsPerKey } = deps.config.push;
+  const slot = `${kind}:${caller.keyId !== null ? `key:${caller.keyId}` : `wallet:${caller.wallet}`}`;
+  if (!hub.acquireStream(slot)) {
+    const what = kind === "event" ? "event streams" : "log follows";
+    fail(
+      "RATE_LIMIT",
+      `at most ${maxStreamsPerKey} concurrent ${what} per API key: close one first (a stream resumes with Last-Event-ID)`,
+      { headers: { "Retry-After": "5" }, details: { maxStreams: maxStreamsPerKey } },
+    );
+  }
+  let released = false;
+  return () => {
+    if (!released) hub.releaseStream(slot);
+    released = true;
+  };
+}
+
+/**
+ * Opens an event stream for the caller: takes one of its key's concurrent streams (takeStreamSlot) and finds whether
+ * it is a registered executor (task.open goes to those).
  */
 export async function openEventStream(
   deps: Deps,
@@ -57,22 +85,14 @@ export async function openEventStream(
 ): Promise<EventStream> {
   const hub = deps.events;
   if (!hub) return fail("INTERNAL_ERROR", "the event hub is not running");
-  const { maxStreamsPerKey } = deps.config.push;
-  const slot = caller.keyId !== null ? `key:${caller.keyId}` : `wallet:${caller.wallet}`;
-  if (!hub.acquireStream(slot)) {
-    fail(
-      "RATE_LIMIT",
-      `at most ${maxStreamsPerKey} concurrent event streams per API key: close one first (a stream resumes with Last-Event-ID)`,
-      { headers: { "Retry-After": "5" }, details: { maxStreams: maxStreamsPerKey } },
-    );
-  }
+  const release = takeStreamSlot(deps, caller, "event");
   let closed = false;
   let subscription: Subscription | undefined;
   const close = () => {
     if (closed) return;
     closed = true;
     subscription?.close();
-    hub.releaseStream(slot);
+    release();
   };
   try {
     const executor = Boolean(await findExecutor(deps.db, caller.wallet));

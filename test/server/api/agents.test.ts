@@ -271,6 +271,38 @@ describe("Hosted agents API", () => {
       expect(refused.status).to.equal(404);
     }, NO_FEE));
 
+  it("caps a key's concurrent log follows (429 RATE_LIMIT), counted apart from its event streams", () =>
+    withMarket(
+      async (m) => {
+        const key = await m.api.createKey(m.worker.address);
+        const agent = await createAgent(m.api, key, { slug: "followed" });
+        const follow = () => openEvents(m.api.url, { key, path: `${AGENTS}/${agent.id}/logs` });
+        const open = [await follow(), await follow()];
+        try {
+          expect(open.map((s) => s.status)).to.deep.equal([200, 200]);
+          const third = await follow();
+          expect(third.status).to.equal(429);
+          expect(third.json.error).to.deep.include({ code: "RATE_LIMIT", details: { maxStreams: 2 } });
+          // The key's event streams are counted apart.
+          const events = await openEvents(m.api.url, { key });
+          expect(events.status).to.equal(200);
+          events.close();
+          // A follow that ends gives its place back.
+          open.shift()!.close();
+          let again = await follow();
+          for (let i = 0; i < 50 && again.status !== 200; i++) {
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            again = await follow();
+          }
+          expect(again.status).to.equal(200);
+          open.push(again);
+        } finally {
+          for (const s of open) s.close();
+        }
+      },
+      { ...NO_FEE, EVENTS_MAX_STREAMS_PER_KEY: "2" },
+    ));
+
   it("runs the state machine: start, pause, resume, restart, stop, delete, with each refusal's code", () =>
     withMarket(async (m) => {
       const key = await m.api.createKey(m.worker.address);
