@@ -8,7 +8,8 @@
  * - A host stopped with an agent running releases it (still desired running); a new host takes it and works.
  * - A generation bump restarts the worker; desired paused takes no new task until desired running again; desired
  *   stopped ends the worker (status stopped, lease released).
- * - A worker that cannot start is restarted with a doubling back-off up to its ceiling, each crash counted.
+ * - A worker that cannot start is restarted with a doubling back-off up to its ceiling, each crash counted; the
+ *   back-off starts over once a worker stayed up resetAfterMs.
  * - The worker's credential is replaced before it expires: with the first one revoked, the agent still works.
  * - An agent with the verifier skill, opted in, is listed with role=verifier and judges a task naming it as verifier
  *   agent (GET /a2a/tasks/judging, POST verify, completeVerification signed with its own key): the worker is paid.
@@ -300,6 +301,34 @@ describe("agent host: hosted agents in worker threads", function () {
       .filter((d) => d !== undefined)
       .map(Number);
     expect(delays).to.deep.equal([100, 200, 400, 400]);
+  });
+
+  it("starts the back-off over once a worker stayed up resetAfterMs; a crash soon after a start doubles it", async () => {
+    const agent = await newAgent();
+    let refusals = 3;
+    const host = startHost({
+      backoff: { initialMs: 100, maxMs: 400, resetAfterMs: 1500 },
+      credentialFor: async (a) => {
+        if (refusals-- > 0) throw new Error("no credential yet");
+        return { credential: await api.createKey(a.wallet) };
+      },
+    });
+    const running = () => waitFor(async () => (await statusOf(agent.id)) === "running", 60_000, "the agent to run");
+    await running();
+    // Up longer than resetAfterMs, then a crash: the first delay again, not the ceiling.
+    await new Promise((resolve) => setTimeout(resolve, 1600));
+    await host.workerOf(agent.id)!.terminate();
+    await waitFor(async () => (await statusOf(agent.id)) === "crashed", 10_000, "the first crash");
+    await running();
+    // A crash right after that start: the delay doubles again.
+    await host.workerOf(agent.id)!.terminate();
+    await waitFor(async () => (await hostedAgentRow(api.deps.db, agent.id)).restarts === 5, 10_000, "the second crash");
+    await running();
+    const delays = (await agentLog(api.deps.db, agent.id))
+      .map((l) => /; restart in (\d+) ms/.exec(l.message)?.[1])
+      .filter((d) => d !== undefined)
+      .map(Number);
+    expect(delays).to.deep.equal([100, 200, 400, 100, 200]);
   });
 
   it("refreshes the worker's credential before it expires: with the first revoked the agent still works", async () => {
