@@ -174,6 +174,11 @@ export class AgentRuntime {
     return this.wallet.address;
   }
 
+  /** The settlement every transaction is checked against (chain, escrow, token), once started; undefined before. */
+  get settlement(): SettlementPin | undefined {
+    return this.pin;
+  }
+
   /** "stream" while subscribed to /api/v1/events, "polling" on a server without it; undefined before start. */
   get mode(): "stream" | "polling" | undefined {
     return this.modeValue;

@@ -10,7 +10,7 @@ import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet } from "ethers";
-import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, pinSettlement, type Job } from "../../client/sdk";
+import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, type Job, type SettlementPin } from "../../client/sdk";
 import { capabilitiesFor, findSkill } from "../domain/agents/skills/catalog";
 import { judgeWork, verifierSkill } from "../domain/agents/skills/verifier";
 import type { SkillDefinition } from "../domain/agents/skills/types";
@@ -173,7 +173,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
   await runtime.start();
   // Installing the verifier skill makes the agent judge the tasks naming it as verifier agent.
   if (installed.some((s) => s.skill.id === verifierSkill.id)) {
-    const judge = await startJudging(init, api, provider, log, stopping.signal);
+    const judge = startJudging(init, api, runtime.settlement!, provider, log, stopping.signal);
     stopHooks.push(judge);
   }
   post({ type: "ready" });
@@ -185,16 +185,16 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
  * (POST /a2a/tasks/{hash}/verify) and the answered completeVerification checked (my wallet, the escrow, the chain,
  * exactly this task and verdict) and sent with the agent's own key. Answers a function that stops it.
  */
-async function startJudging(
+function startJudging(
   init: WorkerInit,
   api: MarketApi,
+  pin: SettlementPin,
   provider: JsonRpcProvider,
   log: (message: string, level?: "info" | "warn" | "error") => void,
   signal: AbortSignal,
-): Promise<() => Promise<void>> {
+): () => Promise<void> {
   const signer = new Wallet(init.privateKey, provider);
   const sender = new TxSender(signer);
-  const pin = pinSettlement(await api.settlement());
   const judged = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> = Promise.resolve();
