@@ -54,7 +54,10 @@ export function buildProgram(state: RunState): Command {
     .description("sign in with the wallet, create an API key and save it in the config file (mode 0600)")
     .option("--label <label>", "the key's label", "market cli")
     .action(act(account.login));
-  program.command("logout").description("remove the API key from the config file").action(act(account.logout));
+  program
+    .command("logout")
+    .description("revoke the config file's API key and remove it from the file")
+    .action(act(account.logout));
   program
     .command("whoami")
     .description("the wallet the API key acts as, and where each setting comes from")

@@ -1,10 +1,11 @@
 /**
  * `market login`, `logout`, `whoami`: the API key of the config file. Login signs in with the wallet (EIP-4361,
  * personal_sign), creates a key and saves it with the API and RPC URLs in the config file (mode 0600); the private
- * key is never written.
+ * key is never written. Logout revokes that key on the service, then removes it from the file.
  */
 import fs from "node:fs";
 import type { Context } from "../context";
+import { MarketApi } from "../../sdk";
 import { apiOf, signerOf } from "../clients";
 import { readConfigFile, writeConfigFile } from "../config";
 
@@ -38,20 +39,40 @@ export async function login(ctx: Context, options: { label: string }): Promise<v
   ]);
 }
 
+/**
+ * Revokes the config file's API key on the service it was made for (found by its prefix in the wallet's key list),
+ * then removes it from the file. When the service cannot be reached or refuses, the key is still removed from the
+ * file and the answer says it stays valid (`revoked: false`, `revokeError`).
+ */
 export async function logout(ctx: Context): Promise<void> {
   const { config, out } = ctx;
   const saved = readConfigFile(config.configPath);
-  const had = saved.apiKey !== undefined;
-  if (had) {
-    delete saved.apiKey;
-    writeConfigFile(config.configPath, saved);
+  const key = saved.apiKey;
+  if (key === undefined) {
+    const existed = fs.existsSync(config.configPath);
+    out.result(
+      { removed: false, revoked: false, configPath: existed ? config.configPath : null },
+      "No API key was saved.",
+    );
+    return;
   }
-  const existed = fs.existsSync(config.configPath);
+  let revokeError: string | undefined;
+  try {
+    const api = new MarketApi({ baseUrl: saved.apiUrl ?? config.apiUrl, apiKey: key });
+    const matches = (await api.listApiKeys()).keys.filter((k) => key.startsWith(k.prefix) && k.revokedAt === null);
+    if (matches.length !== 1) revokeError = `the service lists ${matches.length} active keys with this key's prefix`;
+    else await out.step(`revoking the API key ${matches[0].prefix}…`, () => api.revokeApiKey(matches[0].id));
+  } catch (error) {
+    revokeError = (error as Error).message;
+  }
+  delete saved.apiKey;
+  writeConfigFile(config.configPath, saved);
+  const revoked = revokeError === undefined;
   out.result(
-    { removed: had, configPath: existed ? config.configPath : null },
-    had
-      ? `Removed the API key from ${config.configPath} (the key itself stays valid until revoked).`
-      : "No API key was saved.",
+    { removed: true, revoked, ...(revoked ? {} : { revokeError }), configPath: config.configPath },
+    revoked
+      ? `Revoked the API key and removed it from ${config.configPath}.`
+      : `Removed the API key from ${config.configPath}, but could not revoke it (${revokeError}): it stays valid until revoked.`,
   );
 }
 

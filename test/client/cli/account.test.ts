@@ -1,10 +1,11 @@
 /**
  * The `market` binary as a user meets it first: `--help` lists the commands and the exit codes, a mistake shows its
- * code, the message and what to do with a non-zero exit, and `login` signs in with the wallet and saves a working
- * API key in a config file only its owner can read.
+ * code, the message and what to do with a non-zero exit, `login` signs in with the wallet and saves a working
+ * API key in a config file only its owner can read, and `logout` revokes it and removes it from the file.
  */
 import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { runCli, startCli, startCliDevnet, type CliDevnet } from "./run";
@@ -73,6 +74,21 @@ describe("market CLI: help, errors and login", () => {
     expect(unknown.json.error.code).to.equal("USAGE");
   });
 
+  it("logout without a reachable service still removes the key, saying it stays valid", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "market-logout-"));
+    try {
+      const configPath = path.join(dir, "market.json");
+      fs.writeFileSync(configPath, JSON.stringify({ apiUrl: "http://127.0.0.1:9", apiKey: `sk_${"1".repeat(64)}` }));
+      const logout = await runCli(["logout", "--json", "--config", configPath], {});
+      expect(logout.code, logout.stderr).to.equal(0);
+      expect(logout.json).to.include({ removed: true, revoked: false, configPath });
+      expect(logout.json.revokeError).to.be.a("string").that.is.not.empty;
+      expect(JSON.parse(fs.readFileSync(configPath, "utf8"))).to.deep.equal({ apiUrl: "http://127.0.0.1:9" });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   describe("against a devnet", () => {
     let net: CliDevnet;
     before(async function () {
@@ -102,6 +118,25 @@ describe("market CLI: help, errors and login", () => {
       expect(whoami.code, whoami.stderr).to.equal(0);
       expect(whoami.json).to.include({ address: poster.address.toLowerCase() });
       expect(whoami.json.sources.apiKey).to.equal("config");
+    });
+
+    it("logout revokes the saved key on the service and removes it from the file", async () => {
+      const { MARKET_API_KEY: _unused, ...env } = net.env("poster-2");
+      const configPath = path.join(net.home, "logout", "market.json");
+      expect((await runCli(["login", "--json", "--config", configPath], env)).code).to.equal(0);
+      const key = JSON.parse(fs.readFileSync(configPath, "utf8")).apiKey;
+      const { MARKET_PRIVATE_KEY: _pk, ...noSecrets } = env;
+      expect((await runCli(["whoami", "--json", "--config", configPath], noSecrets)).code).to.equal(0);
+
+      const logout = await runCli(["logout", "--json", "--config", configPath], noSecrets);
+      expect(logout.code, logout.stdout + logout.stderr).to.equal(0);
+      expect(logout.json).to.deep.equal({ removed: true, revoked: true, configPath });
+      expect(JSON.parse(fs.readFileSync(configPath, "utf8"))).to.not.have.property("apiKey");
+      // The key itself no longer works, wherever a copy of it is.
+      const after = await fetch(`${net.devnet.apiUrl}/api/v1/api-keys/whoami`, { headers: { "X-API-Key": key } });
+      expect(after.status).to.equal(401);
+      const again = await runCli(["logout", "--json", "--config", configPath], noSecrets);
+      expect(again.json).to.include({ removed: false, revoked: false });
     });
 
     it("without a key, a command that needs one says how to get one (exit 3)", async () => {
