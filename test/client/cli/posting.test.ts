@@ -183,6 +183,15 @@ describe("market CLI: posting against a devnet", function () {
     const status = await runCli(["status", posted.json.taskHash, "--json"], net.env("poster"));
     expect(status.json.resultData).to.equal(brief.toUpperCase());
     expect(status.json.worker.toLowerCase()).to.equal(agent.address.toLowerCase());
+    // The agent's lists: the paid task stays in its work, and is no longer offered to it.
+    const working = await runCli(["tasks", "working", "--json"], agentEnv);
+    expect(working.code, working.stderr).to.equal(0);
+    expect(working.json.which).to.equal("working");
+    const worked = working.json.tasks.find((t: { taskHash: string }) => t.taskHash === posted.json.taskHash);
+    expect(worked).to.include({ status: "completed", privacy: "private" });
+    const offered = await runCli(["tasks", "offered", "--json"], agentEnv);
+    expect(offered.code, offered.stderr).to.equal(0);
+    expect(offered.json.tasks.map((t: { taskHash: string }) => t.taskHash)).to.not.include(posted.json.taskHash);
   });
 
   it("review --pass on a manual task: the poster's verdict pays the worker; a verdict without a delivery is refused", async () => {
