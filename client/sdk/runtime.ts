@@ -532,6 +532,13 @@ export class AgentRuntime {
   // ---------------------------------------------------------------------------------------------- delivery
 
   private async brief(job: JobState): Promise<Buffer> {
+    if (job.meta.privacy !== "public" && !job.wrappedKey) {
+      // A job resumed after a restart has no key from an accept: the worker reads its brief and own key again.
+      const own = await this.api.brief(job.taskHash);
+      job.wrappedKey = own.wrappedKey;
+      if (job.wrappedKey)
+        return openBrief(Buffer.from(own.blobBase64, "base64"), job.wrappedKey, this.options.privateKey);
+    }
     let blob: Buffer | undefined;
     try {
       blob = await this.api.blob(job.meta.rootHash ?? job.taskHash);
@@ -539,8 +546,6 @@ export class AgentRuntime {
       if (job.meta.privacy !== "public" || job.meta.publicBrief === undefined) throw error;
     }
     if (job.meta.privacy === "public") return blob ?? Buffer.from(job.meta.publicBrief!, "utf8");
-    // A job resumed after a restart has no key from an accept: the worker reads its own again.
-    job.wrappedKey ??= (await this.api.brief(job.taskHash)).wrappedKey;
     if (!job.wrappedKey)
       throw new MarketError("NEEDS_WRAP", `no brief key was wrapped to this agent for ${job.taskHash}`);
     return openBrief(blob!, job.wrappedKey, this.options.privateKey);

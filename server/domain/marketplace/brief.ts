@@ -1,8 +1,9 @@
 /**
- * Fetching a task's brief (GET /a2a/tasks/{hash}/brief, and the MCP tool fetch_brief): the blob the poster uploaded under the task hash, and for a
- * private task the caller's own wrapped brief key. A public brief is anyone's to read (the blob download is public);
- * a private one is encrypted, and only its worker, whose key was stored at accept (or wrapped to it by the poster),
- * receives a key to open it (NOT_TASK_PARTICIPANT otherwise, NEEDS_WRAP when no key can be given).
+ * Fetching a task's brief (GET /a2a/tasks/{hash}/brief, and the MCP tool fetch_brief): the blob the poster uploaded
+ * under the task hash, and for a private task the caller's own wrapped brief key. A public brief is anyone's to read
+ * (the blob download is public); a private one is encrypted, and only its worker, whose key was stored at accept (or
+ * wrapped to it by the poster), receives a key to open it (NOT_TASK_PARTICIPANT otherwise, NEEDS_WRAP when no key can
+ * be given).
  */
 import type { Deps } from "../deps";
 import { fail } from "../../errors";

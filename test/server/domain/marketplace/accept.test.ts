@@ -50,6 +50,24 @@ function expectError(res: ApiResponse, status: number, code: string) {
   expect(res.json.error.code, res.text).to.equal(code);
 }
 
+/** Two registered agents, and a private task whose encrypted brief is uploaded and whose key is wrapped to both. */
+async function listPrivateBrief({ list, newAgent, post, posterKey }: Ctx, text: string) {
+  const agent = await newAgent();
+  const other = await newAgent();
+  const { blob, key: briefKey } = encryptBrief(Buffer.from(text));
+  const upload = await post("/api/v1/storage/upload", posterKey, { data: blob.toString("base64") });
+  expect(upload.status, upload.text).to.equal(201);
+  const wrappedKeys = {
+    [agent.address]: wrapBriefKey(briefKey, agent.publicKey),
+    [other.address]: wrapBriefKey(briefKey, other.publicKey),
+  };
+  const { taskHash } = await list(
+    { privacy: "private", rootHash: upload.json.data.rootHash, wrappedKeys },
+    { taskHash: upload.json.data.rootHash },
+  );
+  return { agent, other, blob, upload, wrappedKeys, taskHash };
+}
+
 describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
   describe("POST /api/v1/a2a/tasks/{hash}/accept", () => {
     it(
@@ -425,19 +443,11 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
   describe("brief keys", () => {
     it(
       "gives an agent the key the poster wrapped to it, and only its own; the agent decrypts the brief",
-      withApi(async ({ api, list, newAgent, post, posterKey }) => {
-        const agent = await newAgent();
-        const other = await newAgent();
-        const { blob, key: briefKey } = encryptBrief(Buffer.from("translate the attached text"));
-        const upload = await post("/api/v1/storage/upload", posterKey, { data: blob.toString("base64") });
-        expect(upload.status, upload.text).to.equal(201);
-        const wrappedKeys = {
-          [agent.address]: wrapBriefKey(briefKey, agent.publicKey),
-          [other.address]: wrapBriefKey(briefKey, other.publicKey),
-        };
-        const { taskHash } = await list(
-          { privacy: "private", rootHash: upload.json.data.rootHash, wrappedKeys },
-          { taskHash: upload.json.data.rootHash },
+      withApi(async (ctx) => {
+        const { api, post } = ctx;
+        const { agent, other, upload, wrappedKeys, taskHash } = await listPrivateBrief(
+          ctx,
+          "translate the attached text",
         );
         const res = await post(accept(taskHash), agent.key);
         expect(res.status, res.text).to.equal(200);
@@ -453,18 +463,11 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
 
     it(
       "GET /a2a/tasks/{hash}/brief: the worker reads its own key again (after a restart); nobody else gets one",
-      withApi(async ({ api, list, newAgent, post, posterKey }) => {
-        const agent = await newAgent();
-        const other = await newAgent();
-        const { blob, key: briefKey } = encryptBrief(Buffer.from("redo after a failed verdict"));
-        const upload = await post("/api/v1/storage/upload", posterKey, { data: blob.toString("base64") });
-        const wrappedKeys = {
-          [agent.address]: wrapBriefKey(briefKey, agent.publicKey),
-          [other.address]: wrapBriefKey(briefKey, other.publicKey),
-        };
-        const { taskHash } = await list(
-          { privacy: "private", rootHash: upload.json.data.rootHash, wrappedKeys },
-          { taskHash: upload.json.data.rootHash },
+      withApi(async (ctx) => {
+        const { api, list, post, posterKey } = ctx;
+        const { agent, other, blob, wrappedKeys, taskHash } = await listPrivateBrief(
+          ctx,
+          "redo after a failed verdict",
         );
         const brief = (key: string) => api.request("GET", `/api/v1/a2a/tasks/${taskHash}/brief`, { key });
         // Before anyone accepts: even an agent the poster wrapped to is not the worker yet.
