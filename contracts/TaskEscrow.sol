@@ -162,12 +162,12 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         if (evidenceHash == bytes32(0)) revert EmptyHash();
         // Check: the effective deadline is not reached.
         if (block.timestamp >= _effectiveDeadline(t)) revert DeadlineReached();
-        // Check: fewer than MAX_SUBMISSIONS so far (the low bits count them; bit 7 is MARKETPLACE_JUDGED).
+        // Check: fewer than MAX_SUBMISSIONS so far (the low bits count them; bits 6 and 7 are flags).
         uint8 packed = t.submissionAttempts;
         uint8 attempt = packed & ATTEMPTS_MASK;
         if (attempt >= MAX_SUBMISSIONS) revert MaxSubmissionAttemptsReached();
 
-        // Effects. attempt < MAX_SUBMISSIONS, so the increments cannot overflow into the flag.
+        // Effects. attempt < MAX_SUBMISSIONS, so the increments cannot overflow into the flags.
         unchecked {
             ++attempt;
             t.submissionAttempts = packed + 1;
@@ -474,7 +474,9 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     /// @inheritdoc ITaskEscrow
     function getTask(uint256 taskId) external view returns (TaskView memory task) {
         Task storage t = _task(taskId);
-        (string memory category, string memory locationZone) = _unpackLabels(t.labels);
+        (string memory category, string memory locationZone) = t.submissionAttempts & DEFAULT_LABELS != 0
+            ? (string(abi.encodePacked(DEFAULT_CATEGORY)), string(abi.encodePacked(DEFAULT_ZONE)))
+            : _unpackLabels(t.labels);
         task = TaskView({
             poster: t.poster,
             worker: t.worker,
@@ -664,11 +666,6 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         t.status = Status.Assigned;
         emit WorkerAssigned(taskId, worker);
     }
-
-
-
-
-
 
     /// @dev Splits the length-prefixed labels written by _createTask. An unwritten record has empty labels.
     function _unpackLabels(bytes memory labels) private pure returns (string memory category, string memory zone) {

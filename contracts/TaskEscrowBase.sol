@@ -51,9 +51,17 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     /// @notice Domain tag of the TEE verdict payload.
     bytes32 public constant TEE_VERDICT_TYPEHASH = keccak256("TaskEscrow.TEEVerdict.v1");
     /// @dev Bit 7 of `Task.submissionAttempts`: set at creation when the task has no verifier agent, so that assignment
-    /// and verdicts know the marketplace verifier judges without reading slot 5. The low 7 bits count submissions.
+    /// and verdicts know the marketplace verifier judges without reading slot 5.
     uint8 internal constant MARKETPLACE_JUDGED = 0x80;
-    uint8 internal constant ATTEMPTS_MASK = 0x7f;
+    /// @dev Bit 6 of `Task.submissionAttempts`: set at creation when the labels are DEFAULT_CATEGORY and DEFAULT_ZONE,
+    /// which are then not stored (the labels slot stays empty): the API posts every task with them, and storing them
+    /// was a fresh slot, 22,100 gas, on each creation. The low 6 bits count submissions (at most MAX_SUBMISSIONS).
+    uint8 internal constant DEFAULT_LABELS = 0x40;
+    uint8 internal constant ATTEMPTS_MASK = 0x3f;
+    /// @dev The category the API sends on every task, and the location zone clients default to (fixed-size: compared
+    /// with calldata in one word each).
+    bytes7 internal constant DEFAULT_CATEGORY = "general";
+    bytes6 internal constant DEFAULT_ZONE = "global";
 
     /*//////////////////////////////////////////////////////////////
                                 STORAGE
@@ -66,7 +74,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         uint40 createdAt;
         uint40 deadline;
         ITaskEscrow.Status status;
-        uint8 submissionAttempts; // low 7 bits: the count; bit 7: MARKETPLACE_JUDGED (tasks created since issue 9)
+        uint8 submissionAttempts; // low 6 bits: the count; bit 7: MARKETPLACE_JUDGED, bit 6: DEFAULT_LABELS (issue 9)
         // slot 1: written at creation; amounts above 2^96 - 1 revert AmountTooLarge
         address token;
         uint96 amount;
@@ -83,7 +91,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         // slot 5: written only when a task names its verifier or is an open-submission task
         address verifierAgent;
         uint32 openSubmissionCount; // open-submission tasks: commitments (before issue 9: plain submissions)
-        // slot 6+: category and location zone as one length-prefixed byte string (one slot when both are short)
+        // slot 6+: category and location zone as one length-prefixed byte string (one slot when both are short); empty
+        // when the task carries DEFAULT_LABELS
         bytes labels;
     }
 
@@ -185,17 +194,22 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         address verifierAgent
     ) internal returns (uint256 taskId) {
         uint256 deadline;
-        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, verifierAgent);
-        _storeLabels(_task(taskId), category, locationZone);
+        bool defaultLabels = _areDefaultLabels(category, locationZone);
+        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, verifierAgent, defaultLabels);
+        if (!defaultLabels) _storeLabels(_task(taskId), category, locationZone);
         _emitTaskCreated(taskId, token, amount, taskHash, category, locationZone, deadline);
         _notifyTaskCreated(taskId, taskHash);
     }
 
-    /// @dev Checks a new task's terms and writes its record but the labels.
-    function _recordTask(bytes32 taskHash, address token, uint256 amount, uint256 duration, address verifierAgent)
-        private
-        returns (uint256 taskId, uint256 deadline)
-    {
+    /// @dev Checks a new task's terms and writes its record but the labels (`defaultLabels` sets the DEFAULT_LABELS flag).
+    function _recordTask(
+        bytes32 taskHash,
+        address token,
+        uint256 amount,
+        uint256 duration,
+        address verifierAgent,
+        bool defaultLabels
+    ) private returns (uint256 taskId, uint256 deadline) {
         EscrowStorage storage $ = _getEscrowStorage();
         // Check: a reward, a brief, an allowed token and a duration of 1 hour to 90 days.
         if (amount == 0) revert ITaskEscrow.ZeroAmount();
@@ -216,7 +230,9 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         t.poster = msg.sender;
         t.createdAt = uint40(block.timestamp);
         t.deadline = uint40(deadline);
-        if (verifierAgent == address(0)) t.submissionAttempts = MARKETPLACE_JUDGED;
+        uint8 flags = verifierAgent == address(0) ? MARKETPLACE_JUDGED : 0;
+        if (defaultLabels) flags |= DEFAULT_LABELS;
+        t.submissionAttempts = flags;
         t.token = token;
         t.amount = uint96(amount);
         t.taskHash = taskHash;
@@ -246,6 +262,12 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         catch {
             emit ITaskEscrow.HookFailed(registry, taskId);
         }
+    }
+
+    /// @dev Whether a new task's labels are exactly DEFAULT_CATEGORY and DEFAULT_ZONE (byte for byte).
+    function _areDefaultLabels(string calldata category, string calldata locationZone) private pure returns (bool) {
+        return bytes(category).length == 7 && bytes7(bytes(category)) == DEFAULT_CATEGORY
+            && bytes(locationZone).length == 6 && bytes6(bytes(locationZone)) == DEFAULT_ZONE;
     }
 
     /// @dev Writes `abi.encodePacked(uint16(category.length), category, locationZone)` as the task's labels. When the

@@ -1,6 +1,6 @@
 /**
  * The task lifecycle of TaskEscrow, one branch per leaf, as the spec's "States and transitions" table states it:
- * assignment, submission, verdicts, cancellation, timeout claims, disputes, rulings and the release of escalated
+ * the labels a task is created with, assignment, submission, verdicts, cancellation, timeout claims, disputes, rulings and the release of escalated
  * work; then what a settled task refuses, a native-currency task, an escalation carried across an upgrade of the
  * proxy, and whole paths from funding to settlement.
  *
@@ -1103,6 +1103,74 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(worker).releaseUnjudgedWork(taskId))
         .to.be.revertedWithCustomError(escrow, "InvalidStatus")
         .withArgs(STATUS.Completed, STATUS.Disputed);
+    });
+  });
+
+  describe("#createTask labels", () => {
+    /** Base slot of the escrow's ERC-7201 namespace, and the place of the `tasks` mapping in it (TaskEscrowBase). */
+    const ESCROW_STORAGE = 0x85427c6a95a65b7f061f7d28e950b0fc8007b8fa7891146463529a609c299a00n;
+    const TASKS_MAPPING_OFFSET = 11n;
+    const LABELS_FIELD_OFFSET = 6n;
+    /** The storage word of a task's labels (the one slot of a short `bytes`, or the length of a long one). */
+    async function labelsWord(escrow: TaskEscrow, taskId: bigint): Promise<bigint> {
+      const coder = ethers.AbiCoder.defaultAbiCoder();
+      const record = BigInt(
+        ethers.keccak256(coder.encode(["uint256", "uint256"], [taskId, ESCROW_STORAGE + TASKS_MAPPING_OFFSET])),
+      );
+      return BigInt(await ethers.provider.getStorage(await escrow.getAddress(), record + LABELS_FIELD_OFFSET));
+    }
+    async function create(category: string, zone: string) {
+      const base = await loadFixture(deployEscrowFixture);
+      const { escrow, usdc, poster } = base;
+      const taskId = await escrow.nextTaskId();
+      await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), 1_000_000n, category, zone, DAY);
+      return { ...base, taskId };
+    }
+
+    it("stores nothing for the labels the API sends (general, global) and reads them back", async () => {
+      const { escrow, taskId } = await create(CATEGORY, ZONE);
+      expect(CATEGORY).to.equal("general");
+      expect(ZONE).to.equal("global");
+      const task = await escrow.getTask(taskId);
+      expect([task.category, task.locationZone]).to.deep.equal([CATEGORY, ZONE]);
+      expect(await labelsWord(escrow, taskId)).to.equal(0n);
+    });
+
+    for (const [category, zone] of [
+      ["General", "global"],
+      ["general", "Global"],
+      ["general", "globa"],
+      ["general", "global "],
+      ["generals", "global"],
+      ["general\0", "global"],
+      ["global", "general"],
+      ["general", ""],
+      ["", "global"],
+      ["", ""],
+      ["general", "zone/".repeat(10)],
+    ]) {
+      it(`stores and reads back any other labels exactly: ${JSON.stringify([category, zone])}`, async () => {
+        const { escrow, taskId } = await create(category, zone);
+        const task = await escrow.getTask(taskId);
+        expect([task.category, task.locationZone]).to.deep.equal([category, zone]);
+        expect(await labelsWord(escrow, taskId)).to.not.equal(0n);
+      });
+    }
+
+    it("counts submissions below the flag: three attempts, then MaxSubmissionAttemptsReached", async () => {
+      const { escrow, verifier, worker, taskId } = await create(CATEGORY, ZONE);
+      await escrow.connect(verifier).marketplaceAssign(taskId, worker.address);
+      for (let attempt = 1n; attempt <= 3n; attempt++) {
+        await escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH);
+        expect((await escrow.getTask(taskId)).submissionAttempts).to.equal(attempt);
+        await escrow.connect(verifier).completeVerification(taskId, false);
+      }
+      await expect(escrow.connect(worker).submitEvidence(taskId, EVIDENCE_HASH)).to.be.revertedWithCustomError(
+        escrow,
+        "MaxSubmissionAttemptsReached",
+      );
+      const task = await escrow.getTask(taskId);
+      expect([task.category, task.locationZone]).to.deep.equal([CATEGORY, ZONE]);
     });
   });
 

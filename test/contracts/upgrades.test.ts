@@ -404,6 +404,20 @@ describe("upgrades", () => {
         );
       });
 
+      it("reads the default labels stored by a task made before the upgrade and those a new task only flags", async () => {
+        const { upgraded, usdc, poster } = await loadFixture(upgradedFromPreviousFixture);
+        const id = await upgraded.nextTaskId();
+        await upgraded.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(10), CATEGORY, ZONE, DAY);
+        for (const taskId of [TASK.funded, id]) {
+          const task = await upgraded.getTask(taskId);
+          expect([task.category, task.locationZone, task.submissionAttempts], `task ${taskId}`).to.deep.equal([
+            "general",
+            "global",
+            0n,
+          ]);
+        }
+      });
+
       it("runs the new open-submission rules for tasks created after the upgrade", async () => {
         const { upgraded, usdc, poster, worker } = await loadFixture(upgradedFromPreviousFixture);
         const id = await upgraded.nextTaskId();
