@@ -27,7 +27,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
-import { performance } from "node:perf_hooks";
+import { monitorEventLoopDelay, performance } from "node:perf_hooks";
 import inspector from "node:inspector/promises";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
@@ -473,6 +473,7 @@ async function main() {
     const clock = countClockReads(api.deps);
     const clockReads: string[] = [];
     const serverCpu: string[] = [];
+    const loopStalls: string[] = [];
     const skipped: LoadResult = {
       rps: NaN,
       p50: NaN,
@@ -493,8 +494,18 @@ async function main() {
       await load({ ...spec, seconds: WARMUP_SECONDS });
       const before = { ...clock };
       const cpuBefore = process.cpuUsage();
+      const loopDelay = monitorEventLoopDelay({ resolution: 1 });
+      loopDelay.enable();
       const r = await load({ ...spec, seconds: SECONDS });
+      loopDelay.disable();
       const cpu = process.cpuUsage(cpuBefore);
+      // How long the event loop was held: a stall of the one thread delays every request in flight, which is what a
+      // p99 of several times the p50 comes from.
+      const ms = (ns: number) => fmt(ns / 1e6, 1);
+      loopStalls.push(
+        `  ${name}: p50 ${ms(loopDelay.percentile(50))} ms, p99 ${ms(loopDelay.percentile(99))} ms, ` +
+          `max ${ms(loopDelay.max)} ms`,
+      );
       serverCpu.push(
         `  ${name}: ${fmt((cpu.user + cpu.system) / 10_000 / SECONDS)}% of one core, ` +
           `${fmt((cpu.user + cpu.system) / Math.max(1, r.total))} µs a request`,
@@ -624,6 +635,8 @@ async function main() {
       "\nServer process CPU while measured (the servers and the in-process chain; the load runs in a child):",
     );
     for (const line of serverCpu) console.log(line);
+    console.log("\nEvent loop delay while measured (perf_hooks.monitorEventLoopDelay, sampled every 1 ms):");
+    for (const line of loopStalls) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
   } finally {
