@@ -42,12 +42,19 @@ import { createApp } from "../server/api/app";
 import { Indexer } from "../server/indexer/sync";
 import { providerChainReader } from "../server/chain/escrowLogs";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
-import { getListings, insertListing, type ListingRecord } from "../server/db/repositories/listings";
-import { listOpenTasks } from "../server/db/repositories/tasks";
+import {
+  findListingByTaskId,
+  getListings,
+  insertListing,
+  type ListingRecord,
+} from "../server/db/repositories/listings";
+import { findTaskById, listOpenTasks } from "../server/db/repositories/tasks";
 import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
 import { newApiKey } from "../server/domain/credentials";
-import { listOpenListedTasks } from "../server/domain/listing";
-import { marketplaceMeta, marketplaceState } from "../server/domain/projection";
+import { listOpenListedTasks, readTask } from "../server/domain/listing";
+import { marketplaceMeta, marketplaceState, projectionContext } from "../server/domain/projection";
+import { findTaskRows } from "../server/db/repositories/taskRows";
+import { getAssignments } from "../server/db/repositories/assignments";
 import type { Deps } from "../server/domain/deps";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
@@ -55,6 +62,7 @@ const CONNECTIONS = 50;
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
 const PROFILE_ROUNDS = 50;
+const TASK_READ_ROUNDS = 2_000;
 /** BENCH_ONLY=a,b,f: run only those measurements (letters as printed); BENCH_CPU_PROFILE=<dir>: see cpuProfile. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
@@ -386,6 +394,37 @@ async function profileListing(deps: Deps, url: string): Promise<void> {
 }
 
 /**
+ * Where one task read (c) spends its time: each step over the same TASK_READ_ROUNDS random ids, in sequence,
+ * in-process; the three-statement read it replaced (docs/performance.md, item 7) beside its one statement.
+ */
+async function profileTaskRead(deps: Deps, url: string, maxId: number): Promise<void> {
+  const { db } = deps;
+  const ids = Array.from({ length: TASK_READ_ROUNDS }, () => 1 + Math.floor(Math.random() * maxId));
+  const rows: [string, string][] = [];
+  const time = async (name: string, step: (id: number) => Promise<unknown>) => {
+    for (const id of ids.slice(0, 200)) await step(id); // warm-up
+    const t = now();
+    for (const id of ids) await step(id);
+    rows.push([name, `${fmt(((now() - t) / ids.length) * 1000, 1)} µs`]);
+  };
+  await time("SQL: task, listing, capabilities, assignment (findTaskRows)", (id) => findTaskRows(db, { taskId: id }));
+  await time("SQL: the same as three statements (before item 7)", async (id) => {
+    await findTaskById(db, id);
+    await findListingByTaskId(db, id);
+    await getAssignments(db, [id]);
+  });
+  await time("projection context (pauses and chain clock, cached)", () => projectionContext(deps));
+  await time("whole domain call (readTask)", (id) => readTask(deps, { taskId: id }, undefined));
+  const sample = JSON.stringify({ success: true, data: await readTask(deps, { taskId: 1 }, undefined) });
+  await time("JS: JSON.stringify of the envelope", async () => JSON.stringify(JSON.parse(sample)));
+  await time("whole HTTP request (fetch, sequential)", async (id) => {
+    await (await fetch(`${url}/api/v1/tasks/${id}`)).arrayBuffer();
+  });
+  console.log(`\nWhere one task read spends its time (mean over ${fmt(TASK_READ_ROUNDS)} random ids, in sequence):`);
+  printTable(["step", "mean"], rows, [1]);
+}
+
+/**
  * BENCH_CPU_PROFILE=<dir>: each measurement's request sent CPU_PROFILE_ROUNDS times in sequence from this process
  * (robust to a loaded machine: one request at a time), under the V8 profiler; writes <dir>/<letter>.cpuprofile
  * (open in Chrome DevTools) and prints the mean time of one request.
@@ -639,6 +678,7 @@ async function main() {
     for (const line of loopStalls) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
+    if ((!ONLY || ONLY.has("c")) && !CPU_PROFILE_DIR) await profileTaskRead(api.deps, api.url, chain.funded);
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));

@@ -2,14 +2,9 @@
 import { ReadCache, SerializedData } from "./readCache";
 import type { Deps } from "./deps";
 import { fail } from "../errors";
-import {
-  findListingByHash,
-  findListingByTaskId,
-  getListings,
-  listListingsByPoster,
-  type ListingRecord,
-} from "../db/repositories/listings";
-import { findTaskById, findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
+import { getListings, listListingsByPoster, type ListingRecord } from "../db/repositories/listings";
+import { findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
+import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { listJudgingTaskIds, listWorkingTaskIds } from "../db/repositories/workList";
 import { type TaskRecord } from "../escrow/records";
@@ -106,15 +101,15 @@ async function projectOpenPage(
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
 export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: string }, caller: string | undefined) {
-  let task: TaskRecord | undefined;
-  let listing: ListingRecord | undefined;
+  // The task, its listing and its assignment in one statement (by hash: the listed task with this hash).
+  const rows = await findTaskRows(deps.db, id);
+  let { task, listing } = rows;
   if ("taskId" in id) {
-    task = await findTaskById(deps.db, id.taskId);
-    listing = task ? await findListingByTaskId(deps.db, id.taskId) : undefined;
-  } else {
-    // The listed task with this hash; else the newest funded one (the chain does not forbid reusing a hash).
-    listing = await findListingByHash(deps.db, id.taskHash);
-    task = listing ? await findTaskById(deps.db, listing.taskId) : (await findTasksByHash(deps.db, id.taskHash)).at(-1);
+    // By id, a task the indexer has not reached is NOT_FOUND, listed or not; by hash, a listed one is NOT_INDEXED_YET.
+    if (!task) listing = undefined;
+  } else if (!listing) {
+    // An unlisted hash: the newest funded task with it (the chain does not forbid reusing a hash).
+    task = (await findTasksByHash(deps.db, id.taskHash)).at(-1);
   }
   if (!task) {
     const which = "taskId" in id ? `task ${id.taskId}` : `task with hash ${id.taskHash}`;
@@ -127,12 +122,17 @@ export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: 
   return {
     ...onChainTask(task, ctx.pauses, ctx.now),
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
-    a2aState: listing ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task])) : null,
+    a2aState: listing
+      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task], storedAssignment(rows)))
+      : null,
     ...(canSeeResult(task, listing, caller)
       ? { resultData: (await deliverables(deps, [task])).get(task.taskId) ?? null }
       : {}),
   };
 }
+
+/** The assignment a task read found, as marketFacts takes a page's (none stored: an empty map, no query). */
+const storedAssignment = ({ assignment }: TaskRows) => new Map(assignment ? [[assignment.taskId, assignment]] : []);
 
 /**
  * The latest deliverable of each task whose submitEvidence is indexed (stored attempt at most the chain's count), as

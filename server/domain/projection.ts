@@ -10,7 +10,7 @@ import { assignmentHolds, assignmentState, intentInFlight, marketStatus, type As
 import type { OnChainTask, TaskMeta, TaskState } from "./schemas/marketplace";
 import { type ListingRecord } from "../db/repositories/listings";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
-import { getAssignments } from "../db/repositories/assignments";
+import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../escrow/records";
 
@@ -47,25 +47,32 @@ export function marketplaceState(
 }
 
 /**
- * The marketplace facts of a page of tasks, by the task loader's rules (assignmentHolds, intentInFlight): one query
- * for the page's assignments, then the marketplace verifier's own view of its intents.
+ * The marketplace facts of a page of tasks, by the task loader's rules (assignmentHolds, intentInFlight): the page's
+ * stored assignments (one query, unless the caller read them already: `stored`), then the marketplace verifier's own
+ * view of its intents. Only a Funded task's assignment can hold.
  */
-export async function marketFacts(deps: Deps, tasks: readonly TaskRecord[]): Promise<MarketFacts> {
+export async function marketFacts(
+  deps: Deps,
+  tasks: readonly TaskRecord[],
+  stored?: ReadonlyMap<number, AssignmentRecord>,
+): Promise<MarketFacts> {
   const funded = tasks.filter((t) => t.status === TASK_STATUS.Funded);
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
   const verifier = deps.verifier;
-  const stored = await getAssignments(
+  const byId = new Map(funded.map((t) => [t.taskId, t]));
+  stored ??= await getAssignments(
     deps.db,
     funded.map((t) => t.taskId),
   );
-  const byId = new Map(funded.map((t) => [t.taskId, t]));
   const wallNow = deps.clock.wallNow();
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
   const assignments = new Map<number, AssignmentState>();
   for (const [taskId, assignment] of stored) {
+    const task = byId.get(taskId);
+    if (!task) continue;
     const intent = verifier ? await verifier.intent(assignKey(taskId)) : undefined;
-    if (assignmentHolds(assignment, intent, byId.get(taskId), wallNow, lockSeconds)) {
+    if (assignmentHolds(assignment, intent, task, wallNow, lockSeconds)) {
       assignments.set(taskId, assignmentState(assignment, intent));
     }
   }

@@ -17,8 +17,12 @@ export interface AssignmentRecord {
   acceptedAt: number;
 }
 
+/** The columns of `task_assignments`. */
+export const ASSIGNMENT_COLUMNS = ["task_id", "agent", "via", "intent_id", "accepted_at"] as const;
+
+/** A `task_assignments` row as an AssignmentRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const fromRow = (r: any): AssignmentRecord => ({
+export const assignmentFromRow = (r: any): AssignmentRecord => ({
   taskId: Number(r.task_id),
   agent: r.agent,
   via: r.via as AssignmentVia,
@@ -48,7 +52,7 @@ export async function insertAssignment(db: Queryable, a: AssignmentRecord): Prom
 
 export async function findAssignment(db: Queryable, taskId: number): Promise<AssignmentRecord | undefined> {
   const row = await db("task_assignments").where({ task_id: taskId }).first();
-  return row ? fromRow(row) : undefined;
+  return row ? assignmentFromRow(row) : undefined;
 }
 
 export async function setAssignmentIntent(
@@ -78,5 +82,5 @@ export async function getAssignments(
     `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})`,
     taskIds,
   );
-  return new Map(rows.map((r) => [Number(r.task_id), fromRow(r)]));
+  return new Map(rows.map((r) => [Number(r.task_id), assignmentFromRow(r)]));
 }

@@ -61,8 +61,12 @@ const toRow = (l: ListingRecord) => ({
   listed_at: l.listedAt,
 });
 
+/** The columns of `listings` (capabilities live in `listing_capabilities`). */
+export const LISTING_COLUMNS = Object.keys(toRow({ capabilities: [] } as unknown as ListingRecord));
+
+/** A `listings` row and its capabilities as a ListingRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const fromRow = (r: any, capabilities: string[]): ListingRecord => ({
+export const listingFromRow = (r: any, capabilities: string[]): ListingRecord => ({
   taskId: Number(r.task_id),
   taskHash: r.task_hash,
   chain: r.chain,
@@ -103,7 +107,7 @@ async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingReco
       caps.get(id)!.push(c.capability);
     }
   }
-  return rows.map((r) => fromRow(r, caps.get(Number(r.task_id)) ?? []));
+  return rows.map((r) => listingFromRow(r, caps.get(Number(r.task_id)) ?? []));
 }
 
 /** Writes a listing and its capabilities; call inside a transaction so both land or neither. */
@@ -134,7 +138,7 @@ async function findListing(db: Queryable, column: "task_id" | "task_hash", value
     [value],
   );
   if (rows.length === 0) return undefined;
-  return fromRow(
+  return listingFromRow(
     rows[0],
     rows.flatMap((r) => (r.capability === null ? [] : [r.capability as string])),
   );

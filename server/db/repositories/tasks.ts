@@ -30,8 +30,9 @@ const toRow = (t: TaskRecord) => ({
   updated_block: t.updatedBlock,
 });
 
+/** A `tasks` row as a TaskRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-const fromRow = (r: any): TaskRecord => ({
+export const taskFromRow = (r: any): TaskRecord => ({
   taskId: Number(r.task_id),
   poster: r.poster,
   worker: r.worker,
@@ -63,12 +64,13 @@ export async function getTasks(db: Queryable, taskIds: readonly number[]): Promi
   const out = new Map<number, TaskRecord>();
   for (const ids of chunks(taskIds, 500)) {
     const rows = await db("tasks").whereIn("task_id", ids);
-    for (const r of rows) out.set(Number(r.task_id), fromRow(r));
+    for (const r of rows) out.set(Number(r.task_id), taskFromRow(r));
   }
   return out;
 }
 
-const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
+/** The columns of `tasks`, in table order. */
+export const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
 const TASK_UPSERT = upsertClause(["task_id"], TASK_COLUMNS);
 const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
   ["escalated", "is_open"].includes(c)
@@ -101,7 +103,7 @@ export async function deleteTasks(db: Queryable, taskIds: readonly number[]): Pr
 
 export async function findTaskById(db: Queryable, taskId: number): Promise<TaskRecord | undefined> {
   const [row] = await queryRows(db, `select * from "tasks" where "task_id" = ?`, [taskId]);
-  return row ? fromRow(row) : undefined;
+  return row ? taskFromRow(row) : undefined;
 }
 
 /** Tasks funded with this brief hash, oldest first (the chain does not forbid reusing a hash). */
@@ -109,7 +111,7 @@ export async function findTasksByHash(db: Queryable, taskHash: string): Promise<
   const rows = await queryRows(db, `select * from "tasks" where "task_hash" = ? order by "task_id"`, [
     taskHash.toLowerCase(),
   ]);
-  return rows.map(fromRow);
+  return rows.map(taskFromRow);
 }
 
 /**
@@ -193,7 +195,7 @@ export async function listOpenTasks(
   // Sequential: `db` may be a transaction, which is one connection.
   const rows = await base().orderBy("task_id", "desc").limit(limit).offset(offset).select("tasks.*");
   const count = await base().count({ n: "*" }).first();
-  return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
+  return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }
 
 export async function listTasksByPoster(
@@ -204,7 +206,7 @@ export async function listTasksByPoster(
   const where = { poster: poster.toLowerCase() };
   const rows = await db("tasks").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
   const count = await db("tasks").where(where).count({ n: "*" }).first();
-  return { tasks: rows.map(fromRow), total: Number(count?.n ?? 0) };
+  return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }
 
 /** Figures of the stats endpoint that come from the chain. */

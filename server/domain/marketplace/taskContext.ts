@@ -11,10 +11,10 @@ import type { UnsignedTx } from "../schemas/posting";
 import type { Deps } from "../deps";
 import { taskHashParam } from "../schemas/marketplace";
 import { fail } from "../../errors";
-import { findListingByHash, type ListingRecord } from "../../db/repositories/listings";
-import { findTaskById } from "../../db/repositories/tasks";
+import { type ListingRecord } from "../../db/repositories/listings";
+import { findTaskRows } from "../../db/repositories/taskRows";
 import { loadPausePeriods } from "../../db/repositories/pausePeriods";
-import { findAssignment, type AssignmentRecord } from "../../db/repositories/assignments";
+import { type AssignmentRecord } from "../../db/repositories/assignments";
 import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
 import { assignKey, verdictKey, type IntentView } from "../../verifier/types";
 import { effectiveDeadline, escrowPaused } from "../../escrow/rules";
@@ -96,14 +96,13 @@ export function deriveStatus(c: Omit<TaskContext, "status">): MarketplaceStatus 
  */
 export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskContext> {
   const taskHash = parseTaskHash(raw);
-  const listing = await findListingByHash(deps.db, taskHash);
-  if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
-  const [projected, pauses, now, stored] = await Promise.all([
-    findTaskById(deps.db, listing.taskId),
+  // The listing, its task and its assignment in one statement.
+  const [{ listing, task: projected, assignment: stored }, pauses, now] = await Promise.all([
+    findTaskRows(deps.db, { taskHash }),
     loadPausePeriods(deps.db),
     deps.clock.chainNow(),
-    findAssignment(deps.db, listing.taskId),
   ]);
+  if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
   const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
   const verifier = deps.verifier;

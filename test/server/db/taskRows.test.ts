@@ -1,0 +1,158 @@
+import { expect } from "chai";
+import { ethers } from "ethers";
+import { createTestDb, type TestDb } from "../../helpers/db";
+import { findTaskRows } from "../../../server/db/repositories/taskRows";
+import { TASK_COLUMNS, findTaskById, upsertTasks } from "../../../server/db/repositories/tasks";
+import {
+  LISTING_COLUMNS,
+  findListingByHash,
+  findListingByTaskId,
+  insertListing,
+  type ListingRecord,
+} from "../../../server/db/repositories/listings";
+import { ASSIGNMENT_COLUMNS, findAssignment, insertAssignment } from "../../../server/db/repositories/assignments";
+import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type TaskRecord } from "../../../server/escrow/records";
+
+const POSTER = `0x${"b".repeat(40)}`;
+const WORKER = `0x${"c".repeat(40)}`;
+
+function task(taskId: number, overrides: Partial<TaskRecord> = {}): TaskRecord {
+  return {
+    taskId,
+    poster: POSTER,
+    worker: ZERO_ADDRESS,
+    token: `0x${"d".repeat(40)}`,
+    amount: "5000000",
+    taskHash: ethers.id(`brief ${taskId}`),
+    evidenceHash: ZERO_HASH,
+    status: TASK_STATUS.Funded,
+    category: "general",
+    locationZone: "global",
+    createdAt: 1_800_000_000,
+    deadline: 1_800_086_400,
+    submissionAttempts: 0,
+    disputedAt: 0,
+    verifier: ZERO_ADDRESS,
+    failedVerdictAt: 0,
+    escalated: false,
+    isOpen: false,
+    openSubmissionCount: 0,
+    feePaid: null,
+    payout: null,
+    refund: null,
+    createdBlock: 12,
+    createdTx: ethers.id(`tx ${taskId}`),
+    updatedBlock: 14,
+    ...overrides,
+  };
+}
+
+function listing(taskId: number, overrides: Partial<ListingRecord> = {}): ListingRecord {
+  return {
+    taskId,
+    taskHash: ethers.id(`brief ${taskId}`),
+    chain: "base",
+    poster: POSTER,
+    txHash: ethers.id(`tx ${taskId}`),
+    privacy: "private",
+    verificationMode: "auto",
+    verificationCriteria: { keywords: ["a", "b"] },
+    verifierAddress: null,
+    rootHash: ethers.id(`root ${taskId}`),
+    wrappedKeys: { [WORKER]: "wrapped" },
+    targetExecutor: WORKER,
+    serviceId: 3,
+    serviceTerms: { serviceId: 3, name: "summary", priceRaw: "5000000", token: ZERO_ADDRESS, agent: WORKER },
+    publicBrief: null,
+    custodyWrappedKey: "custody",
+    token: `0x${"d".repeat(40)}`,
+    amount: "5000000",
+    deadline: 1_800_086_400,
+    listedAt: 1_800_000_001,
+    capabilities: [],
+    ...overrides,
+  };
+}
+
+describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
+  let testDb: TestDb;
+
+  beforeEach(async () => {
+    testDb = await createTestDb();
+  });
+  afterEach(() => testDb.cleanup());
+
+  it("names every column of the three tables it joins (a new column must be added to its list)", async () => {
+    const { db } = testDb;
+    for (const [table, columns] of [
+      ["tasks", TASK_COLUMNS],
+      ["listings", LISTING_COLUMNS],
+      ["task_assignments", ASSIGNMENT_COLUMNS],
+    ] as const) {
+      expect([...columns].sort(), table).to.deep.equal(Object.keys(await db(table).columnInfo()).sort());
+    }
+  });
+
+  it("answers what the three separate reads answer: task, listing with sorted capabilities, assignment", async () => {
+    const { db } = testDb;
+    await upsertTasks(db, [
+      task(1),
+      task(2, { status: TASK_STATUS.Completed, worker: WORKER, feePaid: "500000", payout: "4500000" }),
+    ]);
+    await db.transaction(async (trx) => {
+      await insertListing(trx, listing(1, { capabilities: ["web", "summarise", "code"] }));
+      await insertListing(trx, listing(2, { privacy: "public", wrappedKeys: null, serviceTerms: null }));
+    });
+    await insertAssignment(db, { taskId: 1, agent: WORKER, via: "accept", intentId: 7, acceptedAt: 1_800_000_005 });
+
+    for (const id of [1, 2]) {
+      const rows = await findTaskRows(db, { taskId: id });
+      expect(rows.task, `task ${id}`).to.deep.equal(await findTaskById(db, id));
+      expect(rows.listing, `listing ${id}`).to.deep.equal(await findListingByTaskId(db, id));
+      expect(rows.assignment, `assignment ${id}`).to.deep.equal(await findAssignment(db, id));
+    }
+    const first = await findTaskRows(db, { taskId: 1 });
+    expect(first.listing?.capabilities).to.deep.equal(["code", "summarise", "web"]);
+    expect(first.assignment).to.deep.equal({
+      taskId: 1,
+      agent: WORKER,
+      via: "accept",
+      intentId: 7,
+      acceptedAt: 1_800_000_005,
+    });
+    expect((await findTaskRows(db, { taskId: 2 })).assignment).to.equal(undefined);
+  });
+
+  it("finds a listed task by its hash, in any case, and nothing for a hash nobody listed", async () => {
+    const { db } = testDb;
+    await upsertTasks(db, [task(1), task(2)]);
+    await insertListing(db, listing(1, { capabilities: ["web"] }));
+    const hash = ethers.id("brief 1");
+    const byHash = await findTaskRows(db, { taskHash: hash.toUpperCase().replace("0X", "0x") });
+    expect(byHash).to.deep.equal(await findTaskRows(db, { taskId: 1 }));
+    expect(byHash.listing).to.deep.equal(await findListingByHash(db, hash));
+    // Task 2 is funded but not listed: by hash it is the indexer's (findTasksByHash), not this read's.
+    expect(await findTaskRows(db, { taskHash: ethers.id("brief 2") })).to.deep.equal({
+      task: undefined,
+      listing: undefined,
+      assignment: undefined,
+    });
+  });
+
+  it("answers a listing whose task is not indexed yet, a task never listed, and an unknown id", async () => {
+    const { db } = testDb;
+    await upsertTasks(db, [task(2)]);
+    await insertListing(db, listing(1));
+    const listedOnly = await findTaskRows(db, { taskId: 1 });
+    expect(listedOnly.task).to.equal(undefined);
+    expect(listedOnly.listing).to.deep.equal(await findListingByTaskId(db, 1));
+    const taskOnly = await findTaskRows(db, { taskId: 2 });
+    expect(taskOnly.task).to.deep.equal(await findTaskById(db, 2));
+    expect(taskOnly.listing).to.equal(undefined);
+    expect(await findTaskRows(db, { taskId: 3 })).to.deep.equal({
+      task: undefined,
+      listing: undefined,
+      assignment: undefined,
+    });
+  });
+});

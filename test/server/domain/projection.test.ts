@@ -1,0 +1,79 @@
+import { expect } from "chai";
+import { marketFacts } from "../../../server/domain/projection";
+import { manualClock } from "../../../server/chain/clock";
+import type { Deps } from "../../../server/domain/deps";
+import type { AssignmentRecord } from "../../../server/db/repositories/assignments";
+import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type TaskRecord } from "../../../server/escrow/records";
+
+const NOW = 1_800_000_000;
+const AGENT = `0x${"c".repeat(40)}`;
+
+function task(taskId: number, status: number, worker = ZERO_ADDRESS): TaskRecord {
+  return {
+    taskId,
+    poster: `0x${"b".repeat(40)}`,
+    worker,
+    token: ZERO_ADDRESS,
+    amount: "1",
+    taskHash: `0x${taskId.toString(16).padStart(64, "0")}`,
+    evidenceHash: ZERO_HASH,
+    status,
+    category: "general",
+    locationZone: "global",
+    createdAt: NOW - 60,
+    deadline: NOW + 86_400,
+    submissionAttempts: 0,
+    disputedAt: 0,
+    verifier: ZERO_ADDRESS,
+    failedVerdictAt: 0,
+    escalated: false,
+    isOpen: false,
+    openSubmissionCount: 0,
+    feePaid: null,
+    payout: null,
+    refund: null,
+    createdBlock: 1,
+    createdTx: ZERO_HASH,
+    updatedBlock: 1,
+  };
+}
+
+const accepted = (taskId: number): AssignmentRecord => ({
+  taskId,
+  agent: AGENT,
+  via: "accept",
+  intentId: null,
+  acceptedAt: NOW - 10,
+});
+
+/** Deps without a database: a read through it fails the test. */
+const deps = {
+  db: () => {
+    throw new Error("marketFacts read the database although it was given the assignments");
+  },
+  clock: manualClock(NOW),
+  config: { marketplace: { acceptLockSeconds: 600 } },
+} as unknown as Deps;
+
+describe("marketFacts (server/domain/projection.ts)", () => {
+  it("takes the assignments a caller already read instead of querying them", async () => {
+    const funded = task(1, TASK_STATUS.Funded);
+    const facts = await marketFacts(deps, [funded], new Map([[1, accepted(1)]]));
+    expect([...facts.assignments.keys()]).to.deep.equal([1]);
+    expect((await marketFacts(deps, [funded], new Map())).assignments.size).to.equal(0);
+  });
+
+  it("lets only a Funded task's assignment hold, as when it queries the Funded tasks' assignments itself", async () => {
+    const assigned = task(2, TASK_STATUS.Assigned, AGENT);
+    const submitted = task(3, TASK_STATUS.Submitted, AGENT);
+    const facts = await marketFacts(
+      deps,
+      [assigned, submitted],
+      new Map([
+        [2, accepted(2)],
+        [3, accepted(3)],
+      ]),
+    );
+    expect(facts.assignments.size).to.equal(0);
+  });
+});
