@@ -11,7 +11,7 @@
 import { ASSIGNMENT_COLUMNS, assignmentFromRow, type AssignmentRecord } from "./assignments";
 import { LISTING_COLUMNS, listingFromRow, type ListingRecord } from "./listings";
 import { TASK_COLUMNS, taskFromRow } from "./tasks";
-import { queryRows, type Queryable } from "./util";
+import { queryArrays, type Queryable } from "./util";
 import type { TaskRecord } from "../../escrow/records";
 
 export interface TaskRows {
@@ -23,33 +23,38 @@ export interface TaskRows {
   assignment?: AssignmentRecord;
 }
 
-/** One joined table's columns under `alias.column` names (the tables share column names), and back. */
-class Aliased {
-  private readonly keys: readonly string[];
+/**
+ * One joined table's columns: selected under `alias.column` names (the tables share column names) and read back from
+ * the row's values, where they start at `offset`.
+ */
+class Joined {
   constructor(
     private readonly alias: string,
     private readonly columns: readonly string[],
-  ) {
-    this.keys = columns.map((c) => `${alias}.${c}`);
+    readonly offset: number,
+  ) {}
+
+  get end(): number {
+    return this.offset + this.columns.length;
   }
 
   select(): string {
-    return this.columns.map((c, i) => `"${this.alias}"."${c}" as "${this.keys[i]}"`).join(", ");
+    return this.columns.map((c) => `"${this.alias}"."${c}" as "${this.alias}.${c}"`).join(", ");
   }
 
   /** The table's columns of a joined row under their own names; undefined when the join found no row. */
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  read(row: any): Record<string, unknown> | undefined {
-    if (row[this.keys[0]] === null) return undefined; // the first column, task_id, is never null in a stored row
+  read(values: readonly unknown[]): Record<string, unknown> | undefined {
+    if (values[this.offset] === null) return undefined; // the first column, task_id, is never null in a stored row
     const out: Record<string, unknown> = {};
-    for (let i = 0; i < this.keys.length; i++) out[this.columns[i]] = row[this.keys[i]];
+    for (let i = 0; i < this.columns.length; i++) out[this.columns[i]] = values[this.offset + i];
     return out;
   }
 }
 
-const TASK = new Aliased("t", TASK_COLUMNS);
-const LISTING = new Aliased("l", LISTING_COLUMNS);
-const ASSIGNMENT = new Aliased("a", ASSIGNMENT_COLUMNS);
+const TASK = new Joined("t", TASK_COLUMNS, 0);
+const LISTING = new Joined("l", LISTING_COLUMNS, TASK.end);
+const CAPABILITY = LISTING.end;
+const ASSIGNMENT = new Joined("a", ASSIGNMENT_COLUMNS, CAPABILITY + 1);
 
 /** The task id the joins start from: the id itself, or the task id of the listing with this hash. */
 const BY_ID = `(select cast(? as bigint) as "task_id") "k"`;
@@ -73,14 +78,14 @@ const SQL_BY_HASH = joined(BY_HASH);
 export async function findTaskRows(db: Queryable, key: { taskId: number } | { taskHash: string }): Promise<TaskRows> {
   const rows =
     "taskId" in key
-      ? await queryRows(db, SQL_BY_ID, [key.taskId])
-      : await queryRows(db, SQL_BY_HASH, [key.taskHash.toLowerCase()]);
+      ? await queryArrays(db, SQL_BY_ID, [key.taskId])
+      : await queryArrays(db, SQL_BY_HASH, [key.taskHash.toLowerCase()]);
   const first = rows[0];
   if (!first) return { task: undefined, listing: undefined, assignment: undefined };
   const task = TASK.read(first);
   const listing = LISTING.read(first);
   const assignment = ASSIGNMENT.read(first);
-  const capabilities = rows.flatMap((r) => (r.capability === null ? [] : [r.capability as string]));
+  const capabilities = rows.flatMap((r) => (r[CAPABILITY] === null ? [] : [r[CAPABILITY] as string]));
   return {
     task: task && taskFromRow(task),
     listing: listing && listingFromRow(listing, capabilities),

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { createTestDb, usingPostgres, type TestDb } from "../../helpers/db";
-import { queryRows } from "../../../server/db/repositories/util";
+import { queryArrays, queryRows } from "../../../server/db/repositories/util";
 
 /** Rows of the checkpoints table (a small table every migrated database has). */
 const CHECKPOINT = `select "name", "block_number" from "checkpoints" where "name" = ?`;
@@ -54,5 +54,35 @@ describe("queryRows (server/db/repositories/util.ts)", () => {
     await trx.commit();
     await read;
     expect(answered).to.deep.equal([{ name: "a", block_number: 8 }]);
+  });
+
+  it("queryArrays answers each row's values in the order selected, also for a statement queryRows ran before", async () => {
+    const { db } = testDb;
+    await db("checkpoints").insert({ name: "b", block_number: 9, block_hash: "0x02", updated_at: 2 });
+    const sql = `select "block_number", "name" from "checkpoints" order by "name"`;
+    expect(await queryRows(db, sql)).to.deep.equal([
+      { block_number: 7, name: "a" },
+      { block_number: 9, name: "b" },
+    ]);
+    expect(await queryArrays(db, sql)).to.deep.equal([
+      [7, "a"],
+      [9, "b"],
+    ]);
+    // The same text again as keyed rows: the shared prepared statement answers the shape asked for.
+    expect(await queryRows(db, sql)).to.deep.equal([
+      { block_number: 7, name: "a" },
+      { block_number: 9, name: "b" },
+    ]);
+  });
+
+  it("queryArrays answers the same values through knex, while a transaction holds SQLite's one connection", async () => {
+    const { db } = testDb;
+    const trx = await db.transaction();
+    try {
+      const sql = `select "name", "block_number" from "checkpoints" where "name" = ?`;
+      expect(await queryArrays(trx, sql, ["a"])).to.deep.equal([["a", 7]]);
+    } finally {
+      await trx.rollback();
+    }
   });
 });
