@@ -5,8 +5,8 @@
  *
  * Why one statement: on SQLite each statement pays about 7 µs before it reads a row (its implicit read transaction
  * takes and drops the WAL read lock and checks the file's size: three system calls), and each row set is built
- * apart. The three reads this replaces took 38 µs in sequence on bench:api's database, this one 29 µs; under load the
- * difference doubles (docs/performance.md, item 7).
+ * apart. Read as arrays (queryArrays), the joined row costs 26 µs in sequence on bench:api's database against 50 for
+ * the three statements it replaces (docs/performance.md, item 7).
  */
 import { ASSIGNMENT_COLUMNS, assignmentFromRow, type AssignmentRecord } from "./assignments";
 import { LISTING_COLUMNS, listingFromRow, type ListingRecord } from "./listings";
