@@ -11,41 +11,11 @@ import {
   type ListingRecord,
 } from "../../../server/db/repositories/listings";
 import { ASSIGNMENT_COLUMNS, findAssignment, insertAssignment } from "../../../server/db/repositories/assignments";
-import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type TaskRecord } from "../../../server/escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS } from "../../../server/escrow/records";
+import { taskRecord } from "../../helpers/taskRecord";
 
 const POSTER = `0x${"b".repeat(40)}`;
 const WORKER = `0x${"c".repeat(40)}`;
-
-function task(taskId: number, overrides: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    taskId,
-    poster: POSTER,
-    worker: ZERO_ADDRESS,
-    token: `0x${"d".repeat(40)}`,
-    amount: "5000000",
-    taskHash: ethers.id(`brief ${taskId}`),
-    evidenceHash: ZERO_HASH,
-    status: TASK_STATUS.Funded,
-    category: "general",
-    locationZone: "global",
-    createdAt: 1_800_000_000,
-    deadline: 1_800_086_400,
-    submissionAttempts: 0,
-    disputedAt: 0,
-    verifier: ZERO_ADDRESS,
-    failedVerdictAt: 0,
-    escalated: false,
-    isOpen: false,
-    openSubmissionCount: 0,
-    feePaid: null,
-    payout: null,
-    refund: null,
-    createdBlock: 12,
-    createdTx: ethers.id(`tx ${taskId}`),
-    updatedBlock: 14,
-    ...overrides,
-  };
-}
 
 function listing(taskId: number, overrides: Partial<ListingRecord> = {}): ListingRecord {
   return {
@@ -96,8 +66,8 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
   it("answers what the three separate reads answer: task, listing with sorted capabilities, assignment", async () => {
     const { db } = testDb;
     await upsertTasks(db, [
-      task(1),
-      task(2, { status: TASK_STATUS.Completed, worker: WORKER, feePaid: "500000", payout: "4500000" }),
+      taskRecord(1),
+      taskRecord(2, { status: TASK_STATUS.Completed, worker: WORKER, feePaid: "500000", payout: "4500000" }),
     ]);
     await db.transaction(async (trx) => {
       await insertListing(trx, listing(1, { capabilities: ["web", "summarise", "code"] }));
@@ -125,7 +95,7 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
 
   it("finds a listed task by its hash, in any case, and nothing for a hash nobody listed", async () => {
     const { db } = testDb;
-    await upsertTasks(db, [task(1), task(2)]);
+    await upsertTasks(db, [taskRecord(1), taskRecord(2)]);
     await insertListing(db, listing(1, { capabilities: ["web"] }));
     const hash = ethers.id("brief 1");
     const byHash = await findTaskRows(db, { taskHash: hash.toUpperCase().replace("0X", "0x") });
@@ -141,7 +111,7 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
 
   it("answers a listing whose task is not indexed yet, a task never listed, and an unknown id", async () => {
     const { db } = testDb;
-    await upsertTasks(db, [task(2)]);
+    await upsertTasks(db, [taskRecord(2)]);
     await insertListing(db, listing(1));
     const listedOnly = await findTaskRows(db, { taskId: 1 });
     expect(listedOnly.task).to.equal(undefined);

@@ -3,40 +3,15 @@ import { marketFacts } from "../../../server/domain/projection";
 import { manualClock } from "../../../server/chain/clock";
 import type { Deps } from "../../../server/domain/deps";
 import type { AssignmentRecord } from "../../../server/db/repositories/assignments";
-import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type TaskRecord } from "../../../server/escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS } from "../../../server/escrow/records";
+import { taskRecord } from "../../helpers/taskRecord";
 
 const NOW = 1_800_000_000;
 const AGENT = `0x${"c".repeat(40)}`;
 
-function task(taskId: number, status: number, worker = ZERO_ADDRESS): TaskRecord {
-  return {
-    taskId,
-    poster: `0x${"b".repeat(40)}`,
-    worker,
-    token: ZERO_ADDRESS,
-    amount: "1",
-    taskHash: `0x${taskId.toString(16).padStart(64, "0")}`,
-    evidenceHash: ZERO_HASH,
-    status,
-    category: "general",
-    locationZone: "global",
-    createdAt: NOW - 60,
-    deadline: NOW + 86_400,
-    submissionAttempts: 0,
-    disputedAt: 0,
-    verifier: ZERO_ADDRESS,
-    failedVerdictAt: 0,
-    escalated: false,
-    isOpen: false,
-    openSubmissionCount: 0,
-    feePaid: null,
-    payout: null,
-    refund: null,
-    createdBlock: 1,
-    createdTx: ZERO_HASH,
-    updatedBlock: 1,
-  };
-}
+/** A task of status `status` created a minute ago, with a day to run. */
+const task = (taskId: number, status: number, worker = ZERO_ADDRESS) =>
+  taskRecord(taskId, { status, worker, createdAt: NOW - 60, deadline: NOW + 86_400 });
 
 const accepted = (taskId: number): AssignmentRecord => ({
   taskId,

@@ -16,13 +16,8 @@ import {
 } from "../../../server/domain/reputation";
 import { upsertTasks } from "../../../server/db/repositories/tasks";
 import { insertNewEvents } from "../../../server/db/repositories/escrowEvents";
-import {
-  TASK_STATUS,
-  ZERO_ADDRESS,
-  ZERO_HASH,
-  type StoredEvent,
-  type TaskRecord,
-} from "../../../server/escrow/records";
+import { taskRecord } from "../../helpers/taskRecord";
+import { TASK_STATUS, ZERO_ADDRESS, type StoredEvent, type TaskRecord } from "../../../server/escrow/records";
 
 const REPUTATION = "/api/v1/reputation";
 const LEADERBOARD = `${REPUTATION}/leaderboard`;
@@ -413,33 +408,20 @@ async function withApiOnly(fn: (api: TestApi) => Promise<void>) {
 }
 
 function syntheticTask(taskId: number, worker: string): TaskRecord {
-  return {
-    taskId,
-    poster: `0x${"b".repeat(40)}`,
+  return taskRecord(taskId, {
     worker,
     token: ZERO_ADDRESS,
     amount: "1",
     taskHash: ethers.id(`synthetic ${taskId}`),
-    evidenceHash: ZERO_HASH,
     status: TASK_STATUS.Completed,
     category: CATEGORY,
     locationZone: ZONE,
     createdAt: 1,
     deadline: 2,
     submissionAttempts: 1,
-    disputedAt: 0,
-    verifier: ZERO_ADDRESS,
-    failedVerdictAt: 0,
-    escalated: false,
-    isOpen: false,
-    openSubmissionCount: 0,
-    feePaid: null,
-    payout: null,
-    refund: null,
     createdBlock: 10_000_000,
-    createdTx: ethers.id(`tx ${taskId}`),
     updatedBlock: 10_000_000,
-  };
+  });
 }
 
 function syntheticEvent(taskId: number, eventName: string, at: number, n: number): StoredEvent {
