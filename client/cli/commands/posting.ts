@@ -189,9 +189,19 @@ export function tasksFromFile(file: string, format: "csv" | "jsonl" | undefined,
   return tasks;
 }
 
-/** What each stage of the SDK's posting flow means, for the progress lines. */
+/** What preparing did to the briefs of these tasks: a public brief is stored as written, a private one encrypted. */
+export function preparedText(privacies: readonly ("private" | "public")[]): string {
+  const briefs = privacies.length === 1 ? "brief" : "briefs";
+  const privateCount = privacies.filter((p) => p === "private").length;
+  if (privateCount === 0) return `${briefs} prepared (public: stored as written, readable by anyone)`;
+  if (privateCount === privacies.length) {
+    return `${briefs} prepared (private: encrypted, the key wrapped to each agent that may take the task)`;
+  }
+  return `${briefs} prepared (${privateCount} private: encrypted, the key wrapped to each agent that may take the task)`;
+}
+
+/** What each stage of the SDK's posting flow means, for the progress lines (`prepared`: preparedText). */
 const STAGE_TEXT: Partial<Record<PostingStage, string>> = {
-  prepared: "brief prepared (private: encrypted, key wrapped to each agent that may take it)",
   uploaded: "brief uploaded; the task hash is its SHA-256",
   "approve-signed": "approval of exactly the reward signed",
   approved: "approval confirmed",
@@ -230,7 +240,10 @@ async function postAll(ctx: Context, inputs: TaskInput[]) {
         signer,
         journal: journalOf(ctx),
         expect: { escrow: pin.escrow, token: pin.token, chainId: pin.chainId },
-        onStage: (stage) => step.update(STAGE_TEXT[stage] ?? stage),
+        onStage: (stage) =>
+          step.update(
+            stage === "prepared" ? preparedText(inputs.map((input) => input.privacy)) : (STAGE_TEXT[stage] ?? stage),
+          ),
       }),
     (tasks) => tasks.map((t) => `#${t.onChainTaskId}`).join(", "),
   );

@@ -6,6 +6,7 @@ import { Writable } from "node:stream";
 import { expect } from "chai";
 import { Output } from "../../../client/cli/output";
 import { CliError } from "../../../client/cli/errors";
+import { preparedText } from "../../../client/cli/commands/posting";
 
 function capture(isTTY: boolean) {
   const chunks = { stdout: "", stderr: "" };
@@ -71,5 +72,16 @@ describe("market CLI: progress output", () => {
     new Output(true, failed.streams).error(new CliError({ code: "INVALID_AMOUNT", message: "bad", exit: 2 }));
     expect(JSON.parse(failed.chunks.stdout).error).to.include({ code: "INVALID_AMOUNT", exitCode: 2 });
     expect(JSON.parse(failed.chunks.stdout).error.hint).to.include("--amount");
+  });
+
+  it("says what preparing did to the briefs: public ones stored as written, private ones encrypted", () => {
+    expect(preparedText(["public"])).to.equal("brief prepared (public: stored as written, readable by anyone)");
+    expect(preparedText(["private"])).to.equal(
+      "brief prepared (private: encrypted, the key wrapped to each agent that may take the task)",
+    );
+    expect(preparedText(["public", "public"])).to.match(/^briefs prepared \(public:/);
+    expect(preparedText(["private", "public", "private"])).to.equal(
+      "briefs prepared (2 private: encrypted, the key wrapped to each agent that may take the task)",
+    );
   });
 });

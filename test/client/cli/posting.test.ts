@@ -75,7 +75,8 @@ describe("market CLI: posting against a devnet", function () {
     expect(posted.code, posted.stderr).to.equal(0);
     expect(posted.stderr).to.match(/^… posting the task from 0x[0-9a-fA-F]{40} on \w+ \(chain \d+\)$/m);
     expect(posted.stderr)
-      .to.match(/^ {2}brief uploaded/m)
+      .to.match(/^ {2}brief prepared \(private: encrypted/m)
+      .and.to.match(/^ {2}brief uploaded/m)
       .and.to.match(/^ {2}task listed/m);
     expect(posted.stderr).to.match(/^✓ posting the task .*: #\d+$/m);
     expect(posted.stdout)
