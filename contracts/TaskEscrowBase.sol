@@ -271,8 +271,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     }
 
     /// @dev Writes `abi.encodePacked(uint16(category.length), category, locationZone)` as the task's labels. When the
-    /// whole fits 31 bytes (`general` + `global` do) it writes the one slot of a short `bytes` directly: the data
-    /// left-aligned, twice the length in the lowest byte, as Solidity stores it.
+    /// whole fits 31 bytes it writes the one slot of a short `bytes` directly: the data left-aligned, twice the length
+    /// in the lowest byte, as Solidity stores it.
     function _storeLabels(Task storage t, string calldata category, string calldata locationZone) private {
         uint256 categoryLength = bytes(category).length;
         if (categoryLength > type(uint16).max) revert ITaskEscrow.LabelTooLong();

@@ -69,7 +69,7 @@ export async function getTasks(db: Queryable, taskIds: readonly number[]): Promi
   return out;
 }
 
-/** The columns of `tasks`, in table order. */
+/** The columns of `tasks`. */
 export const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
 const TASK_UPSERT = upsertClause(["task_id"], TASK_COLUMNS);
 const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
