@@ -27,7 +27,7 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
-import { monitorEventLoopDelay, performance } from "node:perf_hooks";
+import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay, performance } from "node:perf_hooks";
 import inspector from "node:inspector/promises";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
@@ -66,6 +66,8 @@ const TASK_READ_ROUNDS = 2_000;
 /** BENCH_ONLY=a,b,f: run only those measurements (letters as printed); BENCH_CPU_PROFILE=<dir>: see cpuProfile. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+/** BENCH_LOAD_PROFILE=<dir>: a V8 profile of the load generator itself (autocannon), one file per run. */
+const LOAD_PROFILE_DIR = process.env.BENCH_LOAD_PROFILE;
 const CPU_PROFILE_ROUNDS = Number(process.env.BENCH_CPU_PROFILE_ROUNDS ?? 2000);
 /** Issue 9's API targets and issue 10's protocol target. */
 const TARGETS = {
@@ -270,6 +272,8 @@ interface LoadResult {
   errors: number;
   timeouts: number;
   statuses: Record<string, number>;
+  /** CPU time the load generator itself used (µs): with 2 cores it shows when the client, not the server, limits. */
+  loadCpuMicros: number;
 }
 
 // Runs in the child (CommonJS, plain JavaScript): the spec comes as argv[1], the summary goes to stdout as JSON.
@@ -303,18 +307,22 @@ if (spec.mode === "build") {
     }),
   }];
 }
+const cpuStart = process.cpuUsage();
 autocannon(options, (error, r) => {
   if (error) { process.stderr.write(String(error.stack || error)); process.exit(1); }
+  const cpu = process.cpuUsage(cpuStart);
   process.stdout.write(JSON.stringify({
     rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total,
     non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statuses: r.statusCodeStats || {},
+    loadCpuMicros: cpu.user + cpu.system,
   }));
 });
 `;
 
 function load(spec: LoadSpec): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-e", LOAD_SCRIPT, JSON.stringify(spec)], {
+    const profile = LOAD_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(LOAD_PROFILE_DIR)}`] : [];
+    const child = spawn(process.execPath, [...profile, "-e", LOAD_SCRIPT, JSON.stringify(spec)], {
       cwd: path.resolve(__dirname, ".."),
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -336,6 +344,42 @@ function load(spec: LoadSpec): Promise<LoadResult> {
       }
     });
   });
+}
+
+/**
+ * The collector's pauses while a measurement runs: young-generation scavenges and full mark-compacts, each counted
+ * with its total and longest pause. A request in flight when one starts waits for it (docs/performance.md, item 8).
+ */
+function watchCollections() {
+  const kinds = new Map<string, { count: number; ms: number; max: number }>();
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      const name =
+        kind === perfConstants.NODE_PERFORMANCE_GC_MINOR
+          ? "scavenges"
+          : kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR
+            ? "mark-compacts"
+            : "other";
+      const k = kinds.get(name) ?? { count: 0, ms: 0, max: 0 };
+      k.count++;
+      k.ms += entry.duration;
+      k.max = Math.max(k.max, entry.duration);
+      kinds.set(name, k);
+    }
+  });
+  observer.observe({ entryTypes: ["gc"] });
+  return {
+    stop(requests: number): string {
+      observer.disconnect();
+      const parts = [...kinds].map(
+        ([name, k]) =>
+          `${fmt(k.count)} ${name} (${fmt(k.ms)} ms, ${fmt(k.ms / k.count, 1)} ms each, longest ${fmt(k.max, 1)} ms)`,
+      );
+      const paused = [...kinds.values()].reduce((sum, k) => sum + k.ms, 0);
+      return `${parts.join("; ") || "none"}; ${fmt((paused * 1000) / Math.max(1, requests), 1)} µs a request`;
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -513,6 +557,7 @@ async function main() {
     const clockReads: string[] = [];
     const serverCpu: string[] = [];
     const loopStalls: string[] = [];
+    const collections: string[] = [];
     const skipped: LoadResult = {
       rps: NaN,
       p50: NaN,
@@ -522,6 +567,7 @@ async function main() {
       errors: 0,
       timeouts: 0,
       statuses: {},
+      loadCpuMicros: 0,
     };
     const run = async (name: string, spec: Omit<LoadSpec, "seconds">) => {
       const letter = name.split(".")[0];
@@ -533,10 +579,12 @@ async function main() {
       await load({ ...spec, seconds: WARMUP_SECONDS });
       const before = { ...clock };
       const cpuBefore = process.cpuUsage();
+      const gc = watchCollections();
       const loopDelay = monitorEventLoopDelay({ resolution: 1 });
       loopDelay.enable();
       const r = await load({ ...spec, seconds: SECONDS });
       loopDelay.disable();
+      collections.push(`  ${name}: ${gc.stop(r.total)}`);
       const cpu = process.cpuUsage(cpuBefore);
       // How long the event loop was held: a stall of the one thread delays every request in flight, which is what a
       // p99 of several times the p50 comes from.
@@ -547,7 +595,8 @@ async function main() {
       );
       serverCpu.push(
         `  ${name}: ${fmt((cpu.user + cpu.system) / 10_000 / SECONDS)}% of one core, ` +
-          `${fmt((cpu.user + cpu.system) / Math.max(1, r.total))} µs a request`,
+          `${fmt((cpu.user + cpu.system) / Math.max(1, r.total))} µs a request; the load generator ` +
+          `${fmt(r.loadCpuMicros / 10_000 / SECONDS)}% of one core`,
       );
       results.push({ name, r });
       const calls = clock.calls - before.calls;
@@ -676,6 +725,8 @@ async function main() {
     for (const line of serverCpu) console.log(line);
     console.log("\nEvent loop delay while measured (perf_hooks.monitorEventLoopDelay, sampled every 1 ms):");
     for (const line of loopStalls) console.log(line);
+    console.log("\nGarbage collection while measured (perf_hooks 'gc' entries: the pauses of the servers' thread):");
+    for (const line of collections) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
     if ((!ONLY || ONLY.has("c")) && !CPU_PROFILE_DIR) await profileTaskRead(api.deps, api.url, chain.funded);
