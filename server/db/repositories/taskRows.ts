@@ -6,7 +6,8 @@
  * Why one statement: on SQLite each statement pays about 7 µs before it reads a row (its implicit read transaction
  * takes and drops the WAL read lock and checks the file's size: three system calls), and each row set is built
  * apart. Read as arrays (queryArrays), the joined row costs 26 µs in sequence on bench:api's database against 50 for
- * the three statements it replaces (docs/performance.md, item 7).
+ * the three statements it replaces (docs/performance.md, item 7). The capabilities come joined into one value, so a
+ * task is one row (item 9).
  */
 import { ASSIGNMENT_COLUMNS, assignmentFromRow, type AssignmentRecord } from "./assignments";
 import { LISTING_COLUMNS, listingFromRow, type ListingRecord } from "./listings";
@@ -32,7 +33,9 @@ class Joined {
     private readonly alias: string,
     private readonly columns: readonly string[],
     readonly offset: number,
-  ) {}
+  ) {
+    this.blank = Object.fromEntries(columns.map((c) => [c, null]));
+  }
 
   get end(): number {
     return this.offset + this.columns.length;
@@ -42,10 +45,13 @@ class Joined {
     return this.columns.map((c) => `"${this.alias}"."${c}" as "${this.alias}.${c}"`).join(", ");
   }
 
+  /** Every column once, null: copied per row, so each row object is built at its final size in one allocation. */
+  private readonly blank: Readonly<Record<string, unknown>>;
+
   /** The table's columns of a joined row under their own names; undefined when the join found no row. */
   read(values: readonly unknown[]): Record<string, unknown> | undefined {
     if (values[this.offset] === null) return undefined; // the first column, task_id, is never null in a stored row
-    const out: Record<string, unknown> = {};
+    const out = { ...this.blank };
     for (let i = 0; i < this.columns.length; i++) out[this.columns[i]] = values[this.offset + i];
     return out;
   }
@@ -53,42 +59,51 @@ class Joined {
 
 const TASK = new Joined("t", TASK_COLUMNS, 0);
 const LISTING = new Joined("l", LISTING_COLUMNS, TASK.end);
-const CAPABILITY = LISTING.end;
-const ASSIGNMENT = new Joined("a", ASSIGNMENT_COLUMNS, CAPABILITY + 1);
+const CAPABILITIES = LISTING.end;
+const ASSIGNMENT = new Joined("a", ASSIGNMENT_COLUMNS, CAPABILITIES + 1);
 
 /** The task id the joins start from: the id itself, or the task id of the listing with this hash. */
 const BY_ID = `(select cast(? as bigint) as "task_id") "k"`;
 const BY_HASH = `(select "task_id" from "listings" where "task_hash" = ?) "k"`;
 
-const joined = (key: string) =>
-  `select ${TASK.select()}, ${LISTING.select()}, "c"."capability" as "capability", ${ASSIGNMENT.select()} ` +
+/**
+ * The listing's capabilities as one comma-joined value, in the order the other listing reads give (a capability never
+ * holds a comma: capabilitiesSchema), so that a task is one row however many it has: a row per capability repeated
+ * the task's 56 values, allocation that makes young-generation collections more frequent (docs/performance.md,
+ * item 9). `aggregate` is the dialect's: string_agg on PostgreSQL, group_concat on SQLite (its ORDER BY needs SQLite
+ * 3.44: better-sqlite3 12 has 3.53, sqlite3 5.1.7 has 3.44.2).
+ */
+const capabilities = (aggregate: string) =>
+  `(select ${aggregate}("c"."capability", ',' order by "c"."capability") from "listing_capabilities" "c" ` +
+  `where "c"."task_id" = "k"."task_id")`;
+
+const joined = (key: string, aggregate: string) =>
+  `select ${TASK.select()}, ${LISTING.select()}, ${capabilities(aggregate)} as "capabilities", ${ASSIGNMENT.select()} ` +
   `from ${key} ` +
   `left join "tasks" "t" on "t"."task_id" = "k"."task_id" ` +
   `left join "listings" "l" on "l"."task_id" = "k"."task_id" ` +
-  `left join "listing_capabilities" "c" on "c"."task_id" = "k"."task_id" ` +
-  `left join "task_assignments" "a" on "a"."task_id" = "k"."task_id" ` +
-  `order by "c"."capability"`;
-const SQL_BY_ID = joined(BY_ID);
-const SQL_BY_HASH = joined(BY_HASH);
+  `left join "task_assignments" "a" on "a"."task_id" = "k"."task_id"`;
+const SQLITE = { byId: joined(BY_ID, "group_concat"), byHash: joined(BY_HASH, "group_concat") };
+const POSTGRES = { byId: joined(BY_ID, "string_agg"), byHash: joined(BY_HASH, "string_agg") };
 
 /**
  * The rows of the task with this on-chain id, or of the listed task with this brief hash (a hash nobody listed finds
  * nothing here: the indexer's tasks by hash are `findTasksByHash`). Hashes are matched lower-case.
  */
 export async function findTaskRows(db: Queryable, key: { taskId: number } | { taskHash: string }): Promise<TaskRows> {
-  const rows =
+  const sql = db.client.config.client === "pg" ? POSTGRES : SQLITE;
+  const [row] =
     "taskId" in key
-      ? await queryArrays(db, SQL_BY_ID, [key.taskId])
-      : await queryArrays(db, SQL_BY_HASH, [key.taskHash.toLowerCase()]);
-  const first = rows[0];
-  if (!first) return { task: undefined, listing: undefined, assignment: undefined };
-  const task = TASK.read(first);
-  const listing = LISTING.read(first);
-  const assignment = ASSIGNMENT.read(first);
-  const capabilities = rows.flatMap((r) => (r[CAPABILITY] === null ? [] : [r[CAPABILITY] as string]));
+      ? await queryArrays(db, sql.byId, [key.taskId])
+      : await queryArrays(db, sql.byHash, [key.taskHash.toLowerCase()]);
+  if (!row) return { task: undefined, listing: undefined, assignment: undefined };
+  const task = TASK.read(row);
+  const listing = LISTING.read(row);
+  const assignment = ASSIGNMENT.read(row);
+  const joinedCapabilities = row[CAPABILITIES] as string | null;
   return {
     task: task && taskFromRow(task),
-    listing: listing && listingFromRow(listing, capabilities),
+    listing: listing && listingFromRow(listing, joinedCapabilities ? joinedCapabilities.split(",") : []),
     assignment: assignment && assignmentFromRow(assignment),
   };
 }
