@@ -5,6 +5,7 @@ import { fail } from "../errors";
 import { getListings, listListingsByPoster, type ListingRecord } from "../db/repositories/listings";
 import { findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
+import type { AssignmentRecord } from "../db/repositories/assignments";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { listJudgingTaskIds, listWorkingTaskIds } from "../db/repositories/workList";
 import { type TaskRecord } from "../escrow/records";
@@ -132,7 +133,9 @@ export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: 
 }
 
 /** The assignment a task read found, as marketFacts takes a page's (none stored: an empty map, no query). */
-const storedAssignment = ({ assignment }: TaskRows) => new Map(assignment ? [[assignment.taskId, assignment]] : []);
+const NO_ASSIGNMENT: ReadonlyMap<number, AssignmentRecord> = new Map();
+const storedAssignment = ({ assignment }: TaskRows): ReadonlyMap<number, AssignmentRecord> =>
+  assignment ? new Map([[assignment.taskId, assignment]]) : NO_ASSIGNMENT;
 
 /**
  * The latest deliverable of each task whose submitEvidence is indexed (stored attempt at most the chain's count), as

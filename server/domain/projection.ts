@@ -60,11 +60,13 @@ export async function marketFacts(
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
   const verifier = deps.verifier;
-  const byId = new Map(funded.map((t) => [t.taskId, t]));
   stored ??= await getAssignments(
     deps.db,
     funded.map((t) => t.taskId),
   );
+  // Nothing stored and no verifier: no assignment can hold and no verdict is in flight (most reads of an open task).
+  if (stored.size === 0 && !verifier) return NO_FACTS;
+  const byId = new Map(funded.map((t) => [t.taskId, t]));
   const wallNow = deps.clock.wallNow();
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
   const assignments = new Map<number, AssignmentState>();

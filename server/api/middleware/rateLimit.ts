@@ -26,9 +26,12 @@ function tooMany(message: string, retryAfterMs: number, limit: number, windowMs:
     code: "RATE_LIMIT",
     message,
     details: { retryAfterSeconds: seconds },
-    headers: { "Retry-After": String(seconds), "RateLimit-Policy": `${limit};w=${Math.round(windowMs / 1000)}` },
+    headers: { "Retry-After": String(seconds), "RateLimit-Policy": policy(limit, windowMs) },
   });
 }
+
+/** The RateLimit-Policy header's value: `<limit>;w=<window seconds>`. */
+const policy = (limit: number, windowMs: number) => `${limit};w=${Math.round(windowMs / 1000)}`;
 
 /**
  * Every request, by IP: `ipPerWindow` per fixed window. A request bearing a valid hosted agent's token counts against
@@ -39,15 +42,18 @@ export function ipWindowLimit(
   limits: LimitsConfig,
   hostedAgents?: Readonly<HostedAgentsConfig>,
 ): Middleware {
+  // The header's two values, written once: every request sends one.
+  const ipPolicy = policy(limits.ipPerWindow, limits.windowMs);
+  const agentPolicy = policy(limits.agentPerWindow, limits.windowMs);
   return async (ctx, next) => {
     const agentId = hostedAgents ? await tokenAgent(ctx, hostedAgents) : undefined;
-    const [key, limit, who] =
-      agentId !== undefined
-        ? [`agent:${agentId}`, limits.agentPerWindow, `hosted agent ${agentId}`]
-        : [`ip:${ctx.ip}`, limits.ipPerWindow, "this address"];
+    const agent = agentId !== undefined;
+    const key = agent ? `agent:${agentId}` : `ip:${ctx.ip}`;
+    const limit = agent ? limits.agentPerWindow : limits.ipPerWindow;
     const hit = await store.hitWindow(key, limits.windowMs);
-    ctx.set("RateLimit-Policy", `${limit};w=${Math.round(limits.windowMs / 1000)}`);
+    ctx.set("RateLimit-Policy", agent ? agentPolicy : ipPolicy);
     if (hit.count > limit) {
+      const who = agent ? `hosted agent ${agentId}` : "this address";
       throw tooMany(
         `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
         hit.resetInMs,
