@@ -39,6 +39,8 @@ import { createDb, dbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
 import { buildDeps } from "../server/main";
 import { createApp } from "../server/api/app";
+import { taskRoute } from "../server/api/routes/listings";
+import type { AnyRoute } from "../server/api/route";
 import { Indexer } from "../server/indexer/sync";
 import { providerChainReader } from "../server/chain/escrowLogs";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
@@ -52,7 +54,7 @@ import { findTaskById, listOpenTasks } from "../server/db/repositories/tasks";
 import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
 import { newApiKey } from "../server/domain/credentials";
 import { listOpenListedTasks, readTask } from "../server/domain/listing";
-import { marketplaceMeta, marketplaceState, projectionContext } from "../server/domain/projection";
+import { marketplaceMeta, marketplaceState, onChainTask, projectionContext } from "../server/domain/projection";
 import { findTaskRows } from "../server/db/repositories/taskRows";
 import { getAssignments } from "../server/db/repositories/assignments";
 import type { Deps } from "../server/domain/deps";
@@ -469,6 +471,65 @@ async function profileTaskRead(deps: Deps, url: string, maxId: number): Promise<
 }
 
 /**
+ * One task read under the load, built up: the same route (path parameter, middleware, JSON answer) answering a
+ * prepared task, then also reading its rows, then also projecting the on-chain view, then the real handler. Each on
+ * an app of its own with only that route, for LAYER_SECONDS after a warm-up: the server's CPU per request of each step
+ * is what the step adds under load (in sequence, profileTaskRead).
+ */
+const LAYER_SECONDS = 5;
+
+async function taskReadLayers(deps: Deps, maxId: number): Promise<void> {
+  const prepared = await readTask(deps, { taskId: 1 }, undefined);
+  type Handler = typeof taskRoute.handler;
+  const layers: [string, Handler][] = [
+    ["the route answering a prepared task (no database)", () => prepared],
+    [
+      "+ the task's rows (findTaskRows)",
+      async ({ params }) => {
+        await findTaskRows(deps.db, params.id);
+        return prepared;
+      },
+    ],
+    [
+      "+ the on-chain view (projection context, onChainTask)",
+      async ({ params }) => {
+        const { task } = await findTaskRows(deps.db, params.id);
+        const ctx = await projectionContext(deps);
+        onChainTask(task!, ctx.pauses, ctx.now);
+        return prepared;
+      },
+    ],
+    ["the real handler (readTask)", taskRoute.handler],
+  ];
+  const rows: string[][] = [];
+  for (const [name, handler] of layers) {
+    const app = await listen(createApp(deps, [{ ...taskRoute, handler } as AnyRoute]));
+    try {
+      const spec = { url: app.url, path: "/", mode: "task" as const, maxId };
+      await load({ ...spec, seconds: WARMUP_SECONDS });
+      const gc = watchCollections();
+      const cpuBefore = process.cpuUsage();
+      const r = await load({ ...spec, seconds: LAYER_SECONDS });
+      const cpu = process.cpuUsage(cpuBefore);
+      const collections = gc.stop(r.total);
+      rows.push([
+        name,
+        fmt(r.rps),
+        `${fmt(r.p99)} ms`,
+        `${fmt((cpu.user + cpu.system) / Math.max(1, r.total))} µs`,
+        fmt(r.non2xx),
+        collections,
+      ]);
+    } finally {
+      app.server.closeAllConnections();
+      await new Promise<void>((resolve) => app.server.close(() => resolve()));
+    }
+  }
+  console.log(`\nOne task read under the load, layer by layer (${LAYER_SECONDS} s each, an app per layer):`);
+  printTable(["layer", "req/s", "p99", "server CPU a request", "non-2xx", "collections"], rows, [1, 2, 3, 4]);
+}
+
+/**
  * BENCH_CPU_PROFILE=<dir>: each measurement's request sent CPU_PROFILE_ROUNDS times in sequence from this process
  * (robust to a loaded machine: one request at a time), under the V8 profiler; writes <dir>/<letter>.cpuprofile
  * (open in Chrome DevTools) and prints the mean time of one request.
@@ -729,7 +790,10 @@ async function main() {
     for (const line of collections) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
-    if ((!ONLY || ONLY.has("c")) && !CPU_PROFILE_DIR) await profileTaskRead(api.deps, api.url, chain.funded);
+    if ((!ONLY || ONLY.has("c")) && !CPU_PROFILE_DIR) {
+      await profileTaskRead(api.deps, api.url, chain.funded);
+      await taskReadLayers(api.deps, chain.funded);
+    }
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));
