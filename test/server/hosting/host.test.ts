@@ -317,8 +317,10 @@ describe("agent host: hosted agents in worker threads", function () {
     await running();
     // Up longer than resetAfterMs, then a crash: the first delay again, not the ceiling.
     await new Promise((resolve) => setTimeout(resolve, 1600));
+    expect((await hostedAgentRow(api.deps.db, agent.id)).restarts, "the three refused starts").to.equal(3);
     await host.workerOf(agent.id)!.terminate();
-    await waitFor(async () => (await statusOf(agent.id)) === "crashed", 10_000, "the first crash");
+    // By the restart count, not the status: "crashed" lasts only the 100 ms delay, which a 100 ms poll can miss.
+    await waitFor(async () => (await hostedAgentRow(api.deps.db, agent.id)).restarts === 4, 10_000, "the first crash");
     await running();
     // A crash right after that start: the delay doubles again.
     await host.workerOf(agent.id)!.terminate();
