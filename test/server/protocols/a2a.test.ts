@@ -21,7 +21,7 @@ async function rpc(m: Market, body: unknown, headers: Record<string, string> = {
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, text, json: text ? JSON.parse(text) : undefined };
+  return { status: res.status, headers: res.headers, text, json: text ? JSON.parse(text) : undefined };
 }
 
 const call = (method: string, params: unknown = {}, id: number | string = 1) => ({
@@ -181,12 +181,19 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
         { jsonrpc: "2.0", method: "tasks/list", params: {} },
         call("nope", {}, 2),
         "junk",
+        call("tasks/list", { pageSize: 5 }, "list"),
       ]);
       expect(batch.status).to.equal(200);
-      expect(batch.json.map((r: { id: unknown }) => r.id)).to.deep.equal([1, 2, null]);
+      expect(batch.json.map((r: { id: unknown }) => r.id)).to.deep.equal([1, 2, null, "list"]);
       expect(batch.json[0].result.id).to.equal(taskHash);
       expect(batch.json[1].error.code).to.equal(-32601);
       expect(batch.json[2].error.code).to.equal(-32600);
+      // tasks/list in a batch: the same result as alone (a single answer is sent as the page's encoded bytes).
+      const alone = await rpc(m, call("tasks/list", { pageSize: 5 }, "list"));
+      expect(alone.headers.get("content-type")).to.equal("application/json; charset=utf-8");
+      expect(Number(alone.headers.get("content-length"))).to.equal(Buffer.byteLength(alone.text));
+      expect(batch.json[3]).to.deep.equal(alone.json);
+      expect(batch.json[3].result.tasks.map((t: { id: string }) => t.id)).to.deep.equal([taskHash]);
       const onlyNotifications = await rpc(m, [{ jsonrpc: "2.0", method: "tasks/list" }]);
       expect(onlyNotifications.status).to.equal(204);
       const single = await rpc(m, { jsonrpc: "2.0", method: "message/send", params: {} });
