@@ -195,18 +195,21 @@ function send(ctx: Context, body: Reply | Reply[] | undefined): void {
   }
   ctx.status = 200;
   ctx.type = "application/json";
-  const opening = (reply: Reply) =>
-    `{"jsonrpc":"2.0","id":${JSON.stringify(reply.id)},"result":${reply.resultJson!.head}`;
+  // A reply whose result is pre-serialized: its opening, then the page's encoded end (resultJson.tail), then "}".
+  const opening = (id: Id, head: string) => `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${head}`;
   if (!Array.isArray(body)) {
     // One reply (every client's usual call): sent as bytes, a page's encoded part copied, not encoded again.
+    const serialized = body.resultJson;
     ctx.body =
-      body.resultJson === undefined
+      serialized === undefined
         ? JSON.stringify(body)
-        : Buffer.concat([Buffer.from(opening(body)), body.resultJson.tail, CLOSE_REPLY]);
+        : Buffer.concat([Buffer.from(opening(body.id, serialized.head)), serialized.tail, CLOSE_REPLY]);
     return;
   }
   const serialize = (reply: Reply) =>
-    reply.resultJson === undefined ? JSON.stringify(reply) : `${opening(reply)}${reply.resultJson.tail.toString()}}`;
+    reply.resultJson === undefined
+      ? JSON.stringify(reply)
+      : `${opening(reply.id, reply.resultJson.head)}${reply.resultJson.tail.toString()}}`;
   ctx.body = `[${body.map(serialize).join(",")}]`;
 }
 

@@ -58,6 +58,7 @@ export function hostAllowed(deps: Deps, host: string | undefined, origin: string
 function hostCheck(deps: Deps) {
   const answers = new Map<string, boolean>();
   return (host: string | undefined, origin: string | undefined): boolean => {
+    // A header value never holds a newline: "\n" separates the two, and stands for "no Origin" (a browser-less client).
     const key = `${host ?? ""}\n${origin ?? "\n"}`;
     let allowed = answers.get(key);
     if (allowed === undefined) {
