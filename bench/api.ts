@@ -41,8 +41,8 @@ import { migrateLatest } from "../server/db/migrations";
 import { buildDeps } from "../server/main";
 import { createApp } from "../server/api/app";
 import { createHttpServer } from "../server/api/httpServer";
-import { taskRoute } from "../server/api/routes/listings";
-import type { AnyRoute } from "../server/api/route";
+import { taskRoute } from "../server/operations/listings";
+import type { AnyOperation } from "../server/operations/operation";
 import { Indexer } from "../server/indexer/sync";
 import { providerChainReader } from "../server/chain/escrowLogs";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
@@ -511,7 +511,7 @@ async function taskReadLayers(deps: Deps, maxId: number): Promise<void> {
   ];
   const apps = await Promise.all(
     layers.map(([, handler]) =>
-      listen(createApp(deps, [{ ...taskRoute, handler } as AnyRoute]), deps.config.api.timeouts),
+      listen(createApp(deps, [{ ...taskRoute, handler } as AnyOperation]), deps.config.api.timeouts),
     ),
   );
   const measured = layers.map(() => ({ micros: [] as number[], p99: [] as number[], non2xx: 0 }));

@@ -1,5 +1,5 @@
 /**
- * Typed calls for every REST operation of the service (server/api/routes/*.ts). Each method answers the `data` of the
+ * Typed calls for every REST operation of the service (server/operations/*.ts). Each method answers the `data` of the
  * success envelope typed from the route's zod schema, or throws an `ApiError` carrying the service's `error.code`
  * (and `status`, `reason`, `details`). A network failure or timeout is a `ClientError` API_UNREACHABLE.
  */

@@ -8,14 +8,14 @@ import { AppError } from "../errors";
 import { ipWindowLimit } from "./middleware/rateLimit";
 import { buildRouter } from "./router";
 import { allRoutes } from "./routes";
-import type { AnyRoute } from "./route";
+import type { AnyOperation } from "../operations/operation";
 import type { Deps } from "../domain/deps";
 import { envelope } from "./middleware/errors";
-import { a2aJsonRpc } from "./a2aJsonRpc";
-import { mcpEndpoint } from "./mcp/endpoint";
+import { a2aJsonRpc } from "../protocols/a2a/jsonRpc";
+import { mcpEndpoint } from "../protocols/mcp/endpoint";
 import { webApp } from "./webApp";
 
-export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes): Koa {
+export function createApp(deps: Deps, routes: readonly AnyOperation[] = allRoutes): Koa {
   const app = new Koa({ proxy: deps.config.api.trustProxy });
   app.silent = true; // errors are answered and logged by the envelope middleware
   const router = buildRouter(routes, deps);

@@ -2,29 +2,14 @@
 import { OpenAPIRegistry, OpenApiGeneratorV3, type RouteConfig } from "@asteasolutions/zod-to-openapi";
 import { z } from "../domain/schemas/common";
 import { errorEnvelope } from "../domain/schemas/common";
-import type { AnyRoute } from "./route";
-import type { ErrorCode } from "../errors";
+import { API_VERSION, type AnyOperation } from "../operations/operation";
+import { operationErrorCodes } from "../operations/invoke";
 
-export const API_VERSION = "1.1.0";
+export { API_VERSION };
 
 const toOpenApiPath = (path: string) => path.replace(/:([A-Za-z_]+)/g, "{$1}");
 
-/**
- * The codes a route can answer: the ones its declaration names, plus those the frame adds by itself (a request schema
- * means VALIDATION_ERROR, authentication UNAUTHORIZED, a posting family RATE_LIMIT), so declarations list only what
- * their domain operation raises.
- */
-export function routeErrorCodes(route: AnyRoute): ErrorCode[] {
-  const codes = new Set<ErrorCode>(route.errors ?? []);
-  if (route.request?.body || route.request?.query || route.request?.params) codes.add("VALIDATION_ERROR");
-  if (route.auth !== "none") codes.add("UNAUTHORIZED");
-  if (route.posting) codes.add("RATE_LIMIT");
-  if (route.refusesAgentTokens) codes.add("DELEGATION_DISABLED");
-  if (codes.size === 0) codes.add("VALIDATION_ERROR");
-  return [...codes];
-}
-
-export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: string) {
+export function buildOpenApiDocument(routes: readonly AnyOperation[], serverUrl: string) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent("securitySchemes", "ApiKey", { type: "apiKey", in: "header", name: "X-API-Key" });
   registry.registerComponent("securitySchemes", "Bearer", { type: "http", scheme: "bearer" });
@@ -32,7 +17,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[], serverUrl: str
 
   for (const route of routes) {
     const errorResponse = {
-      description: `Error envelope. Codes: ${routeErrorCodes(route).join(", ")}`,
+      description: `Error envelope. Codes: ${operationErrorCodes(route).join(", ")}`,
       content: { "application/json": { schema: errorEnvelope } },
     };
     const config: RouteConfig = {

@@ -1,28 +1,26 @@
 /**
- * Mounts route definitions on a Koa router. Per route, in order: the failed-authentication budget (posting routes),
- * authentication (and DELEGATION_DISABLED for a hosted agent's token on a route that refuses them), body reading, validation, the posting token buckets, then the handler, whose result becomes
- * `{ success: true, data }`.
+ * The REST adapter: mounts the operations (and the REST-only routes) on a Koa router. Per route, in order: the
+ * failed-authentication budget (posting routes), the caller (server/domain/callers.ts), body reading, then `invoke`
+ * (server/operations/invoke.ts), whose result becomes `{ success: true, data }`.
  */
 import Router from "@koa/router";
 import type { Context } from "koa";
-import { z } from "zod";
 import { AppError } from "../errors";
-import { checkAgentTokenAllowed, type AnyRoute, type Caller } from "./route";
+import type { AnyOperation, Caller } from "../operations/operation";
+import { checkAgentTokenAllowed, invoke } from "../operations/invoke";
 import { SerializedData } from "../domain/readCache";
 import type { Deps } from "../domain/deps";
-import { readJsonBody } from "./middleware/body";
+import { readJsonBody } from "../protocols/http/body";
 import { AuthFailure, authenticate, missingCredential } from "./middleware/auth";
-import { checkFailedAuthBudget, countFailedAuth, takePostingTokens } from "./middleware/rateLimit";
-import { checkJsonStrings, parseCache, parseOrThrow } from "./validation";
+import { checkFailedAuthBudget, countFailedAuth } from "./middleware/rateLimit";
 
-const empty = z.object({}).passthrough();
-
-async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise<Caller | undefined> {
+async function resolveCaller(ctx: Context, route: AnyOperation, deps: Deps): Promise<Caller | undefined> {
   const { limits } = deps.config.api;
   if (route.posting) await checkFailedAuthBudget(ctx, deps.limits, limits);
   try {
     const caller = route.auth === "none" ? undefined : await authenticate(ctx, deps, Boolean(route.acceptsSession));
     if (!caller && route.auth === "required") throw missingCredential(Boolean(route.acceptsSession));
+    // Before the body is read (invoke checks it again): a refused token is answered before any body error.
     checkAgentTokenAllowed(route, caller);
     return caller;
   } catch (error) {
@@ -31,11 +29,9 @@ async function resolveCaller(ctx: Context, route: AnyRoute, deps: Deps): Promise
   }
 }
 
-export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
+export function buildRouter(routes: readonly AnyOperation[], deps: Deps): Router {
   const router = new Router();
   for (const route of routes) {
-    // A repeated query string skips Koa's parsing and the schema.
-    const parsedQuery = parseCache();
     router[route.method](route.path, async (ctx) => {
       const caller = await resolveCaller(ctx, route, deps);
       const rawBody =
@@ -45,15 +41,21 @@ export function buildRouter(routes: readonly AnyRoute[], deps: Deps): Router {
       if (route.request?.body && rawBody === undefined) {
         throw new AppError({ code: "VALIDATION_ERROR", message: "body: a JSON object is required" });
       }
-      if (rawBody !== undefined) checkJsonStrings(rawBody, "body");
-      const body = route.request?.body ? parseOrThrow(route.request.body, rawBody, "body") : undefined;
-      const query = parsedQuery(ctx.querystring, () => parseOrThrow(route.request?.query ?? empty, ctx.query, "query"));
-      const params = parseOrThrow(route.request?.params ?? empty, ctx.params, "path");
-      if (route.posting && caller) {
-        const items = route.posting.items(body);
-        await takePostingTokens(ctx, deps.limits, deps.config.api.limits, caller.wallet, route.posting.family, items);
-      }
-      const data = await route.handler({ body, query, params, caller, ctx, deps, routes });
+      const data = await invoke(
+        route,
+        caller,
+        {
+          params: ctx.params,
+          // A repeated query string skips Koa's parsing and the schema.
+          get query() {
+            return ctx.query;
+          },
+          body: rawBody,
+          strings: { root: rawBody, location: "body" },
+          queryKey: `?${ctx.querystring}`,
+        },
+        { ctx, deps, routes },
+      );
       if (ctx.body !== undefined) return; // the handler answered itself (a blob download)
       ctx.status = route.successStatus ?? 200;
       if (data instanceof SerializedData) {

@@ -39,6 +39,7 @@ import {
 import { listInstalledSkills } from "../db/repositories/hostedAgents";
 import { openSecret, secretLabel } from "../domain/agents/secrets";
 import { issueAgentToken } from "../domain/agents/tokens";
+import { hostedAgentMayAct } from "../domain/callers";
 import type { HostToWorker, WorkerInit, WorkerToHost } from "./worker";
 import { WORKER_BOOTSTRAP, WORKER_ENTRY, compileWorkerSources } from "./workerCode";
 
@@ -276,7 +277,7 @@ export class AgentHost {
   /** Acts on an agent's row: stop, restart, pause or resume its worker. */
   private async reconcile(slot: Slot, row: HostedAgentRun | undefined) {
     const lost = !row || row.leaseHost !== this.hostId;
-    if (lost || row.deleted || (row.desiredState !== "running" && row.desiredState !== "paused")) {
+    if (lost || !hostedAgentMayAct(row)) {
       // Stopped beside the tick (a worker may take stopTimeoutMs to go: the other leases must be renewed meanwhile);
       // it counts against the capacity until it is gone.
       this.slots.delete(slot.agentId);

@@ -3,10 +3,10 @@
  * a session or a key of the same wallet; whoami takes an API key (or a hosted agent's token: its agent's wallet). A
  * hosted agent's token may not create or revoke keys (DELEGATION_DISABLED).
  */
-import { defineRoute, type AnyRoute, type Caller } from "../route";
-import { address, z } from "../../domain/schemas/common";
-import { missingCredential } from "../middleware/auth";
-import { createApiKey, issueNonce, listApiKeys, revokeApiKey, signIn, whoami } from "../../domain/accounts";
+import { defineOperation, type AnyOperation, type Caller } from "./operation";
+import { address, z } from "../domain/schemas/common";
+import { missingCredential } from "../domain/callers";
+import { createApiKey, issueNonce, listApiKeys, revokeApiKey, signIn, whoami } from "../domain/accounts";
 import {
   apiKeyCreatedSchema,
   apiKeyListSchema,
@@ -15,7 +15,7 @@ import {
   sessionResponseSchema,
   signedMessageFields,
   whoamiSchema,
-} from "../../domain/schemas/accounts";
+} from "../domain/schemas/accounts";
 
 const MAX_KEY_ID = 2_147_483_647;
 
@@ -52,7 +52,8 @@ const keyIdParams = z.object({
     .openapi({ type: "integer", example: 1 }),
 });
 
-export const nonceRoute = defineRoute({
+export const nonceRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "post",
   path: "/api/v1/auth/nonce",
   summary: "Start a sign-in with Ethereum: a nonce for the address and the EIP-4361 message to sign",
@@ -65,7 +66,8 @@ export const nonceRoute = defineRoute({
   handler: ({ body, deps }) => issueNonce(deps, body.address),
 });
 
-export const verifyRoute = defineRoute({
+export const verifyRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "post",
   path: "/api/v1/auth/verify",
   summary: "Finish a sign-in with Ethereum: trade the signed message for a session token",
@@ -79,7 +81,8 @@ export const verifyRoute = defineRoute({
   handler: ({ body, deps }) => signIn(deps, body),
 });
 
-export const createKeyRoute = defineRoute({
+export const createKeyRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "post",
   path: "/api/v1/api-keys",
   summary: "Create an API key acting as the signed-in wallet (the key is shown once)",
@@ -95,7 +98,8 @@ export const createKeyRoute = defineRoute({
   handler: ({ body, caller, deps }) => createApiKey(deps, walletOf(caller, true), body.label ?? null),
 });
 
-export const listKeysRoute = defineRoute({
+export const listKeysRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "get",
   path: "/api/v1/api-keys",
   summary: "The wallet's API keys (prefix and dates, never the key)",
@@ -107,7 +111,8 @@ export const listKeysRoute = defineRoute({
   handler: ({ caller, deps }) => listApiKeys(deps, walletOf(caller, true)),
 });
 
-export const whoamiRoute = defineRoute({
+export const whoamiRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "get",
   path: "/api/v1/api-keys/whoami",
   summary: "The wallet this API key acts as",
@@ -119,7 +124,8 @@ export const whoamiRoute = defineRoute({
   handler: ({ caller }) => whoami(walletOf(caller, false)),
 });
 
-export const revokeKeyRoute = defineRoute({
+export const revokeKeyRoute = defineOperation({
+  mcp: { restOnly: "account and API-key management is the owner's own, by sign-in session or key (web app, CLI)" },
   method: "delete",
   path: "/api/v1/api-keys/:id",
   summary: "Revoke one of the wallet's API keys, effective on the next request",
@@ -134,7 +140,7 @@ export const revokeKeyRoute = defineRoute({
   handler: ({ params, caller, deps }) => revokeApiKey(deps, walletOf(caller, true), params.id),
 });
 
-export const accountRoutes: AnyRoute[] = [
+export const accountRoutes: AnyOperation[] = [
   nonceRoute,
   verifyRoute,
   createKeyRoute,

@@ -2,12 +2,9 @@
  * Agents and the deploy fee: what hosting an agent costs, turning a paid fee into a deploy credit, and the owner's
  * hosted agents (server/domain/agents): create, list, act, delete, skills, logs (JSON or followed as SSE), key export.
  */
-import { PassThrough } from "node:stream";
-import { startSseResponse } from "../sseResponse";
-import { takeStreamSlot } from "../../domain/events";
-import { defineRoute, type AnyRoute } from "../route";
-import { deployFeeSchema, deployFeeVerifiedSchema, deployFeeVerifyBodySchema } from "../../domain/schemas/deployFee";
-import { readDeployFee, verifyDeployFee } from "../../domain/deployFee";
+import { defineOperation, type AnyOperation } from "./operation";
+import { deployFeeSchema, deployFeeVerifiedSchema, deployFeeVerifyBodySchema } from "../domain/schemas/deployFee";
+import { readDeployFee, verifyDeployFee } from "../domain/deployFee";
 import {
   agentActionBodySchema,
   agentListSchema,
@@ -19,30 +16,24 @@ import {
   exportBodySchema,
   exportChallengeSchema,
   exportedKeySchema,
-  logsQuery,
-  logsSchema,
   skillCatalogSchema,
   skillInstallBodySchema,
   uninstalledSchema,
-  type LogLine,
-} from "../../domain/schemas/agents";
+} from "../domain/schemas/agents";
 import {
   actOnAgent,
   createHostedAgent,
   deleteHostedAgent,
-  followAgentLogs,
   installSkill,
   listHostedAgents,
-  logFollowStart,
-  ownedAgent,
-  readAgentLogs,
   readHostedAgent,
   skillCatalog,
   uninstallSkill,
-} from "../../domain/agents/hostedAgents";
-import { exportAgentKey, exportChallenge } from "../../domain/agents/keyExport";
+} from "../domain/agents/hostedAgents";
+import { exportAgentKey, exportChallenge } from "../domain/agents/keyExport";
 
-export const deployFeeRoute = defineRoute({
+export const deployFeeRoute = defineOperation({
+  mcp: { restOnly: "the hosting deploy fee is paid by the owner's wallet, from the web app or CLI" },
   method: "get",
   path: "/api/v1/agents/deploy-fee",
   summary: "The agent deploy fee: required or not, and when required the factory, token, amount and how to pay",
@@ -56,7 +47,8 @@ export const deployFeeRoute = defineRoute({
   handler: ({ caller, deps }) => readDeployFee(deps, caller?.wallet),
 });
 
-export const verifyDeployFeeRoute = defineRoute({
+export const verifyDeployFeeRoute = defineOperation({
+  mcp: { restOnly: "the hosting deploy fee is paid by the owner's wallet, from the web app or CLI" },
   method: "post",
   path: "/api/v1/agents/deploy-fee/verify",
   summary: "Turn a paid deploy fee into one deploy credit of the key's wallet (once per payment)",
@@ -79,9 +71,10 @@ export const verifyDeployFeeRoute = defineRoute({
 // Hosted agents (the owner's API key or sign-in session; hosted agents' own tokens answer DELEGATION_DISABLED)
 // ---------------------------------------------------------------------------------------------------------------
 
-const OWNER = { tags: ["agents"], auth: "required" as const, acceptsSession: true, refusesAgentTokens: true };
+export const OWNER = { tags: ["agents"], auth: "required" as const, acceptsSession: true, refusesAgentTokens: true };
 
-export const skillCatalogRoute = defineRoute({
+export const skillCatalogRoute = defineOperation({
+  mcp: { tool: "list_skills" },
   method: "get",
   path: "/api/v1/agents/skills",
   summary: "The built-in skills a hosted agent can install: capabilities they give and secrets they need",
@@ -91,7 +84,8 @@ export const skillCatalogRoute = defineRoute({
   handler: () => skillCatalog(),
 });
 
-export const createAgentRoute = defineRoute({
+export const createAgentRoute = defineOperation({
+  mcp: { tool: "create_hosted_agent" },
   ...OWNER,
   method: "post",
   path: "/api/v1/agents",
@@ -120,7 +114,8 @@ export const createAgentRoute = defineRoute({
   handler: ({ body, caller, deps }) => createHostedAgent(deps, caller!.wallet, body),
 });
 
-export const listAgentsRoute = defineRoute({
+export const listAgentsRoute = defineOperation({
+  mcp: { tool: "list_hosted_agents" },
   ...OWNER,
   method: "get",
   path: "/api/v1/agents",
@@ -130,7 +125,8 @@ export const listAgentsRoute = defineRoute({
   handler: ({ caller, deps }) => listHostedAgents(deps, caller!.wallet),
 });
 
-export const agentActionRoute = defineRoute({
+export const agentActionRoute = defineOperation({
+  mcp: { tool: "hosted_agent_action" },
   ...OWNER,
   method: "post",
   path: "/api/v1/agents/action",
@@ -153,7 +149,8 @@ export const agentActionRoute = defineRoute({
   handler: ({ body, caller, deps }) => actOnAgent(deps, caller!.wallet, body),
 });
 
-export const readAgentRoute = defineRoute({
+export const readAgentRoute = defineOperation({
+  mcp: { tool: "get_hosted_agent" },
   ...OWNER,
   method: "get",
   path: "/api/v1/agents/:agent",
@@ -164,7 +161,8 @@ export const readAgentRoute = defineRoute({
   handler: ({ params, caller, deps }) => readHostedAgent(deps, caller!.wallet, params.agent),
 });
 
-export const deleteAgentRoute = defineRoute({
+export const deleteAgentRoute = defineOperation({
+  mcp: { restOnly: "deleting a hosted agent cannot be undone: the owner does it, not an agent's tool call" },
   ...OWNER,
   method: "delete",
   path: "/api/v1/agents/:agent",
@@ -175,47 +173,8 @@ export const deleteAgentRoute = defineRoute({
   handler: ({ params, caller, deps }) => deleteHostedAgent(deps, caller!.wallet, params.agent),
 });
 
-export const agentLogsRoute = defineRoute({
-  ...OWNER,
-  method: "get",
-  path: "/api/v1/agents/:agent/logs",
-  summary: "A hosted agent's log: JSON lines, or followed as Server-Sent Events (Accept: text/event-stream)",
-  description:
-    "JSON: { logs } after ?after=<id> (oldest first), or the last `limit` lines without it. With Accept: " +
-    "text/event-stream: one `id:`/`event: log`/`data:` record per line (after ?after= or Last-Event-ID, else the " +
-    "new ones), polled every 500 ms, until the client goes. At most EVENTS_MAX_STREAMS_PER_KEY (5) concurrent follows " +
-    "per API key (counted apart from event streams): over it 429 RATE_LIMIT.",
-  request: { params: agentParams, query: logsQuery },
-  response: logsSchema,
-  errors: ["NOT_FOUND", "DELEGATION_DISABLED", "RATE_LIMIT"],
-  handler: async ({ params, query, caller, ctx, deps }) => {
-    const agent = await ownedAgent(deps, caller!.wallet, params.agent);
-    if (!/text\/event-stream/i.test(ctx.get("accept"))) return readAgentLogs(deps, agent, query);
-    const lastEventId = Number(ctx.get("last-event-id") || NaN);
-    const after = await logFollowStart(
-      deps,
-      agent,
-      query.after ?? (Number.isSafeInteger(lastEventId) ? lastEventId : undefined),
-    );
-    // At most EVENTS_MAX_STREAMS_PER_KEY follows per API key (429 RATE_LIMIT), each polling the database.
-    const release = takeStreamSlot(deps, caller!, "log");
-    const body = new PassThrough();
-    const gone = new AbortController();
-    startSseResponse(ctx, body, () => {
-      gone.abort();
-      body.end();
-    });
-    const write = (line: LogLine) => body.write(`id: ${line.id}\nevent: log\ndata: ${JSON.stringify(line)}\n\n`);
-    // Ends the stream when the follow ends (the client went, or a read failed: it resumes with Last-Event-ID).
-    void followAgentLogs(deps, agent, after, write, gone.signal).then(() => {
-      release();
-      body.end();
-    });
-    return undefined as never;
-  },
-});
-
-export const installSkillRoute = defineRoute({
+export const installSkillRoute = defineOperation({
+  mcp: { tool: "install_skill" },
   ...OWNER,
   method: "post",
   path: "/api/v1/agents/:agent/skills",
@@ -226,7 +185,8 @@ export const installSkillRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => installSkill(deps, caller!.wallet, params.agent, body),
 });
 
-export const uninstallSkillRoute = defineRoute({
+export const uninstallSkillRoute = defineOperation({
+  mcp: { tool: "uninstall_skill" },
   ...OWNER,
   method: "delete",
   path: "/api/v1/agents/:agent/skills/:skill",
@@ -237,7 +197,8 @@ export const uninstallSkillRoute = defineRoute({
   handler: ({ params, caller, deps }) => uninstallSkill(deps, caller!.wallet, params.agent, params.skill),
 });
 
-export const exportChallengeRoute = defineRoute({
+export const exportChallengeRoute = defineOperation({
+  mcp: { restOnly: "exporting a hosted agent's key is the owner's, signed with the owner's wallet" },
   ...OWNER,
   method: "post",
   path: "/api/v1/agents/:agent/export/challenge",
@@ -249,7 +210,8 @@ export const exportChallengeRoute = defineRoute({
   handler: ({ params, caller, deps }) => exportChallenge(deps, caller!.wallet, params.agent),
 });
 
-export const exportKeyRoute = defineRoute({
+export const exportKeyRoute = defineOperation({
+  mcp: { restOnly: "exporting a hosted agent's key is the owner's, signed with the owner's wallet" },
   ...OWNER,
   method: "post",
   path: "/api/v1/agents/:agent/export",
@@ -271,7 +233,7 @@ export const exportKeyRoute = defineRoute({
     exportAgentKey(deps, caller!.wallet, params.agent, body, ctx.ip || null),
 });
 
-export const agentRoutes: AnyRoute[] = [
+export const agentRoutes: AnyOperation[] = [
   deployFeeRoute,
   verifyDeployFeeRoute,
   // Fixed paths before /agents/:agent (a slug never takes their names: RESERVED_SLUGS).
@@ -281,7 +243,6 @@ export const agentRoutes: AnyRoute[] = [
   listAgentsRoute,
   readAgentRoute,
   deleteAgentRoute,
-  agentLogsRoute,
   installSkillRoute,
   uninstallSkillRoute,
   exportChallengeRoute,

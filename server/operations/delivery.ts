@@ -3,7 +3,7 @@
  * in server/domain/marketplace/deliver.ts (order of checks: docs/marketplace.md "Operations" and "Delivery:
  * implementation notes").
  */
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "./operation";
 import {
   declineBodySchema,
   reclaimAnswerSchema,
@@ -13,17 +13,18 @@ import {
   verdictAnswerSchema,
   verifyAnswerSchema,
   verifyBodySchema,
-} from "../../domain/schemas/delivery";
-import { taskHashParams } from "../../domain/schemas/marketplace";
-import { judgeManually, submitResult, verifyAsAgent } from "../../domain/marketplace/deliver";
-import { buildDispute, buildEscalate, buildReclaim, buildRelease } from "../../domain/marketplace/recourse";
-import type { ErrorCode } from "../../errors";
+} from "../domain/schemas/delivery";
+import { taskHashParams } from "../domain/schemas/marketplace";
+import { judgeManually, submitResult, verifyAsAgent } from "../domain/marketplace/deliver";
+import { buildDispute, buildEscalate, buildReclaim, buildRelease } from "../domain/marketplace/recourse";
+import type { ErrorCode } from "../errors";
 import { HASH_ERRORS } from "./marketplace";
 
 const DELIVERY_HASH_ERRORS: ErrorCode[] = [...HASH_ERRORS, "NOT_INDEXED"];
 const CHAIN_ERRORS: ErrorCode[] = ["ESCROW_PAUSED", "CHAIN_NOT_CONFIGURED"];
 
-export const submitRoute = defineRoute({
+export const submitRoute = defineOperation({
+  mcp: { tool: "submit_result" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/submit",
   summary: "Deliver a result (worker): stores it and answers the unsigned submitEvidence",
@@ -51,7 +52,8 @@ export const submitRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => submitResult(deps, caller!.wallet, params.hash, body),
 });
 
-export const verifyRoute = defineRoute({
+export const verifyRoute = defineOperation({
+  mcp: { tool: "verify_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/verify",
   summary: "Judge the latest submission (the task's verifier agent): answers the unsigned completeVerification",
@@ -86,7 +88,8 @@ const VERDICT_ERRORS: ErrorCode[] = [
   "ESCROW_PAUSED",
 ];
 
-export const finalizeRoute = defineRoute({
+export const finalizeRoute = defineOperation({
+  mcp: { tool: "finalize_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/finalize",
   summary: "Accept the latest submission (poster, manual mode): the marketplace verifier pays the worker",
@@ -101,7 +104,8 @@ export const finalizeRoute = defineRoute({
   handler: ({ params, caller, deps }) => judgeManually(deps, caller!.wallet, params.hash, true),
 });
 
-export const declineRoute = defineRoute({
+export const declineRoute = defineOperation({
+  mcp: { tool: "decline_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/decline",
   summary: "Reject the latest submission (poster, manual mode): a failed verdict",
@@ -116,7 +120,8 @@ export const declineRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => judgeManually(deps, caller!.wallet, params.hash, false, body.reason),
 });
 
-export const escalateRoute = defineRoute({
+export const escalateRoute = defineOperation({
+  mcp: { tool: "escalate_work" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/escalate",
   summary: "Escalate a submission nobody judged (worker): answers the unsigned escalateUnjudgedWork",
@@ -139,7 +144,8 @@ export const escalateRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildEscalate(deps, caller!.wallet, params.hash),
 });
 
-export const releaseRoute = defineRoute({
+export const releaseRoute = defineOperation({
+  mcp: { tool: "release_work" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/release",
   summary: "Collect escalated, unjudged work (worker): answers the unsigned releaseUnjudgedWork",
@@ -161,7 +167,8 @@ export const releaseRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildRelease(deps, caller!.wallet, params.hash),
 });
 
-export const reclaimRoute = defineRoute({
+export const reclaimRoute = defineOperation({
+  mcp: { tool: "reclaim_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/reclaim",
   summary: "Claim the timeout (poster): answers the unsigned claimTimeout (refund, or escalation of submitted work)",
@@ -190,7 +197,8 @@ export const reclaimRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildReclaim(deps, caller!.wallet, params.hash),
 });
 
-export const disputeRoute = defineRoute({
+export const disputeRoute = defineOperation({
+  mcp: { tool: "raise_dispute" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/dispute",
   summary: "Dispute a submission or a failed verdict (poster or worker): answers the unsigned raiseDispute",
@@ -213,7 +221,7 @@ export const disputeRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildDispute(deps, caller!.wallet, params.hash),
 });
 
-export const deliveryRoutes: AnyRoute[] = [
+export const deliveryRoutes: AnyOperation[] = [
   submitRoute,
   verifyRoute,
   finalizeRoute,

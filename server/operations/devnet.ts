@@ -1,9 +1,10 @@
 /** The devnet wallet picker of the web app: demo accounts, served only when the server runs as the devnet. */
-import { defineRoute, type AnyRoute } from "../route";
-import { readDevnetWallets } from "../../domain/devnetWallets";
-import { devnetWalletsSchema } from "../../domain/schemas/devnet";
+import { defineOperation, type AnyOperation } from "./operation";
+import { readDevnetWallets } from "../domain/devnetWallets";
+import { devnetWalletsSchema } from "../domain/schemas/devnet";
 
-export const devnetWalletsRoute = defineRoute({
+export const devnetWalletsRoute = defineOperation({
+  mcp: { restOnly: "a local devnet's funded wallets, for development only" },
   method: "get",
   path: "/api/v1/devnet/wallets",
   summary: "Devnet only: the demo accounts (public Hardhat test keys) for the web app's devnet wallet picker",
@@ -15,4 +16,4 @@ export const devnetWalletsRoute = defineRoute({
   handler: ({ deps }) => readDevnetWallets(deps),
 });
 
-export const devnetRoutes: AnyRoute[] = [devnetWalletsRoute];
+export const devnetRoutes: AnyOperation[] = [devnetWalletsRoute];

@@ -2,7 +2,7 @@
  * Agents (executors): registration and update with an API key, the caller's own record, a liveness heartbeat, and
  * the public listing with the spec's filters. Thin: every rule lives in server/domain/executors.ts.
  */
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "./operation";
 import {
   executorBodySchema,
   executorsListSchema,
@@ -10,10 +10,11 @@ import {
   heartbeatSchema,
   ownExecutorSchema,
   registrationResultSchema,
-} from "../../domain/schemas/executors";
-import { executorHeartbeat, listPublicExecutors, readOwnExecutor, registerExecutor } from "../../domain/executors";
+} from "../domain/schemas/executors";
+import { executorHeartbeat, listPublicExecutors, readOwnExecutor, registerExecutor } from "../domain/executors";
 
-export const registerExecutorRoute = defineRoute({
+export const registerExecutorRoute = defineOperation({
+  mcp: { tool: "register_executor" },
   method: "post",
   path: "/api/v1/a2a/executors",
   summary: "Register or update the caller's executor (agent) record",
@@ -27,7 +28,8 @@ export const registerExecutorRoute = defineRoute({
   handler: ({ body, caller, deps }) => registerExecutor(deps, caller!.wallet, body),
 });
 
-export const ownExecutorRoute = defineRoute({
+export const ownExecutorRoute = defineOperation({
+  mcp: { tool: "get_my_executor" },
   method: "get",
   path: "/api/v1/a2a/executors/me",
   summary: "The caller's executor record with its reputation and liveness",
@@ -38,7 +40,8 @@ export const ownExecutorRoute = defineRoute({
   handler: ({ caller, deps }) => readOwnExecutor(deps, caller!.wallet),
 });
 
-export const heartbeatRoute = defineRoute({
+export const heartbeatRoute = defineOperation({
+  mcp: { tool: "heartbeat" },
   method: "post",
   path: "/api/v1/a2a/executors/heartbeat",
   summary: "Mark the caller's executor as running",
@@ -51,7 +54,8 @@ export const heartbeatRoute = defineRoute({
   handler: ({ caller, deps }) => executorHeartbeat(deps, caller!.wallet),
 });
 
-export const listExecutorsRoute = defineRoute({
+export const listExecutorsRoute = defineOperation({
+  mcp: { tool: "search_agents" },
   method: "get",
   path: "/api/v1/a2a/executors",
   summary: "Registered executors (public)",
@@ -65,4 +69,9 @@ export const listExecutorsRoute = defineRoute({
   handler: ({ query, deps }) => listPublicExecutors(deps, query),
 });
 
-export const executorRoutes: AnyRoute[] = [registerExecutorRoute, ownExecutorRoute, heartbeatRoute, listExecutorsRoute];
+export const executorRoutes: AnyOperation[] = [
+  registerExecutorRoute,
+  ownExecutorRoute,
+  heartbeatRoute,
+  listExecutorsRoute,
+];

@@ -1,5 +1,9 @@
-/** Every REST route. Adding a route file means adding its list here; the OpenAPI document follows. */
-import type { AnyRoute } from "../route";
+/**
+ * The operation catalog: everything the product offers, each declared once. REST serves every one (with its own
+ * stream, card and document routes beside them: server/api/routes), the OpenAPI document describes them, and MCP
+ * offers each one that names a tool. Adding an operation means adding it to its file's list.
+ */
+import type { AnyOperation } from "./operation";
 import { systemRoutes } from "./system";
 import { accountRoutes } from "./accounts";
 import { storageRoutes } from "./storage";
@@ -9,25 +13,24 @@ import { executorRoutes } from "./executors";
 import { reputationRoutes } from "./reputation";
 import { marketplaceRoutes } from "./marketplace";
 import { deliveryRoutes } from "./delivery";
-import { cardRoutes } from "./cards";
 import { serviceRoutes } from "./services";
 import { agentRoutes } from "./agents";
-import { eventRoutes } from "./events";
 import { devnetRoutes } from "./devnet";
 
-export const allRoutes: AnyRoute[] = [
-  ...systemRoutes,
-  ...accountRoutes,
-  ...storageRoutes,
-  ...taskBuildRoutes,
-  ...listingRoutes,
-  ...executorRoutes,
-  ...reputationRoutes,
-  ...marketplaceRoutes,
-  ...deliveryRoutes,
-  ...cardRoutes,
-  ...serviceRoutes,
-  ...agentRoutes,
-  ...eventRoutes,
-  ...devnetRoutes,
-];
+/** The catalog by subject, in the order REST mounts them. */
+export const operationGroups = {
+  system: systemRoutes,
+  accounts: accountRoutes,
+  storage: storageRoutes,
+  taskBuild: taskBuildRoutes,
+  listings: listingRoutes,
+  executors: executorRoutes,
+  reputation: reputationRoutes,
+  marketplace: marketplaceRoutes,
+  delivery: deliveryRoutes,
+  services: serviceRoutes,
+  agents: agentRoutes,
+  devnet: devnetRoutes,
+} as const satisfies Record<string, readonly AnyOperation[]>;
+
+export const operations: readonly AnyOperation[] = Object.values(operationGroups).flat();

@@ -2,8 +2,8 @@
  * Listing funded tasks on the marketplace (index, index-batch) and the marketplace reads: open tasks, one task,
  * the caller's posted tasks. Thin: every rule lives in server/domain/listing.ts.
  */
-import { defineRoute, type AnyRoute } from "../route";
-import { z } from "../../domain/schemas/common";
+import { defineOperation, type AnyOperation } from "./operation";
+import { z } from "../domain/schemas/common";
 import {
   indexBatchBodySchema,
   indexBatchResultSchema,
@@ -15,7 +15,7 @@ import {
   postedTasksSchema,
   taskDetailSchema,
   taskIdParam,
-} from "../../domain/schemas/marketplace";
+} from "../domain/schemas/marketplace";
 import {
   cachedOpenListedTasks,
   invalidateOpenTasks,
@@ -24,12 +24,12 @@ import {
   listWorkingTasks,
   listJudgingTasks,
   readTask,
-} from "../../domain/listing";
-import { addWrappedKeys } from "../../domain/marketplace/laterKeys";
-import { addKeysBodySchema, addedKeysSchema } from "../../domain/schemas/laterKeys";
-import { taskHashParams } from "../../domain/schemas/marketplace";
-import { indexTask, indexTaskBatch } from "../../domain/indexing";
-import type { ErrorCode } from "../../errors";
+} from "../domain/listing";
+import { addWrappedKeys } from "../domain/marketplace/laterKeys";
+import { addKeysBodySchema, addedKeysSchema } from "../domain/schemas/laterKeys";
+import { taskHashParams } from "../domain/schemas/marketplace";
+import { indexTask, indexTaskBatch } from "../domain/indexing";
+import type { ErrorCode } from "../errors";
 
 const RECEIPT_ERRORS: ErrorCode[] = [
   "RECEIPT_NOT_FOUND",
@@ -65,7 +65,8 @@ const BODY_ERRORS: ErrorCode[] = [
   "BAD_ADDRESS",
 ];
 
-export const indexRoute = defineRoute({
+export const indexRoute = defineOperation({
+  mcp: { tool: "index_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/index",
   summary: "List a funded task on the marketplace",
@@ -84,7 +85,8 @@ export const indexRoute = defineRoute({
   },
 });
 
-export const indexBatchRoute = defineRoute({
+export const indexBatchRoute = defineOperation({
+  mcp: { restOnly: "the bulk form of index_task, for clients indexing many transactions at once" },
   method: "post",
   path: "/api/v1/a2a/tasks/index-batch",
   summary: "List several tasks funded by one transaction (or user operation)",
@@ -103,7 +105,8 @@ export const indexBatchRoute = defineRoute({
   },
 });
 
-export const openTasksRoute = defineRoute({
+export const openTasksRoute = defineOperation({
+  mcp: { tool: "browse_tasks" },
   method: "get",
   path: "/api/v1/a2a/tasks",
   summary: "Open listed tasks (public projection)",
@@ -117,7 +120,8 @@ export const openTasksRoute = defineRoute({
   handler: ({ query, deps }) => cachedOpenListedTasks(deps, query),
 });
 
-export const postedTasksRoute = defineRoute({
+export const postedTasksRoute = defineOperation({
+  mcp: { tool: "get_my_posted_tasks" },
   method: "get",
   path: "/api/v1/a2a/tasks/posted",
   summary: "The caller's listed tasks with state and on-chain record, newest first",
@@ -129,7 +133,8 @@ export const postedTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listPostedTasks(deps, caller!.wallet, query),
 });
 
-export const offeredTasksRoute = defineRoute({
+export const offeredTasksRoute = defineOperation({
+  mcp: { tool: "get_offered_tasks" },
   method: "get",
   path: "/api/v1/a2a/tasks/offered",
   summary: "Open tasks pinned to the caller (rentals and targeted tasks), newest first",
@@ -143,7 +148,8 @@ export const offeredTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listOfferedTasks(deps, caller!.wallet, query),
 });
 
-export const workingTasksRoute = defineRoute({
+export const workingTasksRoute = defineOperation({
+  mcp: { restOnly: "a worker's work list, read by the CLI and the web app (agents browse and get tasks)" },
   method: "get",
   path: "/api/v1/a2a/tasks/working",
   summary: "The caller's work: tasks it is the worker of (or holds an accept of), newest first, with state",
@@ -159,7 +165,8 @@ export const workingTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listWorkingTasks(deps, caller!.wallet, query),
 });
 
-export const judgingTasksRoute = defineRoute({
+export const judgingTasksRoute = defineOperation({
+  mcp: { restOnly: "a verifier's work list, read by the CLI and the web app" },
   method: "get",
   path: "/api/v1/a2a/tasks/judging",
   summary: "Tasks awaiting the caller's verdict as their verifier agent, oldest first, with the deliverable",
@@ -175,7 +182,8 @@ export const judgingTasksRoute = defineRoute({
   handler: ({ query, caller, deps }) => listJudgingTasks(deps, caller!.wallet, query),
 });
 
-export const addKeysRoute = defineRoute({
+export const addKeysRoute = defineOperation({
+  mcp: { restOnly: "later brief keys are wrapped by the poster's own client (SDK, CLI) for the workers it picks" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/keys",
   summary: "Wrap a private task's brief key to more agents after listing (poster only, while open)",
@@ -204,7 +212,8 @@ export const addKeysRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => addWrappedKeys(deps, caller!.wallet, params.hash, body.wrappedKeys),
 });
 
-export const taskRoute = defineRoute({
+export const taskRoute = defineOperation({
+  mcp: { tool: "get_task" },
   method: "get",
   path: "/api/v1/tasks/:id",
   summary: "One task by on-chain id or task hash",
@@ -218,7 +227,7 @@ export const taskRoute = defineRoute({
   handler: ({ params, caller, deps }) => readTask(deps, params.id, caller?.wallet),
 });
 
-export const listingRoutes: AnyRoute[] = [
+export const listingRoutes: AnyOperation[] = [
   indexRoute,
   indexBatchRoute,
   openTasksRoute,

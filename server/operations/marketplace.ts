@@ -2,7 +2,7 @@
  * Taking work: bid, applicants, accept, the brief, and the poster's assign and cancel. Thin: every rule lives in
  * server/domain/marketplace/accept.ts (order of checks: docs/marketplace.md "Accept").
  */
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "./operation";
 import {
   acceptResultSchema,
   applicantsQuery,
@@ -12,13 +12,13 @@ import {
   bidResultSchema,
   briefResultSchema,
   posterTxSchema,
-} from "../../domain/schemas/accept";
-import { taskHashParams } from "../../domain/schemas/marketplace";
-import { acceptTask } from "../../domain/marketplace/accept";
-import { fetchBrief } from "../../domain/marketplace/brief";
-import { bidOnTask, listApplicants } from "../../domain/marketplace/bids";
-import { buildAssignWorker, buildCancelTask } from "../../domain/marketplace/posterMoves";
-import type { ErrorCode } from "../../errors";
+} from "../domain/schemas/accept";
+import { taskHashParams } from "../domain/schemas/marketplace";
+import { acceptTask } from "../domain/marketplace/accept";
+import { fetchBrief } from "../domain/marketplace/brief";
+import { bidOnTask, listApplicants } from "../domain/marketplace/bids";
+import { buildAssignWorker, buildCancelTask } from "../domain/marketplace/posterMoves";
+import type { ErrorCode } from "../errors";
 
 /** What resolving the {hash} path parameter can answer (taskContext.parseTaskHash, loadTaskContext). */
 export const HASH_ERRORS: ErrorCode[] = [
@@ -29,7 +29,8 @@ export const HASH_ERRORS: ErrorCode[] = [
   "NOT_FOUND",
 ];
 
-export const bidRoute = defineRoute({
+export const bidRoute = defineOperation({
+  mcp: { tool: "bid_on_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/bid",
   summary: "Apply for an open task",
@@ -45,7 +46,8 @@ export const bidRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => bidOnTask(deps, caller!.wallet, params.hash, body),
 });
 
-export const applicantsRoute = defineRoute({
+export const applicantsRoute = defineOperation({
+  mcp: { tool: "list_applicants" },
   method: "get",
   path: "/api/v1/a2a/tasks/:hash/applicants",
   summary: "The applicants of your task, with each agent's reputation",
@@ -57,7 +59,8 @@ export const applicantsRoute = defineRoute({
   handler: ({ params, query, caller, deps }) => listApplicants(deps, caller!.wallet, params.hash, query),
 });
 
-export const acceptRoute = defineRoute({
+export const acceptRoute = defineOperation({
+  mcp: { tool: "accept_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/accept",
   summary: "Take an open task",
@@ -95,7 +98,8 @@ export const acceptRoute = defineRoute({
   handler: ({ params, caller, deps }) => acceptTask(deps, caller!.wallet, params.hash),
 });
 
-export const assignRoute = defineRoute({
+export const assignRoute = defineOperation({
+  mcp: { tool: "assign_worker" },
   method: "post",
   path: "/api/v1/tasks/:hash/assign",
   summary: "Build the unsigned assignWorker of your task",
@@ -118,7 +122,8 @@ export const assignRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => buildAssignWorker(deps, caller!.wallet, params.hash, body.worker),
 });
 
-export const cancelRoute = defineRoute({
+export const cancelRoute = defineOperation({
+  mcp: { tool: "cancel_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/cancel",
   summary: "Build the unsigned cancelTask of your task (full refund)",
@@ -138,7 +143,12 @@ export const cancelRoute = defineRoute({
   handler: ({ params, caller, deps }) => buildCancelTask(deps, caller!.wallet, params.hash),
 });
 
-export const briefRoute = defineRoute({
+export const briefRoute = defineOperation({
+  mcp: {
+    tool: "fetch_brief",
+    description:
+      "A task's brief: the uploaded blob (base64) and, for a private task, the caller's own wrapped brief key (only its worker receives one)",
+  },
   method: "get",
   path: "/api/v1/a2a/tasks/:hash/brief",
   summary: "A task's brief, with your brief key when you are the worker of a private task",
@@ -162,7 +172,7 @@ export const briefRoute = defineRoute({
   handler: ({ params, caller, deps }) => fetchBrief(deps, caller!.wallet, params.hash),
 });
 
-export const marketplaceRoutes: AnyRoute[] = [
+export const marketplaceRoutes: AnyOperation[] = [
   bidRoute,
   applicantsRoute,
   acceptRoute,

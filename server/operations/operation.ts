@@ -1,39 +1,44 @@
 /**
- * A route is declared once: its zod schemas validate the request, type the handler, and generate the OpenAPI
- * document. Handlers are thin: they call the domain and return the `data` of the success envelope.
+ * An operation is declared once: its zod schemas validate the input (whichever adapter carries it), type the
+ * handler, and generate the OpenAPI document and the MCP tool's input schema; its auth, posting family and error codes
+ * hold on every adapter, because every adapter runs it through `invoke` (invoke.ts). Handlers are thin: they call
+ * the domain and return the `data` of the success envelope.
  */
 import type { Context } from "koa";
 import type { ZodTypeAny, z } from "zod";
 import type { Deps } from "../domain/deps";
-import { fail, type ErrorCode } from "../errors";
+import type { ErrorCode } from "../errors";
 import type { SerializedData } from "../domain/readCache";
+import type { Caller } from "../domain/callers";
+
+export type { Caller };
+
+/** The version of the operation catalog, as REST (OpenAPI) and MCP (server info) announce it. */
+export const API_VERSION = "1.1.0";
 
 export type AuthMode = "none" | "optional" | "required";
 /** Posting families with their own token buckets (spec: uploads, task builds, task listings). */
 export type PostingFamily = "uploads" | "builds" | "listings";
 
-export interface Caller {
-  /** The wallet the API key acts as (lower-case); a hosted agent's token acts as the agent's own wallet. */
-  wallet: string;
-  keyId: number | null;
-  /** How the caller authenticated. */
-  via: "api-key" | "session" | "agent-token";
-  /** With a hosted agent's token: the agent (its requests count against the agent's own window). */
-  agentId?: string;
-}
+/**
+ * Where an operation is offered besides REST: as the MCP tool `tool` (its description defaults to the summary and
+ * the REST method and path), or REST only, with the reason.
+ */
+export type McpExposure = { tool: string; description?: string } | { restOnly: string };
 
-export interface RouteInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny> {
+export interface OperationInput<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny> {
   body: z.output<B>;
   query: z.output<Q>;
   params: z.output<P>;
   caller: Caller | undefined;
+  /** The HTTP request carrying the call (on MCP, the /mcp request: its address counts against the posting buckets). */
   ctx: Context;
   deps: Deps;
   /** Every route the app serves (the OpenAPI document describes exactly these). */
-  routes: readonly AnyRoute[];
+  routes: readonly AnyOperation[];
 }
 
-export interface RouteDefinition<
+export interface OperationDefinition<
   B extends ZodTypeAny = ZodTypeAny,
   Q extends ZodTypeAny = ZodTypeAny,
   P extends ZodTypeAny = ZodTypeAny,
@@ -45,6 +50,8 @@ export interface RouteDefinition<
   summary: string;
   description?: string;
   tags: string[];
+  /** The MCP tool offering this operation, or why it is REST only. */
+  mcp: McpExposure;
   auth: AuthMode;
   /** Also accept a sign-in session (accounts routes); API-key routes never take sessions. */
   acceptsSession?: boolean;
@@ -65,24 +72,17 @@ export interface RouteDefinition<
   rawResponse?: { contentType: string; description: string };
   /**
    * Error codes this route's operation can answer, for the OpenAPI description (typed: a misspelt code does not
-   * compile). VALIDATION_ERROR, UNAUTHORIZED and RATE_LIMIT are added by the frame (see openapi.ts routeErrorCodes).
+   * compile). VALIDATION_ERROR, UNAUTHORIZED and RATE_LIMIT are added by the pipeline (invoke.ts operationErrorCodes).
    */
   errors?: readonly ErrorCode[];
-  handler(input: RouteInput<B, Q, P>): Promise<z.input<R> | SerializedData> | z.input<R> | SerializedData;
+  handler(input: OperationInput<B, Q, P>): Promise<z.input<R> | SerializedData> | z.input<R> | SerializedData;
 }
 
-export function defineRoute<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny, R extends ZodTypeAny>(
-  route: RouteDefinition<B, Q, P, R>,
-): RouteDefinition<B, Q, P, R> {
+export function defineOperation<B extends ZodTypeAny, Q extends ZodTypeAny, P extends ZodTypeAny, R extends ZodTypeAny>(
+  route: OperationDefinition<B, Q, P, R>,
+): OperationDefinition<B, Q, P, R> {
   return route;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type AnyRoute = RouteDefinition<any, any, any, any>;
-
-/** DELEGATION_DISABLED when a hosted agent's token calls a route its owner's credential must call (REST and MCP). */
-export function checkAgentTokenAllowed(route: Pick<AnyRoute, "refusesAgentTokens">, caller: Caller | undefined): void {
-  if (caller?.via === "agent-token" && route.refusesAgentTokens) {
-    fail("DELEGATION_DISABLED", "a hosted agent's token cannot use this route: its owner's API key or session can");
-  }
-}
+export type AnyOperation = OperationDefinition<any, any, any, any>;

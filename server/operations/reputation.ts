@@ -1,11 +1,12 @@
 /** Reputation: one wallet's decayed figures and the leaderboard. Rules in server/domain/reputation.ts. */
-import { defineRoute, type AnyRoute } from "../route";
-import { z } from "../../domain/schemas/common";
-import { addressParam, leaderboardSchema, reputationSchema } from "../../domain/schemas/reputation";
-import { readLeaderboard, readReputation } from "../../domain/reputation";
+import { defineOperation, type AnyOperation } from "./operation";
+import { z } from "../domain/schemas/common";
+import { addressParam, leaderboardSchema, reputationSchema } from "../domain/schemas/reputation";
+import { readLeaderboard, readReputation } from "../domain/reputation";
 
 // Declared before /reputation/:address, which would otherwise take "leaderboard" as an address.
-export const leaderboardRoute = defineRoute({
+export const leaderboardRoute = defineOperation({
+  mcp: { tool: "get_leaderboard" },
   method: "get",
   path: "/api/v1/reputation/leaderboard",
   summary: "Top 50 workers by decayed reputation",
@@ -17,7 +18,8 @@ export const leaderboardRoute = defineRoute({
   handler: ({ deps }) => readLeaderboard(deps),
 });
 
-export const reputationRoute = defineRoute({
+export const reputationRoute = defineOperation({
+  mcp: { tool: "get_reputation" },
   method: "get",
   path: "/api/v1/reputation/:address",
   summary: "A wallet's reputation, merged from its on-chain outcomes and decayed with a 90-day half-life",
@@ -31,4 +33,4 @@ export const reputationRoute = defineRoute({
   handler: ({ params, deps }) => readReputation(deps, params.address),
 });
 
-export const reputationRoutes: AnyRoute[] = [leaderboardRoute, reputationRoute];
+export const reputationRoutes: AnyOperation[] = [leaderboardRoute, reputationRoute];

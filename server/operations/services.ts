@@ -1,5 +1,5 @@
 /** Rent-an-agent services: an agent manages its priced services; anyone reads the active ones. */
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "./operation";
 import {
   serviceBodySchema,
   serviceIdParams,
@@ -7,12 +7,13 @@ import {
   servicePatchSchema,
   serviceSchema,
   servicesQuerySchema,
-} from "../../domain/schemas/services";
-import { changeService, createService, deactivateService, readService, readServices } from "../../domain/services";
+} from "../domain/schemas/services";
+import { changeService, createService, deactivateService, readService, readServices } from "../domain/services";
 
 const OWNER_ERRORS = ["NOT_FOUND", "FORBIDDEN", "NOT_REGISTERED", "NO_PUBKEY"] as const;
 
-export const createServiceRoute = defineRoute({
+export const createServiceRoute = defineOperation({
+  mcp: { tool: "create_service" },
   method: "post",
   path: "/api/v1/marketplace/services",
   summary: "List a priced service of the caller's agent (rent-an-agent)",
@@ -28,7 +29,8 @@ export const createServiceRoute = defineRoute({
   handler: ({ body, caller, deps }) => createService(deps, caller!.wallet, body),
 });
 
-export const updateServiceRoute = defineRoute({
+export const updateServiceRoute = defineOperation({
+  mcp: { tool: "update_service" },
   method: "patch",
   path: "/api/v1/marketplace/services/:id",
   summary: "Change one of the caller's services (rentals already listed keep their recorded terms)",
@@ -40,7 +42,8 @@ export const updateServiceRoute = defineRoute({
   handler: ({ params, body, caller, deps }) => changeService(deps, caller!.wallet, params.id, body),
 });
 
-export const deleteServiceRoute = defineRoute({
+export const deleteServiceRoute = defineOperation({
+  mcp: { tool: "deactivate_service" },
   method: "delete",
   path: "/api/v1/marketplace/services/:id",
   summary: "Deactivate one of the caller's services (no new rentals; the row stays for the rentals naming it)",
@@ -52,7 +55,8 @@ export const deleteServiceRoute = defineRoute({
   handler: ({ params, caller, deps }) => deactivateService(deps, caller!.wallet, params.id),
 });
 
-export const listServicesRoute = defineRoute({
+export const listServicesRoute = defineOperation({
+  mcp: { tool: "browse_services" },
   method: "get",
   path: "/api/v1/marketplace/services",
   summary: "Active services, newest first (agent filter, limit at most 50, offset)",
@@ -63,7 +67,8 @@ export const listServicesRoute = defineRoute({
   handler: ({ query, deps }) => readServices(deps, query),
 });
 
-export const getServiceRoute = defineRoute({
+export const getServiceRoute = defineOperation({
+  mcp: { tool: "get_service" },
   method: "get",
   path: "/api/v1/marketplace/services/:id",
   summary: "One service by id (an inactive one answers with active: false)",
@@ -75,7 +80,7 @@ export const getServiceRoute = defineRoute({
   handler: ({ params, deps }) => readService(deps, params.id),
 });
 
-export const serviceRoutes: AnyRoute[] = [
+export const serviceRoutes: AnyOperation[] = [
   createServiceRoute,
   updateServiceRoute,
   deleteServiceRoute,

@@ -1,15 +1,15 @@
 /** Blob storage: single and batch uploads (posting family "uploads"), and the public download by root hash. */
-import { defineRoute, type AnyRoute } from "../route";
-import { issue, z } from "../../domain/schemas/common";
-import { readBlob, uploadBlob, uploadBlobBatch } from "../../domain/storage";
+import { defineOperation, type AnyOperation } from "./operation";
+import { issue, z } from "../domain/schemas/common";
+import { readBlob, uploadBlob, uploadBlobBatch } from "../domain/storage";
 import {
   MAX_BATCH_UPLOADS,
   MAX_DECENTRALIZED_BATCH_UPLOADS,
   rootHashParam,
   storedBlobSchema,
   uploadBatchResultSchema,
-} from "../../domain/schemas/storage";
-import type { ErrorCode } from "../../errors";
+} from "../domain/schemas/storage";
+import type { ErrorCode } from "../errors";
 
 /**
  * Request body limit of a single upload: 14 MiB (14,680,064 bytes). The base64 of a 10 MiB blob is 13,981,016
@@ -66,7 +66,8 @@ const uploadBatchBody = z
   })
   .openapi("UploadBatchRequest");
 
-export const uploadRoute = defineRoute({
+export const uploadRoute = defineOperation({
+  mcp: { tool: "upload_brief" },
   method: "post",
   path: "/api/v1/storage/upload",
   summary: "Store one blob (a brief or a result) and get its root hash",
@@ -86,7 +87,8 @@ export const uploadRoute = defineRoute({
   handler: ({ body, caller, deps }) => uploadBlob(deps, caller!.wallet, body.data),
 });
 
-export const uploadBatchRoute = defineRoute({
+export const uploadBatchRoute = defineOperation({
+  mcp: { restOnly: "the bulk form of upload_brief" },
   method: "post",
   path: "/api/v1/storage/upload-batch",
   summary: "Store 1 to 50 blobs, all or nothing",
@@ -117,7 +119,8 @@ export const uploadBatchRoute = defineRoute({
   handler: ({ body, caller, deps }) => uploadBlobBatch(deps, caller!.wallet, body.items),
 });
 
-export const downloadRoute = defineRoute({
+export const downloadRoute = defineOperation({
+  mcp: { restOnly: "the blob's bytes are the HTTP body itself (fetch_brief answers them as base64)" },
   method: "get",
   path: "/api/v1/storage/blobs/:rootHash",
   summary: "Download a blob's raw bytes by its root hash",
@@ -147,4 +150,4 @@ export const downloadRoute = defineRoute({
   },
 });
 
-export const storageRoutes: AnyRoute[] = [uploadRoute, uploadBatchRoute, downloadRoute];
+export const storageRoutes: AnyOperation[] = [uploadRoute, uploadBatchRoute, downloadRoute];

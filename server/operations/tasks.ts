@@ -1,13 +1,13 @@
 /** Task building: unsigned createTask / createTaskWithVerifier / createTasks transactions for the caller to sign. */
-import { defineRoute, type AnyRoute } from "../route";
-import { buildTask, buildTaskBatch } from "../../domain/posting";
+import { defineOperation, type AnyOperation } from "./operation";
+import { buildTask, buildTaskBatch } from "../domain/posting";
 import {
   taskBatchBuildBodySchema,
   taskBatchBuildSchema,
   taskBuildBodySchema,
   taskBuildSchema,
-} from "../../domain/schemas/posting";
-import type { ErrorCode } from "../../errors";
+} from "../domain/schemas/posting";
+import type { ErrorCode } from "../errors";
 
 const TASK_RULE_ERRORS: ErrorCode[] = [
   "VALIDATION_ERROR",
@@ -26,7 +26,8 @@ const TASK_RULE_ERRORS: ErrorCode[] = [
   "TASK_HASH_TAKEN",
 ];
 
-export const buildTaskRoute = defineRoute({
+export const buildTaskRoute = defineOperation({
+  mcp: { tool: "build_task" },
   method: "post",
   path: "/api/v1/tasks",
   summary: "Build the unsigned createTask transaction of one task",
@@ -43,7 +44,8 @@ export const buildTaskRoute = defineRoute({
   handler: ({ body, caller, deps }) => buildTask(deps, caller!.wallet, body),
 });
 
-export const buildTaskBatchRoute = defineRoute({
+export const buildTaskBatchRoute = defineOperation({
+  mcp: { tool: "build_task_batch" },
   method: "post",
   path: "/api/v1/tasks/batch",
   summary: "Build the unsigned createTasks transaction of up to 50 tasks",
@@ -69,4 +71,4 @@ export const buildTaskBatchRoute = defineRoute({
   handler: ({ body, caller, deps }) => buildTaskBatch(deps, caller!.wallet, body),
 });
 
-export const taskBuildRoutes: AnyRoute[] = [buildTaskRoute, buildTaskBatchRoute];
+export const taskBuildRoutes: AnyOperation[] = [buildTaskRoute, buildTaskBatchRoute];

@@ -1,5 +1,5 @@
 /** Discovery cards (public, cacheable, answered as bare JSON): platform, platform as A2A AgentCard, one agent. */
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "../../operations/operation";
 import { z } from "../../domain/schemas/common";
 import { addressParam } from "../../domain/schemas/reputation";
 import { a2aAgentCardSchema, agentCardSchema, platformCardSchema } from "../../domain/schemas/cards";
@@ -10,7 +10,8 @@ import { sendCacheableJson } from "../cacheable";
 const PLATFORM_CARD_MAX_AGE = 300;
 const AGENT_CARD_MAX_AGE = 60;
 
-export const platformCardRoute = defineRoute({
+export const platformCardRoute = defineOperation({
+  mcp: { restOnly: "a card is fetched from its well-known URL by agents discovering the platform" },
   method: "get",
   path: "/.well-known/agent.json",
   summary: "The platform card: name, URL, version, capabilities, skills and endpoints",
@@ -25,7 +26,8 @@ export const platformCardRoute = defineRoute({
   },
 });
 
-export const a2aAgentCardRoute = defineRoute({
+export const a2aAgentCardRoute = defineOperation({
+  mcp: { restOnly: "a card is fetched from its well-known URL by agents discovering the platform" },
   method: "get",
   path: "/.well-known/agent-card.json",
   summary: "The platform as an A2A AgentCard (the path A2A clients discover)",
@@ -40,7 +42,8 @@ export const a2aAgentCardRoute = defineRoute({
   },
 });
 
-export const agentCardRoute = defineRoute({
+export const agentCardRoute = defineOperation({
+  mcp: { restOnly: "a card is fetched from its well-known URL by agents discovering the platform" },
   method: "get",
   path: "/.well-known/agents/:address.json",
   summary: "A registered agent's card: its services (skills), key, capabilities, reputation and how to hire it",
@@ -57,4 +60,4 @@ export const agentCardRoute = defineRoute({
   },
 });
 
-export const cardRoutes: AnyRoute[] = [platformCardRoute, a2aAgentCardRoute, agentCardRoute];
+export const cardRoutes: AnyOperation[] = [platformCardRoute, a2aAgentCardRoute, agentCardRoute];

@@ -6,7 +6,7 @@
  */
 import { PassThrough } from "node:stream";
 import { startSseResponse } from "../sseResponse";
-import { defineRoute, type AnyRoute } from "../route";
+import { defineOperation, type AnyOperation } from "../../operations/operation";
 import {
   createdWebhookSchema,
   deletedSchema,
@@ -27,7 +27,8 @@ const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
 const frame = (event: MarketEvent) => `id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`;
 
-export const eventsRoute = defineRoute({
+export const eventsRoute = defineOperation({
+  mcp: { restOnly: "the event stream is the HTTP stream itself (Server-Sent Events)" },
   method: "get",
   path: "/api/v1/events",
   summary: "The caller's marketplace events as a Server-Sent Events stream",
@@ -83,7 +84,8 @@ export const eventsRoute = defineRoute({
   },
 });
 
-export const createWebhookRoute = defineRoute({
+export const createWebhookRoute = defineOperation({
+  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
   method: "post",
   path: "/api/v1/webhooks",
   summary: "Register a webhook: the key's wallet's events are POSTed to `url`, signed",
@@ -103,7 +105,8 @@ export const createWebhookRoute = defineRoute({
   handler: ({ body, caller, deps }) => registerWebhook(deps, caller!, body),
 });
 
-export const listWebhooksRoute = defineRoute({
+export const listWebhooksRoute = defineOperation({
+  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
   method: "get",
   path: "/api/v1/webhooks",
   summary: "The key's wallet's webhooks (without their secrets)",
@@ -115,7 +118,8 @@ export const listWebhooksRoute = defineRoute({
   handler: ({ caller, deps }) => listWebhooks(deps, caller!.wallet),
 });
 
-export const deleteWebhookRoute = defineRoute({
+export const deleteWebhookRoute = defineOperation({
+  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
   method: "delete",
   path: "/api/v1/webhooks/:id",
   summary: "Delete a webhook and its deliveries",
@@ -128,7 +132,8 @@ export const deleteWebhookRoute = defineRoute({
   handler: ({ params, caller, deps }) => removeWebhook(deps, caller!.wallet, params.id),
 });
 
-export const webhookDeliveriesRoute = defineRoute({
+export const webhookDeliveriesRoute = defineOperation({
+  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
   method: "get",
   path: "/api/v1/webhooks/:id/deliveries",
   summary: "A webhook's deliveries, newest first: status, attempts, next try, last HTTP status and error",
@@ -141,7 +146,7 @@ export const webhookDeliveriesRoute = defineRoute({
   handler: ({ params, query, caller, deps }) => webhookDeliveries(deps, caller!.wallet, params.id, query),
 });
 
-export const eventRoutes: AnyRoute[] = [
+export const eventRoutes: AnyOperation[] = [
   eventsRoute,
   createWebhookRoute,
   listWebhooksRoute,

@@ -6,7 +6,7 @@
  * in hostedAgents.ts. Times: *_ms in milliseconds, updated_at in seconds.
  */
 import { queryRows, type Queryable } from "./util";
-import { hostedAgentFromRow, type HostedAgentRow } from "./hostedAgents";
+import { ACTING_DESIRED_STATES, ACTING_IN_SQL, hostedAgentFromRow, type HostedAgentRow } from "./hostedAgents";
 
 /** Log lines kept per agent (older lines are deleted as new ones arrive). */
 export const AGENT_LOG_LINES_KEPT = 1000;
@@ -44,7 +44,7 @@ export async function removeHost(db: Queryable, id: string): Promise<void> {
 export async function listClaimableAgents(db: Queryable, nowMs: number, limit: number): Promise<HostedAgentRun[]> {
   const rows = await queryRows(
     db,
-    `select * from "hosted_agents" where "desired_state" in ('running', 'paused') and "deleted_at" is null` +
+    `select * from "hosted_agents" where "desired_state" in ${ACTING_IN_SQL} and "deleted_at" is null` +
       ` and "encrypted_key" is not null and ("lease_host" is null or "lease_until_ms" is null or "lease_until_ms" < ?)` +
       ` order by "created_at" asc, "id" asc limit ?`,
     [nowMs, limit],
@@ -62,7 +62,7 @@ export async function claimAgentLease(
 ): Promise<boolean> {
   const updated = await db("hosted_agents")
     .where({ id: claim.agentId })
-    .whereIn("desired_state", ["running", "paused"])
+    .whereIn("desired_state", ACTING_DESIRED_STATES)
     .whereNull("deleted_at")
     .where((q) =>
       q

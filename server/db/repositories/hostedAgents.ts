@@ -7,6 +7,13 @@ import type { Knex } from "knex";
 import { queryRows, toBool, type Queryable } from "./util";
 
 export type DesiredState = "stopped" | "running" | "paused";
+
+/**
+ * The desired states in which an agent that is not deleted may act: its token is honoured and a host runs it. The
+ * rule is domain/callers.ts hostedAgentMayAct; the queries here that select such agents use this list.
+ */
+export const ACTING_DESIRED_STATES = ["running", "paused"] as const satisfies readonly DesiredState[];
+export const ACTING_IN_SQL = `(${ACTING_DESIRED_STATES.map((state) => `'${state}'`).join(", ")})`;
 export type AgentStatus = "stopped" | "starting" | "running" | "paused" | "crashed" | "deleted";
 
 export interface HostedAgentRow {
@@ -259,7 +266,7 @@ export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: nu
     const updated = await trx.raw(
       `update "hosted_agents" set "desired_state" = 'running', "status" = 'starting', "updated_at" = ? ` +
         `where "id" = ? and "deleted_at" is null and "desired_state" = 'stopped' ` +
-        `and (select count(*) from "hosted_agents" where "desired_state" in ('running', 'paused') ` +
+        `and (select count(*) from "hosted_agents" where "desired_state" in ${ACTING_IN_SQL} ` +
         `and "deleted_at" is null) < (select coalesce(sum("capacity"), 0) from "agent_hosts" where "seen_at_ms" >= ?)`,
       [now, id, sinceMs],
     );
@@ -271,7 +278,7 @@ export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: nu
 /** Agents the owners want running (desired running or paused), every owner's: what the hosts must hold. */
 export async function countAgentsWantedRunning(db: Queryable): Promise<number> {
   const row = (await db("hosted_agents")
-    .whereIn("desired_state", ["running", "paused"])
+    .whereIn("desired_state", ACTING_DESIRED_STATES)
     .whereNull("deleted_at")
     .count({ n: "*" })
     .first()) as { n?: number | string } | undefined;

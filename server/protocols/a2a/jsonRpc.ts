@@ -18,12 +18,12 @@ import {
 import { A2AError } from "@a2a-js/sdk/errors";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
 import { isLegacyJsonRpcMethod, isV1JsonRpcMethod } from "@a2a-js/sdk/compat/v0_3";
-import type { Deps } from "../domain/deps";
-import type { Logger } from "../logger";
-import { AppError } from "../errors";
-import { readJsonBody } from "./middleware/body";
-import { MarketplaceA2AHandler } from "../protocols/a2a/requestHandler";
-import { V03_STATE_NAME } from "../protocols/a2a/states";
+import type { Deps } from "../../domain/deps";
+import type { Logger } from "../../logger";
+import { AppError } from "../../errors";
+import { readJsonBody } from "../http/body";
+import { MarketplaceA2AHandler } from "./requestHandler";
+import { V03_STATE_NAME } from "./states";
 
 export const A2A_PATH = "/a2a/v1";
 /** Largest JSON-RPC body (a batch included). */

@@ -13,9 +13,9 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import type { Deps } from "../../domain/deps";
 import { AppError } from "../../errors";
-import { authenticate, missingCredential, AuthFailure } from "../middleware/auth";
-import type { Caller } from "../route";
-import { API_VERSION } from "../openapi";
+import { AuthFailure, callerFor, missingCredential, type RequestMemo } from "../../domain/callers";
+import { presentedCredential } from "../http/credential";
+import { API_VERSION, type Caller } from "../../operations/operation";
 import { MCP_TOOLS, plain } from "./tools";
 import { SerializedData } from "../../domain/readCache";
 import { SharedPostTransport } from "./transport";
@@ -230,7 +230,10 @@ export function mcpEndpoint(deps: Deps): Middleware {
     }
     let caller: Caller | undefined;
     try {
-      caller = await authenticate(ctx, deps, false);
+      caller = await callerFor(deps, presentedCredential(ctx), {
+        acceptsSession: false,
+        memo: ctx.state as RequestMemo,
+      });
     } catch (error) {
       if (error instanceof AuthFailure) throw withMcpChallenge(error);
       throw error;

@@ -1,52 +1,20 @@
 /**
- * The MCP tool catalog: everything the REST API lets an agent do, in both roles. Most tools ARE a REST route: their
- * input is the route's own zod schemas (path, query and body fields side by side), validated by the same parser with
- * the same error codes, and their answer is the route's `data`; money-moving tools answer the same unsigned
- * transactions and never sign. A few tools compose domain reads (platform_status, fetch_brief).
+ * The MCP adapter's tools: every operation of the catalog (server/operations) that names an MCP tool, in both roles.
+ * A tool's input is its operation's own zod schemas (path, query and body fields side by side), run by the same
+ * pipeline (`invoke`) with the same error codes, and its answer is the operation's `data`; money-moving tools answer
+ * the same unsigned transactions and never sign. One tool composes operations: platform_status.
  */
-import { z, type ZodTypeAny } from "zod";
 import { zodToJsonSchema } from "zod-to-json-schema";
+import type { ZodTypeAny } from "zod";
 import type { Context } from "koa";
-import { checkAgentTokenAllowed, type AnyRoute, type Caller } from "../route";
+import type { AnyOperation, Caller } from "../../operations/operation";
+import { checkAgentTokenAllowed, invoke } from "../../operations/invoke";
+import { operations } from "../../operations";
+import { settlementRoute, statsRoute } from "../../operations/system";
 import type { Deps } from "../../domain/deps";
 import { SerializedData } from "../../domain/readCache";
 import { AppError } from "../../errors";
-import { checkJsonStrings, deepFreeze, parseCache, parseOrThrow } from "../validation";
-import { takePostingTokens } from "../middleware/rateLimit";
-import { allRoutes } from "../routes";
-import {
-  agentActionRoute,
-  createAgentRoute,
-  installSkillRoute,
-  listAgentsRoute,
-  readAgentRoute,
-  skillCatalogRoute,
-  uninstallSkillRoute,
-} from "../routes/agents";
-import { settlementRoute, statsRoute } from "../routes/system";
-import { indexRoute, offeredTasksRoute, openTasksRoute, postedTasksRoute, taskRoute } from "../routes/listings";
-import { listExecutorsRoute, ownExecutorRoute, registerExecutorRoute, heartbeatRoute } from "../routes/executors";
-import { leaderboardRoute, reputationRoute } from "../routes/reputation";
-import { uploadRoute } from "../routes/storage";
-import { buildTaskBatchRoute, buildTaskRoute } from "../routes/tasks";
-import { acceptRoute, applicantsRoute, assignRoute, bidRoute, briefRoute, cancelRoute } from "../routes/marketplace";
-import {
-  declineRoute,
-  disputeRoute,
-  escalateRoute,
-  finalizeRoute,
-  reclaimRoute,
-  releaseRoute,
-  submitRoute,
-  verifyRoute,
-} from "../routes/delivery";
-import {
-  createServiceRoute,
-  deleteServiceRoute,
-  getServiceRoute,
-  listServicesRoute,
-  updateServiceRoute,
-} from "../routes/services";
+import { deepFreeze } from "../../operations/validation";
 
 export interface ToolCall {
   args: Record<string, unknown>;
@@ -62,6 +30,8 @@ export interface McpTool {
   readOnly: boolean;
   /** JSON Schema of the arguments (from the zod schemas). */
   inputSchema: Record<string, unknown>;
+  /** The operation the tool runs (none for platform_status, which composes two). */
+  operation?: AnyOperation;
   run(call: ToolCall): Promise<unknown>;
 }
 
@@ -79,7 +49,7 @@ function jsonSchemaOf(schema: ZodTypeAny | undefined): JsonObjectSchema {
 }
 
 /** One object schema with the fields of the route's path, query and body schemas side by side. */
-function mergedSchema(route: AnyRoute): Record<string, unknown> {
+function mergedSchema(route: AnyOperation): Record<string, unknown> {
   const parts = [route.request?.params, route.request?.query, route.request?.body].map(jsonSchemaOf);
   const properties = Object.assign({}, ...parts.map((p) => p.properties));
   const required = [...new Set(parts.flatMap((p) => p.required ?? []))];
@@ -107,50 +77,43 @@ export function plain(data: unknown): unknown {
   return parsed;
 }
 
-/** A tool that calls `route`: the arguments split into path, query and body and parsed by the route's schemas. */
-function routeTool(name: string, route: AnyRoute, description?: string): McpTool {
-  const paramKeys = new Set(fieldsOf(route.request?.params));
-  const queryKeys = new Set(fieldsOf(route.request?.query));
-  // Built once per tool, not per call (a zod object costs more to build than to parse an empty argument set).
-  const paramsSchema = route.request?.params ?? z.object({});
-  const querySchema = route.request?.query ?? z.object({}).strict();
-  // A read's path and query arguments parsed once per distinct text (as the router does for query strings).
-  const parsedReadArgs = route.method === "get" ? parseCache() : undefined;
+/** The tool offering `operation`: the arguments split into path, query and body and run through `invoke`. */
+export function operationTool(name: string, operation: AnyOperation, description?: string): McpTool {
+  const paramKeys = new Set(fieldsOf(operation.request?.params));
+  const queryKeys = new Set(fieldsOf(operation.request?.query));
+  const reads = operation.method === "get";
   return {
     name,
-    description: description ?? `${route.summary} (${route.method.toUpperCase()} ${route.path})`,
-    readOnly: route.method === "get",
-    inputSchema: mergedSchema(route),
+    description: description ?? `${operation.summary} (${operation.method.toUpperCase()} ${operation.path})`,
+    readOnly: reads,
+    inputSchema: mergedSchema(operation),
+    operation,
     async run({ args, caller, deps, ctx }) {
-      checkAgentTokenAllowed(route, caller);
-      checkJsonStrings(args, "arguments");
       const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
       const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
-      const parseArgs = () => ({
-        params: parseOrThrow(paramsSchema, pick(paramKeys), "path"),
-        query: parseOrThrow(querySchema, pick(queryKeys), "query"),
-      });
-      const { params, query } = parsedReadArgs ? parsedReadArgs(JSON.stringify(args), parseArgs) : parseArgs();
-      const body = route.request?.body ? parseOrThrow(route.request.body, rest, "body") : undefined;
-      if (!route.request?.body && Object.keys(rest).length > 0) {
+      checkAgentTokenAllowed(operation, caller); // before any argument error, as on REST
+      if (!operation.request?.body && Object.keys(rest).length > 0) {
         throw new AppError({
           code: "VALIDATION_ERROR",
           message: `arguments: unknown field(s) ${Object.keys(rest).join(", ")}`,
           details: { field: "arguments" },
         });
       }
-      if (route.posting) {
-        await takePostingTokens(
-          ctx,
-          deps.limits,
-          deps.config.api.limits,
-          caller.wallet,
-          route.posting.family,
-          route.posting.items(body),
-        );
-      }
+      const query = pick(queryKeys);
       // A pre-serialized page stays so: the tool result reuses its JSON text (endpoint.ts toolResult).
-      return route.handler({ body, query, params, caller, ctx, deps, routes: allRoutes });
+      return invoke(
+        operation,
+        caller,
+        {
+          params: pick(paramKeys),
+          query,
+          body: rest,
+          strings: { root: args, location: "arguments" },
+          // A read's query arguments parsed once per distinct text (as REST does for query strings).
+          queryKey: reads ? JSON.stringify(query) : undefined,
+        },
+        { ctx, deps, routes: operations },
+      );
     },
   };
 }
@@ -161,63 +124,26 @@ const platformStatus: McpTool = {
   readOnly: true,
   inputSchema: { type: "object", properties: {}, additionalProperties: false },
   async run({ deps, caller, ctx }) {
-    const input = { body: undefined, query: {}, params: {}, caller, ctx, deps, routes: allRoutes };
+    const read = (operation: AnyOperation) =>
+      invoke(
+        operation,
+        caller,
+        { params: {}, query: {}, body: undefined, strings: { root: undefined, location: "arguments" } },
+        { ctx, deps, routes: operations },
+      );
     const status = deps.indexer?.status();
     return {
-      stats: plain(await statsRoute.handler(input)),
-      settlement: plain(await settlementRoute.handler(input)),
+      stats: plain(await read(statsRoute)),
+      settlement: plain(await read(settlementRoute)),
       indexer: status ? { checkpoint: status.checkpoint, lastError: status.lastError ?? null } : null,
     };
   },
 };
 
-/** The catalog, in the order a worker and a poster meet the tools. */
+/** The tools: platform_status, then every operation that names a tool, in the catalog's order. */
 export const MCP_TOOLS: readonly McpTool[] = [
   platformStatus,
-  routeTool("get_settlement", settlementRoute),
-  routeTool("browse_tasks", openTasksRoute),
-  routeTool("get_task", taskRoute),
-  routeTool("browse_services", listServicesRoute),
-  routeTool("get_service", getServiceRoute),
-  routeTool("get_offered_tasks", offeredTasksRoute),
-  routeTool("search_agents", listExecutorsRoute),
-  routeTool("get_reputation", reputationRoute),
-  routeTool("get_leaderboard", leaderboardRoute),
-  routeTool("get_my_posted_tasks", postedTasksRoute),
-  routeTool("get_my_executor", ownExecutorRoute),
-  routeTool("list_applicants", applicantsRoute),
-  routeTool(
-    "fetch_brief",
-    briefRoute,
-    "A task's brief: the uploaded blob (base64) and, for a private task, the caller's own wrapped brief key (only its worker receives one)",
+  ...operations.flatMap((operation) =>
+    "tool" in operation.mcp ? [operationTool(operation.mcp.tool, operation, operation.mcp.description)] : [],
   ),
-  routeTool("upload_brief", uploadRoute),
-  routeTool("build_task", buildTaskRoute),
-  routeTool("build_task_batch", buildTaskBatchRoute),
-  routeTool("index_task", indexRoute),
-  routeTool("register_executor", registerExecutorRoute),
-  routeTool("heartbeat", heartbeatRoute),
-  routeTool("create_service", createServiceRoute),
-  routeTool("update_service", updateServiceRoute),
-  routeTool("deactivate_service", deleteServiceRoute),
-  routeTool("bid_on_task", bidRoute),
-  routeTool("accept_task", acceptRoute),
-  routeTool("assign_worker", assignRoute),
-  routeTool("submit_result", submitRoute),
-  routeTool("verify_task", verifyRoute),
-  routeTool("finalize_task", finalizeRoute),
-  routeTool("decline_task", declineRoute),
-  routeTool("cancel_task", cancelRoute),
-  routeTool("reclaim_task", reclaimRoute),
-  routeTool("raise_dispute", disputeRoute),
-  routeTool("escalate_work", escalateRoute),
-  routeTool("release_work", releaseRoute),
-  // The owner's hosted agents (a hosted agent's own token is refused: DELEGATION_DISABLED).
-  routeTool("list_skills", skillCatalogRoute),
-  routeTool("list_hosted_agents", listAgentsRoute),
-  routeTool("get_hosted_agent", readAgentRoute),
-  routeTool("create_hosted_agent", createAgentRoute),
-  routeTool("hosted_agent_action", agentActionRoute),
-  routeTool("install_skill", installSkillRoute),
-  routeTool("uninstall_skill", uninstallSkillRoute),
 ];

@@ -11,7 +11,8 @@ import { startTestApi, type TestApi } from "../../helpers/api";
 import { createApp } from "../../../server/api/app";
 import { pathShape } from "../../../server/api/router";
 import { allRoutes } from "../../../server/api/routes";
-import { openApiRoute, statsRoute } from "../../../server/api/routes/system";
+import { openApiRoute } from "../../../server/api/routes/openapi";
+import { statsRoute } from "../../../server/operations/system";
 import type { Deps } from "../../../server/domain/deps";
 import type { Logger } from "../../../server/logger";
 

@@ -7,7 +7,7 @@ import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { PLATFORM } from "../../../server/protocols/cards";
-import { MCP_TOOLS } from "../../../server/api/mcp/tools";
+import { MCP_TOOLS } from "../../../server/protocols/mcp/tools";
 
 const PUBLIC_URL = "https://market.example";
 

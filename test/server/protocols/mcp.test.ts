@@ -15,7 +15,7 @@ import { secp256k1 } from "@noble/curves/secp256k1";
 import { DAY, USDC } from "../../helpers/fixtures";
 import { type Market, withMarket } from "../../helpers/market";
 import { agentPublicKey } from "../../../server/domain/briefs";
-import { MCP_TOOLS } from "../../../server/api/mcp/tools";
+import { MCP_TOOLS } from "../../../server/protocols/mcp/tools";
 import { addLiveHost, agentToken } from "../../helpers/hostedAgents";
 
 const REQUIRED_TOOLS = [

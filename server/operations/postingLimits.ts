@@ -1,0 +1,68 @@
+/**
+ * The posting token buckets (spec: uploads, task builds, task listings), taken by every adapter through invoke: per
+ * wallet per family, and per client address across posting operations. A bulk call takes one token per item. Over a
+ * limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
+ */
+import { AppError } from "../errors";
+import type { LimitsConfig } from "../config";
+import type { LimitStore } from "../limits/store";
+import type { PostingFamily } from "./operation";
+
+const FAMILY_NAMES: Record<PostingFamily, string> = {
+  uploads: "uploads",
+  builds: "task builds",
+  listings: "task listings",
+};
+
+const BUCKET_REFILL_MS = 60_000;
+
+export function tooMany(message: string, retryAfterMs: number, limit: number, windowMs: number): AppError {
+  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  return new AppError({
+    code: "RATE_LIMIT",
+    message,
+    details: { retryAfterSeconds: seconds },
+    headers: { "Retry-After": String(seconds), "RateLimit-Policy": policy(limit, windowMs) },
+  });
+}
+
+/** The RateLimit-Policy header's value: `<limit>;w=<window seconds>`. */
+export const policy = (limit: number, windowMs: number) => `${limit};w=${Math.round(windowMs / 1000)}`;
+
+/**
+ * Takes `items` tokens from the wallet's family bucket and from the IP's posting bucket, from both or from neither:
+ * a refused request costs nothing. Refused: the bucket with the longer wait answers (the wallet's when equal).
+ */
+export async function takePostingTokens(
+  client: { ip: string },
+  store: LimitStore,
+  limits: LimitsConfig,
+  wallet: string,
+  family: PostingFamily,
+  items: number,
+): Promise<void> {
+  const cost = Math.max(1, items);
+  const [walletTake, ipTake] = await store.take(
+    [
+      { key: `wallet:${wallet}:${family}`, capacity: limits.walletFamilyPerMinute, refillMs: BUCKET_REFILL_MS },
+      { key: `postip:${client.ip}`, capacity: limits.ipPostingPerMinute, refillMs: BUCKET_REFILL_MS },
+    ],
+    cost,
+  );
+  if (!walletTake.ok && walletTake.retryAfterMs >= ipTake.retryAfterMs) {
+    throw tooMany(
+      `rate limit for ${FAMILY_NAMES[family]} exhausted for this wallet: ${cost} needed, retry in ${Math.ceil(walletTake.retryAfterMs / 1000)} s`,
+      walletTake.retryAfterMs,
+      limits.walletFamilyPerMinute,
+      BUCKET_REFILL_MS,
+    );
+  }
+  if (!ipTake.ok) {
+    throw tooMany(
+      `rate limit for posting (${FAMILY_NAMES[family]}) exhausted for this address: ${cost} needed, retry in ${Math.ceil(ipTake.retryAfterMs / 1000)} s`,
+      ipTake.retryAfterMs,
+      limits.ipPostingPerMinute,
+      BUCKET_REFILL_MS,
+    );
+  }
+}
