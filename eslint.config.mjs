@@ -1,6 +1,7 @@
 // ESLint (flat config) with typescript-eslint. Beyond the recommended rules, `no-restricted-imports` enforces the
-// layering of docs/architecture.md: api -> domain -> (db | chain), indexer -> (db | chain), and the leaf modules
-// (escrow records and rules, errors, config) import none of them. A violation fails `npm run lint` and CI.
+// layering of docs/architecture.md: adapters (api, protocols) -> operations -> domain -> (db | chain),
+// indexer -> (db | chain), verifier -> (db | chain), hosting -> domain, and the leaf modules (escrow records and rules,
+// errors, config, limits, storage) import none of them. A violation fails `npm run lint` and CI.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -52,34 +53,96 @@ export default tseslint.config(
       "no-control-regex": "off",
     },
   },
+  // The layers, as the allowed arrows of docs/architecture.md ("Layers"): each block forbids a folder every import
+  // its layer may not make. test/server/layers.test.ts proves each forbidden arrow fails on a probe import.
   {
-    files: ["server/domain/**/*.ts"],
-    rules: forbid(["api", "protocols"], "the domain does not import the API, the protocols or the indexer", [
-      "indexer",
-    ]),
+    files: ["server/api/**/*.ts"],
+    rules: forbid(
+      ["db", "chain", "indexer", "hosting", "verifier", "protocols/(mcp|a2a)"],
+      "the REST adapter maps HTTP to operations: no repository, chain, other adapter or process",
+    ),
+  },
+  {
+    // The HTTP host: the one app serving every adapter mounts MCP and A2A beside REST's router.
+    files: ["server/api/app.ts"],
+    rules: forbid(["db", "chain", "indexer", "hosting", "verifier"], "the HTTP app mounts adapters, nothing lower"),
+  },
+  {
+    files: ["server/operations/**/*.ts"],
+    rules: forbid(
+      ["api", "protocols", "db", "chain", "indexer", "hosting", "verifier"],
+      "operations declare the catalog over the domain: no adapter, repository or chain",
+    ),
   },
   {
     files: ["server/protocols/**/*.ts"],
-    rules: forbid(["api", "db", "indexer"], "protocols adapt the domain: they call it, not the API or the database"),
+    rules: forbid(
+      ["api", "db", "chain", "indexer", "hosting", "verifier"],
+      "protocols adapt operations and the domain: no other adapter, repository or chain",
+    ),
+  },
+  {
+    files: ["server/protocols/mcp/**/*.ts"],
+    rules: forbid(
+      ["a2a", "api", "db", "chain", "indexer", "hosting", "verifier"],
+      "MCP is an adapter: it imports no other adapter",
+    ),
+  },
+  {
+    files: ["server/protocols/a2a/**/*.ts"],
+    rules: forbid(
+      ["mcp", "api", "db", "chain", "indexer", "hosting", "verifier"],
+      "A2A is an adapter: it imports no other adapter",
+    ),
+  },
+  {
+    files: ["server/domain/**/*.ts"],
+    rules: forbid(
+      ["api", "protocols", "operations", "hosting"],
+      "the domain does not import the adapters, the operations, the host or the indexer",
+      ["indexer"],
+    ),
   },
   {
     files: ["server/db/**/*.ts", "server/chain/**/*.ts"],
     rules: forbid(
-      ["api", "domain", "indexer", "verifier", "protocols"],
+      ["api", "operations", "protocols", "domain", "indexer", "verifier", "hosting"],
       "db and chain are the lowest layers: they import only escrow/",
     ),
   },
   {
     files: ["server/hosting/**/*.ts"],
     rules: forbid(
-      ["api", "protocols", "indexer"],
+      ["api", "operations", "protocols", "indexer", "verifier", "chain"],
       "the agent host runs agents through the domain and the API over HTTP",
     ),
   },
-  { files: ["server/indexer/**/*.ts"], rules: forbid(["api", "domain"], "the indexer writes to db from chain only") },
   {
-    files: ["server/escrow/**/*.ts", "server/errors.ts", "server/config.ts"],
-    rules: forbid(["api", "domain", "indexer", "db", "chain", "verifier", "protocols"], "leaf modules import no layer"),
+    files: ["server/indexer/**/*.ts"],
+    rules: forbid(
+      ["api", "operations", "protocols", "domain", "hosting", "verifier"],
+      "the indexer writes to db from chain only",
+    ),
+  },
+  {
+    files: ["server/verifier/**/*.ts"],
+    rules: forbid(
+      ["api", "operations", "protocols", "domain", "hosting", "indexer"],
+      "the verifier signs from db and chain: no adapter, domain or indexer",
+    ),
+  },
+  {
+    files: [
+      "server/escrow/**/*.ts",
+      "server/errors.ts",
+      "server/config.ts",
+      "server/limits/**/*.ts",
+      "server/storage/**/*.ts",
+    ],
+    rules: forbid(
+      ["api", "operations", "protocols", "domain", "indexer", "db", "chain", "verifier", "hosting"],
+      "leaf modules import no layer",
+    ),
   },
   {
     // The SDK is a library for other projects: ethers, @noble and zod only. It may take the service's types from its
