@@ -137,9 +137,10 @@ export interface Page {
 
 /**
  * SQL for a task's effective deadline: its deadline plus the seconds paused since its creation (the running pause
- * counted up to `now`), as the escrow computes it.
+ * counted up to `now`), as the escrow computes it: escrow/rules.ts effectiveDeadline, which
+ * test/server/db/effectiveDeadline.test.ts checks it against.
  */
-function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
+export function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
   return db.raw(
     `(tasks.deadline + coalesce((select sum(coalesce(p.ended_at, ?) -
         case when p.started_at > tasks.created_at then p.started_at else tasks.created_at end)
