@@ -4,8 +4,9 @@
  * See docs/marketplace.md ("Marketplace verifier").
  */
 
-export type IntentKind = "assign" | "verdict";
-export type IntentStatus = "pending" | "sent" | "confirmed" | "failed";
+import type { IntentKind, IntentStatus } from "../db/repositories/verifierIntents";
+
+export type { IntentKind, IntentStatus };
 
 export interface IntentView {
   id: number;

@@ -6,17 +6,21 @@
  */
 import type { Queryable } from "./util";
 
-export type IntentKindRow = "assign" | "verdict";
-export type IntentStatusRow = "pending" | "sent" | "confirmed" | "failed";
+/** What the verifier sends: an assignment or a verdict. The one definition (server/verifier/types.ts uses it). */
+export const INTENT_KINDS = ["assign", "verdict"] as const;
+export type IntentKind = (typeof INTENT_KINDS)[number];
+/** An intent's states, in order: pending -> sent -> confirmed | failed. */
+export const INTENT_STATUSES = ["pending", "sent", "confirmed", "failed"] as const;
+export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export interface IntentRecord {
   id: number;
-  kind: IntentKindRow;
+  kind: IntentKind;
   taskId: number;
   key: string;
   /** The call's arguments: `{ worker }` for assign, `{ attempt, passed }` for verdict. */
   args: Record<string, unknown>;
-  status: IntentStatusRow;
+  status: IntentStatus;
   nonce: number | null;
   txHash: string | null;
   /** The signed transaction, re-broadcast as-is while it is not mined. */
@@ -54,7 +58,7 @@ const fromRow = (r: any): IntentRecord => ({
  */
 export async function insertIntent(
   db: Queryable,
-  intent: { kind: IntentKindRow; taskId: number; key: string; args: Record<string, unknown>; now: number },
+  intent: { kind: IntentKind; taskId: number; key: string; args: Record<string, unknown>; now: number },
 ): Promise<{ intent: IntentRecord; created: boolean }> {
   const inserted = await db(TABLE)
     .insert({
@@ -90,10 +94,7 @@ export async function findIntentById(db: Queryable, id: number): Promise<IntentR
 }
 
 /** Intents in one of `statuses`, oldest nonce first (rows without a nonce by id). */
-export async function listIntentsByStatus(
-  db: Queryable,
-  statuses: readonly IntentStatusRow[],
-): Promise<IntentRecord[]> {
+export async function listIntentsByStatus(db: Queryable, statuses: readonly IntentStatus[]): Promise<IntentRecord[]> {
   const rows = await db(TABLE)
     .whereIn("status", statuses)
     .orderBy([
