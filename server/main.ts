@@ -13,8 +13,8 @@ import { createChainGateway } from "./chain/gateway";
 import { providerChainReader } from "./chain/escrowLogs";
 import { createLimitStore } from "./limits/store";
 import { LocalBlobStore } from "./storage/blobStore";
-import { Indexer } from "./indexer/sync";
-import { resetHint } from "./indexer";
+import type { Indexer } from "./indexer/sync";
+import { createIndexer } from "./indexer";
 import { createApp } from "./api/app";
 import { createHttpServer } from "./api/httpServer";
 import { chainClock, type Clock } from "./chain/clock";
@@ -95,16 +95,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   let indexer: Indexer | undefined;
   if ((options.runIndexer ?? true) && deps.chain) {
     const { book, provider } = deps.chain;
-    indexer = new Indexer({
-      db,
+    indexer = createIndexer(config, db, logger, {
       chain: providerChainReader(provider),
-      network: config.network,
-      escrowAddress: book.escrow.proxy,
-      agentFactoryAddress: book.agentFactory.proxy,
-      startBlock: book.startBlock,
-      config: config.indexer,
-      logger: logger.child({ component: "indexer" }),
-      resetHint: resetHint(config),
+      book,
       onEvents: () => deps.events?.notify(),
     });
     await indexer.start();

@@ -1,9 +1,12 @@
-/** Builds an Indexer from the configuration: the address book names the escrow and its start block. */
+/**
+ * The one construction of the Indexer, for the API's process (server/main.ts) and the indexer's own
+ * (server/indexer/main.ts): the address book names the escrow, the agent factory and the start block.
+ */
 import { JsonRpcProvider } from "ethers";
 import type { Knex } from "knex";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
-import { readAddressBook } from "../chain/addressBook";
+import { readAddressBook, type AddressBook } from "../chain/addressBook";
 import { providerChainReader, type ChainReader } from "../chain/escrowLogs";
 import { Indexer } from "./sync";
 
@@ -16,13 +19,19 @@ export function resetHint(config: Config): string {
     : `delete ${config.sqliteFile} (or run \`npm run db:reset\`)`;
 }
 
-export function createIndexer(
-  config: Config,
-  db: Knex,
-  logger: Logger,
-  chain: ChainReader = providerChainReader(new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true })),
-): Indexer {
-  const book = readAddressBook(config.network, config.deploymentsDir);
+export interface IndexerSources {
+  /** The chain to read (default: a provider on RPC_URL). */
+  chain?: ChainReader;
+  /** The deployment (default: read from the address book of NETWORK). */
+  book?: AddressBook;
+  /** Called after each range with new events (the API's process wakes its event streams). */
+  onEvents?: () => void;
+}
+
+export function createIndexer(config: Config, db: Knex, logger: Logger, sources: IndexerSources = {}): Indexer {
+  const chain =
+    sources.chain ?? providerChainReader(new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }));
+  const book = sources.book ?? readAddressBook(config.network, config.deploymentsDir);
   return new Indexer({
     db,
     chain,
@@ -33,5 +42,6 @@ export function createIndexer(
     config: config.indexer,
     logger: logger.child({ component: "indexer" }),
     resetHint: resetHint(config),
+    onEvents: sources.onEvents,
   });
 }
