@@ -37,6 +37,7 @@ export default tseslint.config(
       ".devnet/**",
       "client/web/dist/**",
       "web/dist/**",
+      "client/sdk/dist/**",
       "**/*.js",
       "**/*.cjs",
     ],
@@ -145,8 +146,8 @@ export default tseslint.config(
     ),
   },
   {
-    // The SDK is a library for other projects: ethers, @noble and zod only. It may take the service's types from its
-    // zod schemas and error codes (type-only imports, erased at runtime), never its code, nor Hardhat.
+    // The SDK is a library for other projects: ethers and @noble only. Its wire types are generated into
+    // client/sdk/types.ts (npm run sdk:types), so it imports nothing of the service, nor Hardhat.
     files: ["client/sdk/**/*.ts"],
     rules: {
       "no-restricted-imports": [
@@ -154,17 +155,7 @@ export default tseslint.config(
         {
           patterns: [
             {
-              regex: "^(\\.\\./)+server/domain/schemas/",
-              message: "the SDK takes only the types of the service's schemas (client/sdk/README.md)",
-              allowTypeImports: true,
-            },
-            {
-              regex: "^(\\.\\./)+server/errors$",
-              message: "the SDK takes only the type of the service's error codes",
-              allowTypeImports: true,
-            },
-            {
-              regex: "^(\\.\\./)+(server|test|scripts|typechain-types)(/|$)(?!domain/schemas/|errors$)",
+              regex: "^(\\.\\./)+(server|test|scripts|typechain-types)(/|$)",
               message: "the SDK is importable by other projects: it does not import server, test or script code",
             },
             { regex: "^hardhat", message: "the SDK does not depend on Hardhat" },

@@ -4,7 +4,7 @@
  * - `ClientError`: a check the SDK makes itself refused (spec "Client-side codes"), or the API could not be reached.
  * Branch on `error.code`, never on the message.
  */
-import type { ErrorCode } from "../../server/errors";
+import type { ServiceErrorCode as ErrorCode } from "./types";
 
 /** The spec's client-side codes, plus API_UNREACHABLE (the API did not answer: network error or timeout). */
 export const CLIENT_CODES = [

@@ -1,10 +1,10 @@
 /**
- * The SDK's types come from the server's zod schemas, the same ones the routes validate with and the OpenAPI
- * document is generated from, so a change of a shape breaks the SDK's compilation instead of its users.
- *
- * Only types are imported (`import type`): TypeScript erases these imports, so the SDK's JavaScript never loads
- * server code (ESLint enforces type-only imports from client/sdk into server/, see eslint.config.mjs). Request bodies
- * are the schemas' input types (what a client may send); answers are their output types (what the service sends).
+ * The SDK's wire types, named over the server's zod schemas (the same ones the operations validate with and the
+ * OpenAPI document is generated from). `npm run sdk:types` expands each into a plain TypeScript type in
+ * client/sdk/types.ts, so the SDK carries them with no server code; test/client/sdk/standalone.test.ts fails while
+ * that file differs from what this one generates, so a change of a shape reaches the SDK before its users.
+ * Request bodies are the schemas' input types (what a client may send); answers are their output types (what the
+ * service sends).
  */
 import type { z } from "zod";
 import type * as posting from "../../server/domain/schemas/posting";
@@ -24,9 +24,12 @@ import type * as hostedAgents from "../../server/domain/schemas/agents";
 import type * as events from "../../server/domain/schemas/events";
 import type * as laterKeys from "../../server/domain/schemas/laterKeys";
 import type * as devnet from "../../server/domain/schemas/devnet";
+import type { ErrorCode } from "../../server/errors";
 
-type In<T extends z.ZodTypeAny> = z.input<T>;
-type Out<T extends z.ZodTypeAny> = z.output<T>;
+/** A type spelled out as plain objects and arrays (a passthrough object's zod helper type becomes its fields). */
+type Plain<T> = T extends readonly (infer U)[] ? Plain<U>[] : T extends object ? { [K in keyof T]: Plain<T[K]> } : T;
+type In<T extends z.ZodTypeAny> = Plain<z.input<T>>;
+type Out<T extends z.ZodTypeAny> = Plain<z.output<T>>;
 
 // System
 export type Stats = Out<typeof stats.statsSchema>;
@@ -136,6 +139,9 @@ export type SkillUninstalled = Out<typeof hostedAgents.uninstalledSchema>;
 export type SkillCatalog = Out<typeof hostedAgents.skillCatalogSchema>;
 export type KeyExportChallenge = Out<typeof hostedAgents.exportChallengeSchema>;
 export type ExportedKey = Out<typeof hostedAgents.exportedKeySchema>;
+
+/** The service's stable error codes (`error.code`). */
+export type ServiceErrorCode = ErrorCode;
 
 /** The service's error envelope. */
 export interface ErrorEnvelope {

@@ -11,8 +11,10 @@ const root = path.join(__dirname, "..", "..");
 const eslint = new ESLint({ cwd: root });
 
 /** The `no-restricted-imports` messages for `import { x } from "<specifier>"` in a file at `file`. */
-async function refusals(file: string, specifier: string): Promise<string[]> {
-  const code = `import { x } from "${specifier}";\nexport const y = x;\n`;
+async function refusals(file: string, specifier: string, typeOnly = false): Promise<string[]> {
+  const code = typeOnly
+    ? `import type { x } from "${specifier}";\nexport type y = x;\n`
+    : `import { x } from "${specifier}";\nexport const y = x;\n`;
   const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
   return result.messages.filter((m) => m.ruleId === "no-restricted-imports").map((m) => m.message);
 }
@@ -137,4 +139,16 @@ describe("lint: the layers' arrows", () => {
       });
     });
   }
+
+  describe("client/sdk/", () => {
+    for (const specifier of ["../../server/domain/schemas/posting", "../../server/errors", "../../test/helpers/api"]) {
+      it(`refuses even a type-only import of ${specifier}`, async () => {
+        expect(await refusals("client/sdk/probe.ts", specifier, true)).to.have.length(1);
+      });
+    }
+    it("allows its own modules and ethers", async () => {
+      for (const specifier of ["./types", "ethers"])
+        expect(await refusals("client/sdk/probe.ts", specifier)).to.deep.equal([]);
+    });
+  });
 });
