@@ -121,7 +121,7 @@ export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: 
   if (listing && !matchingTask(listing, task)) listing = undefined;
   const ctx = await projectionContext(deps);
   // Keys added to the record, not `{ ...record, key }`: on Node 20 optimized code gives each object made that way a
-  // hidden class of its own, about 2 µs and longer collections per read (docs/performance.md, item 9; tested).
+  // hidden class of its own, slowing every read and lengthening collections (test/server/domain/hiddenClasses.test.ts).
   const view = Object.assign(onChainTask(task, ctx.pauses, ctx.now), {
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing

@@ -1,13 +1,12 @@
 import type { Migration } from "./migration";
 
 /**
- * Covering indexes for the open-task listing (listOpenTasks), refreshed once a second per query: its count of 10,000
- * open tasks was one 7 ms statement, blocking every other request meanwhile (bench:api, the listing's p99).
+ * Covering indexes for the open-task listing (listOpenTasks), refreshed once a second per query: without them its
+ * count of many open tasks is one long statement that blocks every other request meanwhile (the listing's p99).
  * - tasks (status, is_open, task_id, deadline): the page is read newest first, and the count made, without visiting
  *   the table;
  * - listings (task_id, target_executor): "listed and open to every agent" is answered from the index.
- * Page and count of 10,000 open tasks: about 4 ms instead of 8 (the count 3 ms instead of 7), chosen by SQLite's
- * planner without statistics.
+ * SQLite's planner chooses them without statistics; the figures are in docs/performance.md.
  */
 export const openTaskIndexes: Migration = {
   name: "011_open_task_indexes",

@@ -3,11 +3,10 @@
  * (`listings`, `listing_capabilities`) and the marketplace's assignment (`task_assignments`), found by on-chain id or
  * by brief hash. A task read (GET /tasks/{id}) and every marketplace action start here.
  *
- * Why one statement: on SQLite each statement pays about 7 µs before it reads a row (its implicit read transaction
+ * Why one statement: on SQLite each statement pays a fixed cost before it reads a row (its implicit read transaction
  * takes and drops the WAL read lock and checks the file's size: three system calls), and each row set is built
- * apart. Read as arrays (queryArrays), the joined row costs 26 µs in sequence on bench:api's database against 50 for
- * the three statements it replaces (docs/performance.md, item 7). The capabilities come joined into one value, so a
- * task is one row (item 9).
+ * apart; one joined row, read as an array (queryArrays), costs about half of one statement per table (measured in
+ * docs/performance.md). The capabilities come joined into one value, so a task is one row.
  */
 import { ASSIGNMENT_COLUMNS, assignmentFromRow, type AssignmentRecord } from "./assignments";
 import { LISTING_COLUMNS, listingFromRow, type ListingRecord } from "./listings";

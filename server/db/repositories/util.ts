@@ -18,12 +18,11 @@ export const toBool = (v: unknown): boolean => v === true || v === 1 || v === "1
 /**
  * The rows a raw statement answers: a SELECT, or a write with RETURNING (`?` placeholders, double-quoted
  * identifiers: the same text on SQLite and PostgreSQL). For hot statements: knex's builder compiles the same SQL anew
- * on every call, about 50 µs, three times what SQLite takes to answer (bench:api; a task read makes five reads).
+ * on every call, which costs more than SQLite takes to answer (bench:api).
  *
  * On better-sqlite3, when nothing holds the one connection (no transaction, no query in flight), the statement runs
- * on it at once (prepared once: knex.ts), as knex would run it but without its pool round trip: under load, each
- * acquisition through the pool's queue cost about 100 µs, more than the rest of an authenticated MCP call
- * (bench:api). Safe: the statement runs synchronously to completion (a write in its own implicit transaction, as
+ * on it at once (prepared once: knex.ts), as knex would run it but without its pool round trip: under load, an
+ * acquisition through the pool's queue costs more than the rest of an authenticated MCP call (bench:api). Safe: the statement runs synchronously to completion (a write in its own implicit transaction, as
  * knex runs it outside one), so nothing else can use the connection meanwhile; a transaction holding the connection
  * makes the statement wait for it through knex, as before.
  */
@@ -34,7 +33,7 @@ export async function queryRows(db: Queryable, sql: string, bindings: readonly u
 
 /**
  * As queryRows, each row as the array of its values in the order selected: for a statement that selects many columns
- * (a join), where building a keyed object per row costs more than SQLite's own work (bench:api, item 7). Column names
+ * (a join), where building a keyed object per row costs more than SQLite's own work (bench:api). Column names
  * must be distinct, as on the paths through knex the values are read from keyed rows.
  */
 export async function queryArrays(db: Queryable, sql: string, bindings: readonly unknown[] = []): Promise<unknown[][]> {
