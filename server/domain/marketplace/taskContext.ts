@@ -133,7 +133,8 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
     assignIntent,
     verdictIntent,
   };
-  // Added to the literal, not `{ ...base, status }`: a hidden class per object on Node 20 (test/server/domain/hiddenClasses.test.ts).
+  // Added to the literal, not `{ ...base, status }`: a hidden class per object on Node 20
+  // (test/server/domain/hiddenClasses.test.ts).
   return Object.assign(base, { status: deriveStatus(base) });
 }
 
