@@ -16,64 +16,42 @@
  *   d. POST /api/v1/tasks: a task build with a valid key, a fresh task hash per request
  *
  * Prints requests per second, p50 and p99 latency, non-2xx answers, and the listing as a percentage of bare Koa with
- * the targets (issue 9: listing >= 45% of bare Koa with p99 <= 15 ms, one task >= 40% of the listing with p99 <= 20 ms,
- * build >= 2,000 req/s; issue 10: MCP and A2A >= 50% of the listing) as PASS or UNDER; how often the chain clock read the chain
+ * the targets (TARGETS: listing >= 45% of bare Koa with p99 <= 15 ms, one task >= 40% of the listing with p99 <= 20
+ * ms, build >= 2,000 req/s, MCP and A2A >= 50% of the listing) as PASS or UNDER; how often the chain clock read the chain
  * under load; then where one listing request spends its time (each step called in sequence, in-process). The script
  * never asserts and exits 0 unless it fails to run.
  */
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
 import fs from "node:fs";
-import http from "node:http";
 import os from "node:os";
 import path from "node:path";
-import type { AddressInfo } from "node:net";
-import { PerformanceObserver, constants as perfConstants, monitorEventLoopDelay, performance } from "node:perf_hooks";
-import inspector from "node:inspector/promises";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import Koa from "koa";
 import { ethers, network } from "hardhat";
 import { BATCH, POSTERS, deployFundedPosters } from "./history";
 import { printTable } from "./report";
-import { loadConfig, type ApiConfig } from "../server/config";
+import { fmt, now, seconds } from "./lib/format";
+import { LOAD_CONNECTIONS, listen, load, watchCollections, type LoadResult, type LoadSpec } from "./lib/load";
+import { CPU_PROFILE_DIR, cpuProfile, profileListing, profileTaskRead, taskReadLayers } from "./lib/profilers";
+import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
 import { createDb, dbOptions } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
 import { buildDeps } from "../server/main";
 import { createApp } from "../server/api/app";
-import { createHttpServer } from "../server/api/httpServer";
-import { taskRoute } from "../server/operations/listings";
-import type { AnyOperation } from "../server/operations/operation";
 import { Indexer } from "../server/indexer/sync";
 import { providerChainReader } from "../server/chain/escrowLogs";
 import { insertApiKey } from "../server/db/repositories/apiKeys";
-import {
-  findListingByTaskId,
-  getListings,
-  insertListing,
-  type ListingRecord,
-} from "../server/db/repositories/listings";
-import { findTaskById, listOpenTasks } from "../server/db/repositories/tasks";
-import { loadPausePeriods } from "../server/db/repositories/pausePeriods";
+import { insertListing, type ListingRecord } from "../server/db/repositories/listings";
 import { newApiKey } from "../server/domain/credentials";
-import { listOpenListedTasks, readTask } from "../server/domain/listing";
-import { marketplaceMeta, marketplaceState, onChainTask, projectionContext } from "../server/domain/projection";
-import { findTaskRows } from "../server/db/repositories/taskRows";
-import { getAssignments } from "../server/db/repositories/assignments";
 import type { Deps } from "../server/domain/deps";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
-const CONNECTIONS = 50;
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
-const PROFILE_ROUNDS = 50;
-const TASK_READ_ROUNDS = 2_000;
 /** BENCH_ONLY=a,b,f: run only those measurements (letters as printed); BENCH_CPU_PROFILE=<dir>: see cpuProfile. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
-const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
-/** BENCH_LOAD_PROFILE=<dir>: a V8 profile of the load generator itself (autocannon), one file per run. */
-const LOAD_PROFILE_DIR = process.env.BENCH_LOAD_PROFILE;
-const CPU_PROFILE_ROUNDS = Number(process.env.BENCH_CPU_PROFILE_ROUNDS ?? 2000);
-/** Issue 9's API targets and issue 10's protocol target. */
+/** The API's throughput and latency targets, and the protocols' against REST (docs/performance.md). */
 const TARGETS = {
   listingShareOfKoa: 0.45,
   listingP99Ms: 15,
@@ -85,10 +63,6 @@ const TARGETS = {
 
 const CAPABILITIES = ["python", "translation", "vision", "web", "sql", "audio"];
 
-const now = () => performance.now();
-const fmt = (n: number, digits = 0) =>
-  n.toLocaleString("en-US", { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
 const briefHash = (label: string) => ethers.sha256(ethers.toUtf8Bytes(`bench brief: ${label}`));
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -171,16 +145,6 @@ async function listEverything(deps: Deps): Promise<number> {
   return tasks.length;
 }
 
-/**
- * Serves `app` on 127.0.0.1. With `timeouts`, through the API's own server (createHttpServer: header, request and idle
- * timeouts, as `npm start` serves it); without, a plain Node server (bare Koa's baseline).
- */
-async function listen(app: Koa, timeouts?: ApiConfig["timeouts"]): Promise<{ url: string; server: http.Server }> {
-  const server = timeouts ? createHttpServer(app.callback(), timeouts) : http.createServer(app.callback());
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
-}
-
 async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir: string) {
   const deploymentsDir = path.join(dir, "deployments");
   fs.mkdirSync(deploymentsDir, { recursive: true });
@@ -255,367 +219,10 @@ function bareKoa(): Koa {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// Load: autocannon in a child process
-// ---------------------------------------------------------------------------------------------------------------
-
-interface LoadSpec {
-  url: string;
-  path: string;
-  method?: "GET" | "POST";
-  headers?: Record<string, string>;
-  /** A fixed request body (JSON-RPC calls). */
-  body?: string;
-  /** "task": GET /api/v1/tasks/<random id up to maxId>; "build": a fresh task hash per POST body. */
-  mode?: "task" | "build";
-  maxId?: number;
-  seconds: number;
-}
-
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  statuses: Record<string, number>;
-  /** CPU time the load generator itself used (µs): with 2 cores it shows when the client, not the server, limits. */
-  loadCpuMicros: number;
-}
-
-// Runs in the child (CommonJS, plain JavaScript): the spec comes as argv[1], the summary goes to stdout as JSON.
-const LOAD_SCRIPT = `
-const autocannon = require("autocannon");
-const crypto = require("node:crypto");
-const spec = JSON.parse(process.argv[1]);
-const options = {
-  url: spec.url + spec.path,
-  connections: ${CONNECTIONS},
-  duration: spec.seconds,
-  method: spec.method || "GET",
-  headers: spec.headers || {},
-  ...(spec.body ? { body: spec.body } : {}),
-};
-if (spec.mode === "task") {
-  options.requests = [{
-    setupRequest: (req) => ({ ...req, path: "/api/v1/tasks/" + (1 + Math.floor(Math.random() * spec.maxId)) }),
-  }];
-}
-if (spec.mode === "build") {
-  options.requests = [{
-    setupRequest: (req) => ({
-      ...req,
-      body: JSON.stringify({
-        taskHash: "0x" + crypto.randomBytes(32).toString("hex"),
-        amount: "5000000",
-        locationZone: "global",
-        duration: "86400",
-      }),
-    }),
-  }];
-}
-const cpuStart = process.cpuUsage();
-autocannon(options, (error, r) => {
-  if (error) { process.stderr.write(String(error.stack || error)); process.exit(1); }
-  const cpu = process.cpuUsage(cpuStart);
-  process.stdout.write(JSON.stringify({
-    rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, total: r.requests.total,
-    non2xx: r.non2xx, errors: r.errors, timeouts: r.timeouts, statuses: r.statusCodeStats || {},
-    loadCpuMicros: cpu.user + cpu.system,
-  }));
-});
-`;
-
-function load(spec: LoadSpec): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const profile = LOAD_PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${path.resolve(LOAD_PROFILE_DIR)}`] : [];
-    const child = spawn(process.execPath, [...profile, "-e", LOAD_SCRIPT, JSON.stringify(spec)], {
-      cwd: path.resolve(__dirname, ".."),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("error", reject);
-    child.on("close", (code) => {
-      if (code !== 0) return reject(new Error(`autocannon exited ${code}: ${err.trim()}`));
-      try {
-        const parsed = JSON.parse(out) as Omit<LoadResult, "statuses"> & {
-          statuses: Record<string, { count: number }>;
-        };
-        const statuses = Object.fromEntries(Object.entries(parsed.statuses).map(([s, v]) => [s, v.count]));
-        resolve({ ...parsed, statuses });
-      } catch (error) {
-        reject(new Error(`autocannon output unreadable: ${out.slice(0, 200)} ${err.slice(0, 200)} (${error})`));
-      }
-    });
-  });
-}
-
-/**
- * The collector's pauses while a measurement runs: young-generation scavenges and full mark-compacts, each counted
- * with its total and longest pause. A request in flight when one starts waits for it (docs/performance.md, item 8).
- */
-function watchCollections() {
-  const kinds = new Map<string, { count: number; ms: number; max: number }>();
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
-      const name =
-        kind === perfConstants.NODE_PERFORMANCE_GC_MINOR
-          ? "scavenges"
-          : kind === perfConstants.NODE_PERFORMANCE_GC_MAJOR
-            ? "mark-compacts"
-            : "other";
-      const k = kinds.get(name) ?? { count: 0, ms: 0, max: 0 };
-      k.count++;
-      k.ms += entry.duration;
-      k.max = Math.max(k.max, entry.duration);
-      kinds.set(name, k);
-    }
-  });
-  observer.observe({ entryTypes: ["gc"] });
-  return {
-    stop(requests: number): string {
-      observer.disconnect();
-      const parts = [...kinds].map(
-        ([name, k]) =>
-          `${fmt(k.count)} ${name} (${fmt(k.ms)} ms, ${fmt(k.ms / k.count, 1)} ms each, longest ${fmt(k.max, 1)} ms)`,
-      );
-      const paused = [...kinds.values()].reduce((sum, k) => sum + k.ms, 0);
-      return `${parts.join("; ") || "none"}; ${fmt((paused * 1000) / Math.max(1, requests), 1)} µs a request`;
-    },
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Where one listing request spends its time (in-process, sequential)
-// ---------------------------------------------------------------------------------------------------------------
-
-async function profileListing(deps: Deps, url: string): Promise<void> {
-  const { db } = deps;
-  const steps = new Map<string, number>();
-  const add = (name: string, ms: number) => steps.set(name, (steps.get(name) ?? 0) + ms);
-  const query = { limit: 50, offset: 0, minReputation: 0 };
-  for (let i = 0; i < PROFILE_ROUNDS; i++) {
-    let t = now();
-    const chainNow = await deps.clock.chainNow();
-    add("deps.clock.chainNow() (chain clock, cached 1 s)", now() - t);
-    t = now();
-    const pauses = await loadPausePeriods(db);
-    add("SQL: pause periods", now() - t);
-    t = now();
-    const page = await listOpenTasks(db, { now: chainNow, limit: 50, offset: 0, listedOnly: true });
-    add("SQL: open tasks page + count (listOpenTasks)", now() - t);
-    t = now();
-    // The count, nearly alone: the same call with an empty page.
-    await listOpenTasks(db, { now: chainNow, limit: 0, offset: 0, listedOnly: true });
-    add("  of which the total (same call, limit 0)", now() - t);
-    t = now();
-    const listings = await getListings(
-      db,
-      page.tasks.map((task) => task.taskId),
-    );
-    add("SQL: listings + capabilities of the page (getListings)", now() - t);
-    t = now();
-    const ctx = { chainId: deps.chain?.book.chainId ?? null, pauses, now: chainNow };
-    const out = page.tasks.map((task) => {
-      const listing = listings.get(task.taskId)!;
-      return { meta: marketplaceMeta(listing, task, ctx), state: marketplaceState(listing, task, pauses, chainNow) };
-    });
-    add("JS: projection (meta, state)", now() - t);
-    t = now();
-    JSON.stringify({ success: true, data: { tasks: out, total: page.total } });
-    add("JS: JSON.stringify of the envelope", now() - t);
-    t = now();
-    await listOpenListedTasks(deps, query);
-    add("whole domain call (listOpenListedTasks)", now() - t);
-    t = now();
-    const res = await fetch(`${url}/api/v1/a2a/tasks?limit=50`);
-    await res.arrayBuffer();
-    add("whole HTTP request (fetch, sequential)", now() - t);
-  }
-  console.log(`\nWhere one listing request spends its time (mean of ${PROFILE_ROUNDS} sequential calls, in-process):`);
-  printTable(
-    ["step", "mean"],
-    [...steps.entries()].map(([name, ms]) => [name, `${fmt(ms / PROFILE_ROUNDS, 3)} ms`]),
-    [1],
-  );
-}
-
-/**
- * Where one task read (c) spends its time: each step over the same TASK_READ_ROUNDS random ids, in sequence,
- * in-process; the three-statement read it replaced (docs/performance.md, item 7) beside its one statement.
- */
-async function profileTaskRead(deps: Deps, url: string, maxId: number): Promise<void> {
-  const { db } = deps;
-  const ids = Array.from({ length: TASK_READ_ROUNDS }, () => 1 + Math.floor(Math.random() * maxId));
-  const rows: [string, string][] = [];
-  const time = async (name: string, step: (id: number) => Promise<unknown>) => {
-    for (const id of ids.slice(0, 200)) await step(id); // warm-up
-    const t = now();
-    for (const id of ids) await step(id);
-    rows.push([name, `${fmt(((now() - t) / ids.length) * 1000, 1)} µs`]);
-  };
-  await time("SQL: task, listing, capabilities, assignment (findTaskRows)", (id) => findTaskRows(db, { taskId: id }));
-  await time("SQL: the same as three statements (before item 7)", async (id) => {
-    await findTaskById(db, id);
-    await findListingByTaskId(db, id);
-    await getAssignments(db, [id]);
-  });
-  await time("projection context (pauses and chain clock, cached)", () => projectionContext(deps));
-  await time("whole domain call (readTask)", (id) => readTask(deps, { taskId: id }, undefined));
-  const sample = JSON.stringify({ success: true, data: await readTask(deps, { taskId: 1 }, undefined) });
-  await time("JS: JSON.stringify of the envelope", async () => JSON.stringify(JSON.parse(sample)));
-  await time("whole HTTP request (fetch, sequential)", async (id) => {
-    await (await fetch(`${url}/api/v1/tasks/${id}`)).arrayBuffer();
-  });
-  console.log(`\nWhere one task read spends its time (mean over ${fmt(TASK_READ_ROUNDS)} random ids, in sequence):`);
-  printTable(["step", "mean"], rows, [1]);
-}
-
-/**
- * One task read under the load, built up: the same route (path parameter, middleware, JSON answer) answering a
- * prepared task, then also reading its rows, then also projecting the on-chain view, then the real handler. Each on
- * an app of its own with only that route. The machine's speed changes within a run, so the layers take turns over
- * LAYER_ROUNDS rounds of LAYER_SECONDS each, and the table shows each layer's least server CPU per request (what the
- * layer costs when nothing else slows it) beside its range and its p99s.
- */
-const LAYER_ROUNDS = 3;
-const LAYER_SECONDS = 3;
-
-async function taskReadLayers(deps: Deps, maxId: number): Promise<void> {
-  const prepared = await readTask(deps, { taskId: 1 }, undefined);
-  type Handler = typeof taskRoute.handler;
-  const layers: [string, Handler][] = [
-    ["the route answering a prepared task (no database)", () => prepared],
-    [
-      "+ the task's rows (findTaskRows)",
-      async ({ params }) => {
-        await findTaskRows(deps.db, params.id);
-        return prepared;
-      },
-    ],
-    [
-      "+ the on-chain view (projection context, onChainTask)",
-      async ({ params }) => {
-        const { task } = await findTaskRows(deps.db, params.id);
-        const ctx = await projectionContext(deps);
-        onChainTask(task!, ctx.pauses, ctx.now);
-        return prepared;
-      },
-    ],
-    ["the real handler (readTask)", taskRoute.handler],
-  ];
-  const apps = await Promise.all(
-    layers.map(([, handler]) =>
-      listen(createApp(deps, [{ ...taskRoute, handler } as AnyOperation]), deps.config.api.timeouts),
-    ),
-  );
-  const measured = layers.map(() => ({ micros: [] as number[], p99: [] as number[], non2xx: 0 }));
-  try {
-    for (let round = 0; round < LAYER_ROUNDS; round++) {
-      for (const [i, app] of apps.entries()) {
-        const spec = { url: app.url, path: "/", mode: "task" as const, maxId };
-        await load({ ...spec, seconds: 1 }); // warm-up
-        const cpuBefore = process.cpuUsage();
-        const r = await load({ ...spec, seconds: LAYER_SECONDS });
-        const cpu = process.cpuUsage(cpuBefore);
-        measured[i].micros.push((cpu.user + cpu.system) / Math.max(1, r.total));
-        measured[i].p99.push(r.p99);
-        measured[i].non2xx += r.non2xx;
-      }
-    }
-  } finally {
-    for (const app of apps) {
-      app.server.closeAllConnections();
-      await new Promise<void>((resolve) => app.server.close(() => resolve()));
-    }
-  }
-  console.log(
-    `\nOne task read under the load, layer by layer (an app per layer; ${LAYER_ROUNDS} rounds of ${LAYER_SECONDS} s, ` +
-      "the layers taking turns):",
-  );
-  printTable(
-    ["layer", "least server CPU a request", "range", "p99 per round", "non-2xx"],
-    layers.map(([name], i) => {
-      const { micros, p99, non2xx } = measured[i];
-      return [
-        name,
-        `${fmt(Math.min(...micros))} µs`,
-        `${fmt(Math.min(...micros))}-${fmt(Math.max(...micros))} µs`,
-        p99.map((ms) => `${fmt(ms)} ms`).join(", "),
-        fmt(non2xx),
-      ];
-    }),
-    [1, 2, 4],
-  );
-}
-
-/**
- * BENCH_CPU_PROFILE=<dir>: each measurement's request sent CPU_PROFILE_ROUNDS times in sequence from this process
- * (robust to a loaded machine: one request at a time), under the V8 profiler; writes <dir>/<letter>.cpuprofile
- * (open in Chrome DevTools) and prints the mean time of one request.
- */
-async function cpuProfile(letter: string, spec: Omit<LoadSpec, "seconds">): Promise<void> {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const once = (i: number) =>
-    new Promise<void>((resolve, reject) => {
-      const body =
-        spec.mode === "build"
-          ? JSON.stringify({
-              taskHash: "0x" + crypto.randomBytes(32).toString("hex"),
-              amount: "5000000",
-              locationZone: "global",
-              duration: "86400",
-            })
-          : spec.body;
-      const pathname = spec.mode === "task" ? `/api/v1/tasks/${1 + (i % spec.maxId!)}` : spec.path;
-      const req = http.request(
-        `${spec.url}${pathname}`,
-        { method: spec.method ?? "GET", headers: spec.headers, agent },
-        (res) => {
-          res.resume();
-          res.on("end", () =>
-            res.statusCode! < 300 ? resolve() : reject(new Error(`${pathname}: ${res.statusCode}`)),
-          );
-        },
-      );
-      req.on("error", reject);
-      req.end(body);
-    });
-  for (let i = 0; i < 200; i++) await once(i); // warm-up
-  const session = new inspector.Session();
-  session.connect();
-  await session.post("Profiler.enable");
-  await session.post("Profiler.setSamplingInterval", {
-    interval: process.env.BENCH_CPU_PROFILE_LOAD === "1" ? 500 : 100,
-  });
-  await session.post("Profiler.start");
-  const t = now();
-  // BENCH_CPU_PROFILE_LOAD=1: the servers' CPU under the autocannon load instead (the load runs in a child).
-  const underLoad = process.env.BENCH_CPU_PROFILE_LOAD === "1" ? await load({ ...spec, seconds: 5 }) : undefined;
-  if (!underLoad) for (let i = 0; i < CPU_PROFILE_ROUNDS; i++) await once(i);
-  const ms = now() - t;
-  const { profile } = await session.post("Profiler.stop");
-  session.disconnect();
-  agent.destroy();
-  fs.mkdirSync(CPU_PROFILE_DIR!, { recursive: true });
-  fs.writeFileSync(path.join(CPU_PROFILE_DIR!, `${letter}.cpuprofile`), JSON.stringify(profile));
-  console.log(
-    underLoad
-      ? `  ${letter}: ${fmt(underLoad.rps)} req/s under load while profiled`
-      : `  ${letter}: ${fmt(ms / CPU_PROFILE_ROUNDS, 3)} ms a request (${CPU_PROFILE_ROUNDS} in sequence)`,
-  );
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 
 async function main() {
   const wall = now();
-  console.log(`API benchmark: ${fmt(TASKS)} tasks, ${CONNECTIONS} connections, ${SECONDS} s per measurement`);
+  console.log(`API benchmark: ${fmt(TASKS)} tasks, ${LOAD_CONNECTIONS} connections, ${SECONDS} s per measurement`);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-api-"));
   const chain = await fundTasks();
   const api = await startApi(chain.book, dir);
@@ -714,7 +321,7 @@ async function main() {
       headers: { "content-type": "application/json", "x-api-key": key },
     });
 
-    // The same open-task page through the protocols (issue 10's target: at least half of REST's rate).
+    // The same open-task page through the protocols (the target: at least half of REST's rate).
     const a2aList = await run("e. A2A tasks/list (pageSize 50)", {
       url: api.url,
       path: "/a2a/v1",
@@ -736,7 +343,7 @@ async function main() {
     });
 
     console.log(
-      `\nResults (${CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`,
+      `\nResults (${LOAD_CONNECTIONS} connections, ${SECONDS} s each, ${fmt(chain.funded)} tasks indexed and listed):`,
     );
     printTable(
       ["endpoint", "req/s", "p50", "p99", "requests", "non-2xx", "errors", "statuses"],
