@@ -1,12 +1,14 @@
 /**
  * `npm run indexer`: the indexer alone, for deployments that scale the API to several processes over one
- * PostgreSQL. Only one indexer writes at a time; a second one waits for the lock. Stops on SIGINT/SIGTERM.
+ * PostgreSQL. Only one indexer writes at a time; a second one waits for the lock. Stops on SIGINT/SIGTERM
+ * within SHUTDOWN_TIMEOUT_MS.
  */
 import { loadConfig } from "../config";
 import { createLogger } from "../logger";
 import { createDb, dbOptions } from "../db/knex";
 import { migrateLatest } from "../db/migrations";
 import { createIndexer } from "./index";
+import { stopOnSignals } from "../observability/shutdown";
 
 async function main() {
   const config = loadConfig();
@@ -16,14 +18,15 @@ async function main() {
   const indexer = createIndexer(config, db, logger);
   await indexer.start();
   logger.info("indexer started", { rpc: config.rpcUrl, database: config.databaseUrl ? "postgres" : config.sqliteFile });
-  const stop = async (signal: string) => {
-    logger.info("stopping", { signal });
-    await indexer.stop();
-    await db.destroy();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  // The range in progress finishes (or rolls back whole), then the writer lock is released for the next indexer.
+  stopOnSignals({
+    logger,
+    timeoutMs: config.observability.shutdownTimeoutMs,
+    async close() {
+      await indexer.stop();
+      await db.destroy();
+    },
+  });
 }
 
 main().catch((error) => {
