@@ -46,6 +46,8 @@ const envSchema = z.object({
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** One `info` line per HTTP request (the devnet turns it off: its terminal is for people). */
+  LOG_REQUESTS: z.enum(["on", "off"]).default("on"),
   VERIFIER_PRIVATE_KEY: hexKey32.optional(),
   CUSTODY_PRIVATE_KEY: hexKey32.optional(),
   OFFER_WINDOW_SECONDS: intFrom(120, 0),
@@ -248,6 +250,8 @@ export interface ApiConfig {
 
 /** Metrics, readiness and shutdown (docs/operations.md). */
 export interface ObservabilityConfig {
+  /** One log line per request. */
+  logRequests: boolean;
   /** GET /metrics on the API's port. */
   metricsOnApi: boolean;
   /** A separate metrics listener (host and port), when configured. */
@@ -365,6 +369,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     },
     hostedAgents: hostedAgentsConfig(e, local),
     observability: {
+      logRequests: e.LOG_REQUESTS === "on",
       metricsOnApi: e.METRICS === "on",
       metricsListener: e.METRICS_PORT > 0 ? { host: e.METRICS_HOST, port: e.METRICS_PORT } : undefined,
       readyMaxIndexerLag: e.READY_MAX_INDEXER_LAG,

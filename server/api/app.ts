@@ -31,7 +31,7 @@ export function createApp(deps: Deps, routes: readonly AnyRoute[] = allRoutes, o
   app.silent = true; // errors are answered and logged by the envelope middleware
   const router = buildRouter(routes, deps);
   const metrics = options.metrics ?? (deps.config.observability.metricsOnApi ? createMetrics(deps) : undefined);
-  app.use(requestLog(deps.logger.child({ component: "http" })));
+  app.use(requestLog(deps.config.observability.logRequests ? deps.logger.child({ component: "http" }) : undefined));
   if (metrics) app.use(metrics.middleware());
   app.use(envelope(deps.logger));
   if (metrics && deps.config.observability.metricsOnApi) app.use(metricsRoute(metrics));

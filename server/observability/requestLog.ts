@@ -8,7 +8,8 @@ import type { Logger } from "../logger";
 import { requestIdFor, runInRequest } from "./requestContext";
 import { routeLabel } from "./routeLabel";
 
-export function requestLog(logger: Logger): Middleware {
+/** `logger` undefined: ids and their context only, no request lines (LOG_REQUESTS=off). */
+export function requestLog(logger: Logger | undefined): Middleware {
   return (ctx, next) => {
     const requestId = requestIdFor(ctx.get("x-request-id"));
     ctx.state.requestId = requestId;
@@ -18,7 +19,7 @@ export function requestLog(logger: Logger): Middleware {
       try {
         await next();
       } finally {
-        logger.info("request", {
+        logger?.info("request", {
           method: ctx.method,
           path: ctx.path,
           route: routeLabel(ctx),

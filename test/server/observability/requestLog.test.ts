@@ -77,6 +77,22 @@ describe("request logs and request ids", function () {
       }
     }));
 
+  it("writes no request lines with LOG_REQUESTS=off, and still answers and propagates the id", () =>
+    withMarket(
+      async (m) => {
+        const api = await loggedApi(m);
+        try {
+          const res = await fetch(`${api.url}/api/v1/tasks/424242`, { headers: { "x-request-id": "quiet-request-1" } });
+          expect(res.headers.get("x-request-id")).to.equal("quiet-request-1");
+          expect((await res.json()).error.requestId).to.equal("quiet-request-1");
+          expect(api.lines.filter((l) => l.msg === "request")).to.deep.equal([]);
+        } finally {
+          await api.close();
+        }
+      },
+      { LOG_REQUESTS: "off" },
+    ));
+
   it("keeps a sane incoming X-Request-Id and replaces one that is not", () =>
     withMarket(async (m) => {
       const api = await loggedApi(m);
