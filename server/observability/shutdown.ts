@@ -13,6 +13,8 @@ export interface ShutdownOptions {
   close(): Promise<void>;
   /** Ends the process (tests pass their own). */
   exit?: (code: number) => void;
+  /** The signals that stop it (default SIGTERM and SIGINT; tests pass none and call the returned function). */
+  signals?: NodeJS.Signals[];
 }
 
 /** Installs the SIGTERM and SIGINT handlers; returns the stop function they call. */
@@ -41,7 +43,6 @@ export function stopOnSignals(options: ShutdownOptions): (signal: string) => Pro
     })();
     return stopping;
   };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  for (const signal of options.signals ?? ["SIGTERM", "SIGINT"]) process.on(signal, () => void stop(signal));
   return stop;
 }
