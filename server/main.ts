@@ -25,6 +25,7 @@ import { createPush, startPush, stopPush } from "./domain/events";
 import { AgentHost } from "./hosting/host";
 import { createMetrics, startMetricsListener } from "./observability/metrics";
 import { stopOnSignals } from "./observability/shutdown";
+import { wakeAcrossProcesses, wakeChannel } from "./pubsub/redisWake";
 
 export interface StartOptions {
   config?: Readonly<Config>;
@@ -122,6 +123,16 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
   await deps.verifier?.start();
   await startPush(deps);
+  // With Redis, events written by another process (an indexer of its own, another API's listing) wake this process's
+  // streams and webhooks at once; the slow poll stays as the fallback.
+  const wake =
+    config.api.redisUrl && deps.events
+      ? await wakeAcrossProcesses(deps.events, {
+          redisUrl: config.api.redisUrl,
+          channel: wakeChannel(config.api.limits.prefix),
+          logger: logger.child({ component: "events" }),
+        })
+      : undefined;
   // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
   const autoVerifier = deps.verifier ? new AutoVerifier(deps) : undefined;
   autoVerifier?.start();
@@ -170,6 +181,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await deps.verifier?.stop();
       await indexer?.stop();
       await metricsListener?.close();
+      await wake?.close();
       await deps.limits.close();
       await db.destroy();
     },

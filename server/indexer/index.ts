@@ -21,6 +21,7 @@ export function createIndexer(
   db: Knex,
   logger: Logger,
   chain: ChainReader = providerChainReader(new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true })),
+  options: { onEvents?: () => void } = {},
 ): Indexer {
   const book = readAddressBook(config.network, config.deploymentsDir);
   return new Indexer({
@@ -33,5 +34,6 @@ export function createIndexer(
     config: config.indexer,
     logger: logger.child({ component: "indexer" }),
     resetHint: resetHint(config),
+    onEvents: options.onEvents,
   });
 }

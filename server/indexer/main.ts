@@ -9,13 +9,22 @@ import { createDb, dbOptions } from "../db/knex";
 import { migrateLatest } from "../db/migrations";
 import { createIndexer } from "./index";
 import { stopOnSignals } from "../observability/shutdown";
+import { createRedisWake, wakeChannel } from "../pubsub/redisWake";
 
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: "indexer", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const indexer = createIndexer(config, db, logger);
+  // With Redis, the API processes hear of each indexed range at once instead of at their next poll.
+  const wake = config.api.redisUrl
+    ? await createRedisWake({
+        redisUrl: config.api.redisUrl,
+        channel: wakeChannel(config.api.limits.prefix),
+        logger,
+      })
+    : undefined;
+  const indexer = createIndexer(config, db, logger, undefined, { onEvents: () => wake?.announce() });
   await indexer.start();
   logger.info("indexer started", { rpc: config.rpcUrl, database: config.databaseUrl ? "postgres" : config.sqliteFile });
   // The range in progress finishes (or rolls back whole), then the writer lock is released for the next indexer.
@@ -24,6 +33,7 @@ async function main() {
     timeoutMs: config.observability.shutdownTimeoutMs,
     async close() {
       await indexer.stop();
+      await wake?.close();
       await db.destroy();
     },
   });
