@@ -140,7 +140,8 @@ export type ExportedKey = Out<typeof hostedAgents.exportedKeySchema>;
 /** The service's error envelope. */
 export interface ErrorEnvelope {
   success: false;
-  error: { code: string; message: string; reason?: string; details?: Record<string, unknown> };
+  /** `requestId`: the request's id (also its X-Request-Id header), which finds it in the server's log. */
+  error: { code: string; message: string; reason?: string; details?: Record<string, unknown>; requestId?: string };
 }
 
 // Push events (GET /api/v1/events, webhooks): the types the server's schema names.

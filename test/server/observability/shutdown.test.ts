@@ -210,6 +210,7 @@ describe("graceful shutdown: SIGTERM to the API process under load", () => {
       expect(intents).to.have.length(answered.length);
     } finally {
       child?.kill("SIGKILL");
+      if (dbOptions.pgSchema) await db.raw("drop schema if exists ?? cascade", [dbOptions.pgSchema]);
       await db.destroy();
       await chain.close();
       fs.rmSync(temp, { recursive: true, force: true });
