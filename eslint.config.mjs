@@ -133,6 +133,23 @@ export default tseslint.config(
     ),
   },
   {
+    // What the operator sees (metrics, health, request ids, shutdown): reads the database and the indexer's
+    // checkpoint, mounted by the HTTP app and the entry points; it serves no operation and drives no process.
+    files: ["server/observability/**/*.ts"],
+    rules: forbid(
+      ["api", "operations", "protocols", "hosting", "verifier"],
+      "observability reads the database and the indexer's status: no adapter, operation, host or verifier",
+      ["domain"],
+    ),
+  },
+  {
+    files: ["server/pubsub/**/*.ts"],
+    rules: forbid(
+      ["api", "operations", "protocols", "domain", "db", "chain", "indexer", "hosting", "verifier"],
+      "pub/sub carries wake-ups between processes over Redis: it imports no layer",
+    ),
+  },
+  {
     files: [
       "server/escrow/**/*.ts",
       "server/errors.ts",

@@ -244,6 +244,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
       // One IP (127.0.0.1) carries the browser's polling and the user's own scripts: a wider window on the devnet.
       RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW ?? "1000",
+      // Prometheus metrics at /metrics on the API's port (a deployed service serves them on METRICS_PORT instead).
+      METRICS: process.env.METRICS ?? "on",
+      LOG_REQUESTS: process.env.LOG_REQUESTS ?? "off",
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
@@ -344,6 +347,7 @@ export function devnetSummary(devnet: Devnet): string[] {
   );
   lines.push(`              admin: ${ADMIN_WARNING}`);
   lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
+  lines.push(`Operations    ${devnet.apiUrl}/metrics, ${devnet.apiUrl}/health/ready (docs/operations.md)`);
   lines.push(
     `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${summarySkill.capabilities.join(" or ")}`,
   );

@@ -46,6 +46,8 @@ const envSchema = z.object({
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+  /** One `info` line per HTTP request (the devnet turns it off: its terminal is for people). */
+  LOG_REQUESTS: z.enum(["on", "off"]).default("on"),
   VERIFIER_PRIVATE_KEY: hexKey32.optional(),
   CUSTODY_PRIVATE_KEY: hexKey32.optional(),
   OFFER_WINDOW_SECONDS: intFrom(120, 0),
@@ -114,7 +116,21 @@ const envSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9:._-]{1,64}$/, "must be 1 to 64 of A-Z a-z 0-9 : . _ -")
     .default("rl:"),
+  /** `on`: GET /metrics on the API's own port (the devnet). Off by default: production scrapes METRICS_PORT. */
+  METRICS: z.enum(["on", "off"]).default("off"),
+  /** A separate listener serving only /metrics (production: a port the load balancer does not expose); 0: none. */
+  METRICS_PORT: intFrom(0, 0),
+  METRICS_HOST: z.string().default("127.0.0.1"),
+  /** /health/ready fails when the indexed checkpoint is more than this many blocks behind the chain's head. */
+  READY_MAX_INDEXER_LAG: intFrom(20, 0),
+  /** Time each readiness check (database, Redis, chain RPC) gets before it counts as failed. */
+  READY_TIMEOUT_MS: intFrom(2_000, 10),
+  /** After SIGTERM, the longest the process waits for in-flight work before it exits anyway (with code 1). */
+  SHUTDOWN_TIMEOUT_MS: intFrom(25_000, 100),
 });
+
+/** Every variable the configuration reads (docs/operations.md documents each; a test holds the two together). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
 
 export type Env = z.input<typeof envSchema>;
 
@@ -232,6 +248,19 @@ export interface ApiConfig {
   web: { distDir: string; devnetAccountsFile?: string };
 }
 
+/** Metrics, readiness and shutdown (docs/operations.md). */
+export interface ObservabilityConfig {
+  /** One log line per request. */
+  logRequests: boolean;
+  /** GET /metrics on the API's port. */
+  metricsOnApi: boolean;
+  /** A separate metrics listener (host and port), when configured. */
+  metricsListener?: { host: string; port: number };
+  readyMaxIndexerLag: number;
+  readyTimeoutMs: number;
+  shutdownTimeoutMs: number;
+}
+
 export interface Config {
   network: string;
   rpcUrl: string;
@@ -247,6 +276,7 @@ export interface Config {
   marketplace: MarketplaceConfig;
   push: PushConfig;
   hostedAgents: HostedAgentsConfig;
+  observability: ObservabilityConfig;
   logLevel: "debug" | "info" | "warn" | "error" | "silent";
 }
 
@@ -338,6 +368,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       },
     },
     hostedAgents: hostedAgentsConfig(e, local),
+    observability: {
+      logRequests: e.LOG_REQUESTS === "on",
+      metricsOnApi: e.METRICS === "on",
+      metricsListener: e.METRICS_PORT > 0 ? { host: e.METRICS_HOST, port: e.METRICS_PORT } : undefined,
+      readyMaxIndexerLag: e.READY_MAX_INDEXER_LAG,
+      readyTimeoutMs: e.READY_TIMEOUT_MS,
+      shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    },
     logLevel: e.LOG_LEVEL,
   };
   return deepFreeze(config);

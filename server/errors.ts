@@ -19,6 +19,8 @@ export const ERROR_STATUS = {
   FORBIDDEN: 403,
   RATE_LIMIT: 429,
   INTERNAL_ERROR: 500,
+  /** GET /health/ready: a part this process needs does not answer (details.failing names each). */
+  NOT_READY: 503,
   // Posting
   INVALID_AMOUNT: 400,
   INVALID_DURATION: 400,

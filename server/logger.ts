@@ -2,9 +2,11 @@
  * Structured logging on pino: one JSON line per entry on stderr (`time` ISO-8601, `level` by name, `msg`, the base
  * and child fields, then the entry's fields). The service's `Logger` keeps the (message, fields) call shape so that
  * call sites read as sentences; errors under `error`, `err` or `cause` are serialized with their stack and causes,
- * bigints as exact numbers, and credentials under the redacted keys below never reach the log.
+ * bigints as exact numbers, and credentials under the redacted keys below never reach the log. A line written while
+ * serving a request carries that request's `requestId` (server/observability/requestContext.ts).
  */
 import pino, { type DestinationStream } from "pino";
+import { currentRequest } from "./observability/requestContext";
 
 export type LogLevel = "debug" | "info" | "warn" | "error" | "silent";
 
@@ -41,6 +43,10 @@ export function createLogger(
       base,
       timestamp: pino.stdTimeFunctions.isoTime,
       formatters: { level: (label) => ({ level: label }) },
+      mixin: () => {
+        const request = currentRequest();
+        return request ? { requestId: request.requestId } : {};
+      },
       serializers: { error: pino.stdSerializers.err, err: pino.stdSerializers.err, cause: pino.stdSerializers.err },
       redact: {
         paths: REDACTED_KEYS.flatMap((key) => [key, `*.${key}`]),

@@ -23,6 +23,9 @@ import { createMarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
 import { createPush, startPush, stopPush } from "./domain/events";
 import { AgentHost } from "./hosting/host";
+import { createMetrics, startMetricsListener } from "./observability/metrics";
+import { stopOnSignals } from "./observability/shutdown";
+import { wakeAcrossProcesses, wakeChannel } from "./pubsub/redisWake";
 
 export interface StartOptions {
   config?: Readonly<Config>;
@@ -39,6 +42,14 @@ export interface RunningServer {
   indexer?: Indexer;
   /** The agent host of this process (RUN_AGENT_HOST), when it runs one. */
   agentHost?: AgentHost;
+  /** The separate metrics listener's URL (METRICS_PORT), when one runs. */
+  metricsUrl?: string;
+  /**
+   * Stops gracefully: readiness answers 503, the agents stop (their leases released), event streams end (clients
+   * reconnect elsewhere, per the stream's retry hint), the listener stops accepting and in-flight requests finish,
+   * then the verifiers finish their tick (an intent being sent is recorded before it is signed and resumed by the
+   * next process), the indexer's range commits or rolls back whole and its lock is released.
+   */
   close(): Promise<void>;
 }
 
@@ -105,11 +116,24 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
   await deps.verifier?.start();
   await startPush(deps);
+  // With Redis, events written by another process (an indexer of its own, another API's listing) wake this process's
+  // streams and webhooks at once; the slow poll stays as the fallback.
+  const wake =
+    config.api.redisUrl && deps.events
+      ? await wakeAcrossProcesses(deps.events, {
+          redisUrl: config.api.redisUrl,
+          channel: wakeChannel(config.api.limits.prefix),
+          logger: logger.child({ component: "events" }),
+        })
+      : undefined;
   // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
   const autoVerifier = deps.verifier ? new AutoVerifier(deps) : undefined;
   autoVerifier?.start();
 
-  const app = createApp(deps);
+  const { observability } = config;
+  const metrics = observability.metricsOnApi || observability.metricsListener ? createMetrics(deps) : undefined;
+  let draining = false;
+  const app = createApp(deps, undefined, { metrics, draining: () => draining });
   const server = createHttpServer(app.callback(), config.api.timeouts);
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -118,6 +142,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.api.host}:${port}`;
   logger.info("API listening", { url });
+  const metricsListener =
+    metrics && observability.metricsListener
+      ? await startMetricsListener(metrics, observability.metricsListener.host, observability.metricsListener.port)
+      : undefined;
+  if (metricsListener) logger.info("metrics listening", { url: metricsListener.url });
   // Hosted agents in this process (RUN_AGENT_HOST): their workers speak to this API over HTTP.
   let agentHost: AgentHost | undefined;
   if (config.hostedAgents.runHost) {
@@ -130,7 +159,9 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
     deps,
     indexer,
     agentHost,
+    metricsUrl: metricsListener?.url,
     async close() {
+      draining = true;
       // The agents first, while the API they deliver through still answers (they stay desired running: the next
       // start takes them again).
       await agentHost?.stop();
@@ -142,6 +173,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await autoVerifier?.stop();
       await deps.verifier?.stop();
       await indexer?.stop();
+      await metricsListener?.close();
+      await wake?.close();
       await deps.limits.close();
       await db.destroy();
     },
@@ -151,13 +184,11 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
 if (require.main === module) {
   startServer()
     .then((running) => {
-      const stop = async (signal: string) => {
-        running.deps.logger.info("stopping", { signal });
-        await running.close();
-        process.exit(0);
-      };
-      process.on("SIGINT", () => void stop("SIGINT"));
-      process.on("SIGTERM", () => void stop("SIGTERM"));
+      stopOnSignals({
+        logger: running.deps.logger,
+        timeoutMs: running.deps.config.observability.shutdownTimeoutMs,
+        close: () => running.close(),
+      });
     })
     .catch((error) => {
       process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

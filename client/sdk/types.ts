@@ -1054,6 +1054,7 @@ export type ServiceErrorCode =
   | "FORBIDDEN"
   | "RATE_LIMIT"
   | "INTERNAL_ERROR"
+  | "NOT_READY"
   | "INVALID_AMOUNT"
   | "INVALID_DURATION"
   | "EMPTY_HASH"
@@ -1196,7 +1197,8 @@ export type ServiceErrorCode =
 /** The service's error envelope. */
 export interface ErrorEnvelope {
   success: false;
-  error: { code: string; message: string; reason?: string; details?: Record<string, unknown> };
+  /** `requestId`: the request's id (also its X-Request-Id header), which finds it in the server's log. */
+  error: { code: string; message: string; reason?: string; details?: Record<string, unknown>; requestId?: string };
 }
 
 // Push events (GET /api/v1/events, webhooks): the types the server's schema names.

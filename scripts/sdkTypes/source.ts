@@ -146,7 +146,8 @@ export type ServiceErrorCode = ErrorCode;
 /** The service's error envelope. */
 export interface ErrorEnvelope {
   success: false;
-  error: { code: string; message: string; reason?: string; details?: Record<string, unknown> };
+  /** `requestId`: the request's id (also its X-Request-Id header), which finds it in the server's log. */
+  error: { code: string; message: string; reason?: string; details?: Record<string, unknown>; requestId?: string };
 }
 
 // Push events (GET /api/v1/events, webhooks): the types the server's schema names.

@@ -1,6 +1,7 @@
 /**
  * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
- * Order: envelope (errors, request id) -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
+ * Order: request log (request id, one line per request) -> metrics (when enabled) -> envelope (errors) -> /metrics,
+ * /health/live, /health/ready -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
  * (any other GET path outside /api/) -> routes -> 404/405.
  */
 import Koa from "koa";
@@ -14,12 +15,27 @@ import { envelope } from "./middleware/errors";
 import { a2aJsonRpc } from "../protocols/a2a/jsonRpc";
 import { mcpEndpoint } from "../protocols/mcp/endpoint";
 import { webApp } from "./webApp";
+import { requestLog } from "../observability/requestLog";
+import { createMetrics, metricsRoute, type Metrics } from "../observability/metrics";
+import { healthRoutes } from "../observability/health";
 
-export function createApp(deps: Deps, routes: readonly AnyOperation[] = allRoutes): Koa {
+export interface AppOptions {
+  /** The process's metrics (shared with a METRICS_PORT listener); made here when METRICS=on and none is given. */
+  metrics?: Metrics;
+  /** True once the process is shutting down: readiness answers 503 so traffic drains. */
+  draining?: () => boolean;
+}
+
+export function createApp(deps: Deps, routes: readonly AnyOperation[] = allRoutes, options: AppOptions = {}): Koa {
   const app = new Koa({ proxy: deps.config.api.trustProxy });
   app.silent = true; // errors are answered and logged by the envelope middleware
   const router = buildRouter(routes, deps);
+  const metrics = options.metrics ?? (deps.config.observability.metricsOnApi ? createMetrics(deps) : undefined);
+  app.use(requestLog(deps.config.observability.logRequests ? deps.logger.child({ component: "http" }) : undefined));
+  if (metrics) app.use(metrics.middleware());
   app.use(envelope(deps.logger));
+  if (metrics && deps.config.observability.metricsOnApi) app.use(metricsRoute(metrics));
+  app.use(healthRoutes(deps, { draining: options.draining }));
   app.use(ipWindowLimit(deps.limits, deps.config.api.limits, deps.config.hostedAgents));
   app.use(a2aJsonRpc(deps, deps.logger.child({ component: "a2a" })));
   app.use(mcpEndpoint(deps));

@@ -10,6 +10,7 @@ import { createLogger } from "../logger";
 import { createDb, dbOptions } from "../db/knex";
 import { migrateLatest } from "../db/migrations";
 import { AgentHost } from "./host";
+import { stopOnSignals } from "../observability/shutdown";
 
 async function main() {
   const config = loadConfig();
@@ -25,17 +26,15 @@ async function main() {
   await migrateLatest(db);
   const host = new AgentHost({ db, config, logger, apiUrl });
   host.start();
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info("stopping", { signal });
-    await host.stop();
-    await db.destroy();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  // The workers stop, and each agent's lease is released so another host takes it at once.
+  stopOnSignals({
+    logger,
+    timeoutMs: config.observability.shutdownTimeoutMs,
+    async close() {
+      await host.stop();
+      await db.destroy();
+    },
+  });
 }
 
 main().catch((error) => {

@@ -1,29 +1,42 @@
 /**
  * `npm run indexer`: the indexer alone, for deployments that scale the API to several processes over one
- * PostgreSQL. Only one indexer writes at a time; a second one waits for the lock. Stops on SIGINT/SIGTERM.
+ * PostgreSQL. Only one indexer writes at a time; a second one waits for the lock. Stops on SIGINT/SIGTERM
+ * within SHUTDOWN_TIMEOUT_MS.
  */
 import { loadConfig } from "../config";
 import { createLogger } from "../logger";
 import { createDb, dbOptions } from "../db/knex";
 import { migrateLatest } from "../db/migrations";
 import { createIndexer } from "./index";
+import { stopOnSignals } from "../observability/shutdown";
+import { createRedisWake, wakeChannel } from "../pubsub/redisWake";
 
 async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: "indexer", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const indexer = createIndexer(config, db, logger);
+  // With Redis, the API processes hear of each indexed range at once instead of at their next poll.
+  const wake = config.api.redisUrl
+    ? await createRedisWake({
+        redisUrl: config.api.redisUrl,
+        channel: wakeChannel(config.api.limits.prefix),
+        logger,
+      })
+    : undefined;
+  const indexer = createIndexer(config, db, logger, { onEvents: () => wake?.announce() });
   await indexer.start();
   logger.info("indexer started", { rpc: config.rpcUrl, database: config.databaseUrl ? "postgres" : config.sqliteFile });
-  const stop = async (signal: string) => {
-    logger.info("stopping", { signal });
-    await indexer.stop();
-    await db.destroy();
-    process.exit(0);
-  };
-  process.on("SIGINT", () => void stop("SIGINT"));
-  process.on("SIGTERM", () => void stop("SIGTERM"));
+  // The range in progress finishes (or rolls back whole), then the writer lock is released for the next indexer.
+  stopOnSignals({
+    logger,
+    timeoutMs: config.observability.shutdownTimeoutMs,
+    async close() {
+      await indexer.stop();
+      await wake?.close();
+      await db.destroy();
+    },
+  });
 }
 
 main().catch((error) => {

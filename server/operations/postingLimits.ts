@@ -31,10 +31,11 @@ export const policy = (limit: number, windowMs: number) => `${limit};w=${Math.ro
 
 /**
  * Takes `items` tokens from the wallet's family bucket and from the IP's posting bucket, from both or from neither:
- * a refused request costs nothing. Refused: the bucket with the longer wait answers (the wallet's when equal).
+ * a refused request costs nothing. Refused: the bucket with the longer wait answers (the wallet's when equal), and
+ * the refusing family is left in `client.state.rateLimited` for the request log and the metrics.
  */
 export async function takePostingTokens(
-  client: { ip: string },
+  client: { ip: string; state?: Record<string, unknown> },
   store: LimitStore,
   limits: LimitsConfig,
   wallet: string,
@@ -50,6 +51,7 @@ export async function takePostingTokens(
     cost,
   );
   if (!walletTake.ok && walletTake.retryAfterMs >= ipTake.retryAfterMs) {
+    if (client.state) client.state.rateLimited = `wallet_${family}`;
     throw tooMany(
       `rate limit for ${FAMILY_NAMES[family]} exhausted for this wallet: ${cost} needed, retry in ${Math.ceil(walletTake.retryAfterMs / 1000)} s`,
       walletTake.retryAfterMs,
@@ -58,6 +60,7 @@ export async function takePostingTokens(
     );
   }
   if (!ipTake.ok) {
+    if (client.state) client.state.rateLimited = `posting_ip_${family}`;
     throw tooMany(
       `rate limit for posting (${FAMILY_NAMES[family]}) exhausted for this address: ${cost} needed, retry in ${Math.ceil(ipTake.retryAfterMs / 1000)} s`,
       ipTake.retryAfterMs,

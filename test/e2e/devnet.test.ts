@@ -1,7 +1,7 @@
 /**
  * The devnet as a newcomer meets it: startDevnet on free ports, then the MCP URL and client configuration it prints
  * and writes (.devnet/mcp.json) used as-is by the official MCP client, and the A2A card found by the official A2A client;
- * the admin in accounts.json; and `npm run devnet` (a child process) on a taken port, which ends at once with one line
+ * the admin in accounts.json; /metrics and /health/ready on the API's port; and `npm run devnet` (a child process) on a taken port, which ends at once with one line
  * naming the variable.
  */
 import { spawn } from "node:child_process";
@@ -22,6 +22,7 @@ import {
   type McpClientConfig,
 } from "../../scripts/devnet";
 import { freePort } from "../helpers/api";
+import { scrape } from "../helpers/prometheus";
 
 describe("devnet: protocol endpoints a newcomer connects to", () => {
   it("writes an MCP client configuration that the official MCP client uses as-is, and serves the A2A card", async function () {
@@ -44,7 +45,15 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
         `Web app       ${devnet.apiUrl}/  (sign in with the devnet wallet: Settings)`,
         `Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`,
         `              admin: ${ADMIN_WARNING}`,
+        `Operations    ${devnet.apiUrl}/metrics, ${devnet.apiUrl}/health/ready (docs/operations.md)`,
       ]);
+      // The operator's endpoints: Prometheus metrics on the API's own port, and readiness once the index is at the head.
+      const scraped = await scrape(`${devnet.apiUrl}/metrics`);
+      expect(scraped.has("market_indexer_checkpoint_block", { chain: "localhost" })).to.equal(true);
+      expect(scraped.has("market_verifier_intents", { state: "confirmed" })).to.equal(true);
+      expect(scraped.value("market_hosted_agents", { state: "running" })).to.be.at.least(0);
+      const ready = await fetch(`${devnet.apiUrl}/health/ready`);
+      expect(ready.status, await ready.clone().text()).to.equal(200);
       expect(server.headers["X-API-Key"]).to.match(/^sk_[0-9a-f]{64}$/);
       const client = new Client({ name: "newcomer", version: "1.0.0" });
       await client.connect(

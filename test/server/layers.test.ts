@@ -115,6 +115,16 @@ const LAYERS: { file: string; forbidden: string[]; allowed: string[] }[] = [
     allowed: ["../domain/callers", "../config"],
   },
   {
+    file: "server/observability/probe.ts",
+    forbidden: ["../api/router", "../operations/invoke", "../protocols/mcp/tools", "../hosting/host", "../verifier"],
+    allowed: ["../db/repositories/checkpoints", "../indexer/sync", "../logger"],
+  },
+  {
+    file: "server/pubsub/probe.ts",
+    forbidden: ["../api/router", "../domain/deps", "../db/knex", "../chain/gateway", "../indexer/sync"],
+    allowed: ["ioredis"],
+  },
+  {
     file: "server/escrow/probe.ts",
     forbidden: ["../api/router", "../operations/invoke", "../domain/posting", "../db/knex", "../chain/gateway"],
     allowed: ["./rules"],

@@ -1,21 +1,18 @@
 /**
- * First middleware: gives every request an id, and turns every outcome into the envelope. AppErrors answer their
- * code; anything else is a 500 with a generic message and the request id, logged with its cause.
+ * Turns every outcome into the envelope. AppErrors answer their code; anything else is a 500 with a generic message,
+ * logged with its cause. Every error envelope carries the request id (`error.requestId`, also the X-Request-Id
+ * header) that the request log line has (server/observability/requestLog.ts gives it, before this middleware).
  */
-import crypto from "node:crypto";
 import type { Middleware } from "koa";
 import { AppError } from "../../errors";
 import type { Logger } from "../../logger";
-
-const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+import { requestIdFor } from "../../observability/requestContext";
 
 export function envelope(logger: Logger): Middleware {
   return async (ctx, next) => {
-    const incoming = ctx.get("x-request-id");
-    const requestId = REQUEST_ID.test(incoming) ? incoming : crypto.randomUUID();
+    const requestId: string = ctx.state.requestId ?? requestIdFor(ctx.get("x-request-id"));
     ctx.state.requestId = requestId;
     ctx.set("X-Request-Id", requestId);
-    const started = Date.now();
     try {
       await next();
       if (ctx.status === 404 && ctx.body === undefined) {
@@ -32,6 +29,7 @@ export function envelope(logger: Logger): Middleware {
             message: error.message,
             ...(error.reason ? { reason: error.reason } : {}),
             ...(error.details ? { details: error.details } : {}),
+            requestId,
           },
         };
       } else {
@@ -42,18 +40,11 @@ export function envelope(logger: Logger): Middleware {
             code: "INTERNAL_ERROR",
             message: `internal error; quote request id ${requestId} when reporting it`,
             details: { requestId },
+            requestId,
           },
         };
         logger.error("unhandled error", { requestId, method: ctx.method, path: ctx.path, error });
       }
-    } finally {
-      logger.debug("request", {
-        requestId,
-        method: ctx.method,
-        path: ctx.path,
-        status: ctx.status,
-        ms: Date.now() - started,
-      });
     }
   };
 }

@@ -2,7 +2,8 @@
  * The spec's limits. Fixed 60-second windows per IP (every request; and posting requests whose key failed
  * authentication), per hosted agent (every request with its token, instead of its IP's window: 300 a minute), and continuously refilled token buckets for posting with a valid key: per wallet per family
  * (uploads, task builds, task listings) and per IP across posting routes. A bulk call takes one token per item.
- * Over a limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
+ * Over a limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`); the
+ * refusing limit's family is left in `ctx.state.rateLimited` for the request log and the metrics.
  */
 import type { Context, Middleware } from "koa";
 import type { HostedAgentsConfig, LimitsConfig } from "../../config";
@@ -31,6 +32,7 @@ export function ipWindowLimit(
     const hit = await store.hitWindow(key, limits.windowMs);
     ctx.set("RateLimit-Policy", agent ? agentPolicy : ipPolicy);
     if (hit.count > limit) {
+      ctx.state.rateLimited = agent ? "agent" : "ip";
       const who = agent ? `hosted agent ${agentId}` : "this address";
       throw tooMany(
         `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
@@ -58,6 +60,7 @@ async function tokenAgent(ctx: Context, hostedAgents: Readonly<HostedAgentsConfi
 export async function checkFailedAuthBudget(ctx: Context, store: LimitStore, limits: LimitsConfig): Promise<void> {
   const hit = await store.peekWindow(`authfail:${ctx.ip}`, limits.windowMs);
   if (hit.count >= limits.failedAuthPerWindow) {
+    ctx.state.rateLimited = "failed_auth";
     throw tooMany(
       `too many posting requests with failed authentication from this address: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
       hit.resetInMs,
