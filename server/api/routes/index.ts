@@ -5,6 +5,7 @@
  */
 import type { AnyOperation } from "../../operations/operation";
 import { operationGroups as op } from "../../operations";
+import { deleteAgentRoute } from "../../operations/agents";
 import { openApiRoute } from "./openapi";
 import { cardRoutes } from "./cards";
 import { agentLogsRoute } from "./agentLogs";
@@ -23,8 +24,8 @@ export const allRoutes: AnyOperation[] = [
   ...op.delivery,
   ...cardRoutes,
   ...op.services,
-  ...op.agents,
-  agentLogsRoute,
+  // The log follow beside the owner's other routes of one agent (where the OpenAPI document has always listed it).
+  ...op.agents.flatMap((route) => (route === deleteAgentRoute ? [route, agentLogsRoute] : [route])),
   ...eventRoutes,
   ...op.devnet,
 ];
