@@ -11,7 +11,11 @@
  *   (b) each payout sends amount - floor(amount * feeBps / 10000) to the worker and the fee to the treasury, with the
  *       fee read from the contract just before the payout;
  *   (c) no task settles twice: a terminal record never changes again and each task has at most one TaskCompleted,
- *       TaskCancelled or DeadlineExpired event (exactly one once terminal).
+ *       TaskCancelled, DeadlineExpired or UnruledSplit event (exactly one once terminal);
+ *   (d) funds never freeze: after the random steps, honest calls (the poster's cancel or timeout claim, a passing
+ *       verdict, the admin's ruling, then every owed account's withdraw and the admin's sweep) leave the escrow holding
+ *       nothing at all.
+ * What the escrow owes (the halves of a dispute nobody ruled on, split) counts as held until withdrawn.
  *
  * Knobs (environment): PROPERTY_SEED (replay a failure), PROPERTY_RUNS (default 25), PROPERTY_STEPS (default 40),
  * PROPERTY_SHRINK=1 (let fast-check shrink a failure; slow), PROPERTY_VERBOSE=1 (print which transitions were hit).
@@ -63,8 +67,9 @@ const FIT_STATUSES: Partial<Record<string, number[]>> = {
   raiseDispute: [Status.Submitted, Status.Verified],
   resolveDispute: [Status.Disputed],
   releaseUnjudgedWork: [Status.Disputed],
+  settleUnruled: [Status.Disputed],
 };
-const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired"]);
+const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired", "UnruledSplit"]);
 
 /** The escrow deployment of the fixtures, with every actor funded and approved and native currency allowlisted. */
 async function propertyFixture() {
@@ -115,7 +120,13 @@ type Step =
   | { kind: "marketplaceAssign" | "assignWorker"; caller: CallerSel; task: TaskSel; worker: AddressSel }
   | { kind: "submitEvidence"; caller: CallerSel; task: TaskSel; evidenceHash: string }
   | { kind: "completeVerification"; caller: CallerSel; task: TaskSel; passed: boolean }
-  | { kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork"; caller: CallerSel; task: TaskSel }
+  | {
+      kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "settleUnruled";
+      caller: CallerSel;
+      task: TaskSel;
+    }
+  /** Takes what the caller is owed (in USDC or native) to an actor. */
+  | { kind: "withdraw"; caller: number; token: "usdc" | "native"; to: AddressSel }
   | { kind: "resolveDispute"; caller: CallerSel; task: TaskSel; workerFavored: boolean }
   | { kind: "pause" | "unpause"; caller: CallerSel }
   | { kind: "setFeeBps"; caller: CallerSel; feeBps: number }
@@ -159,7 +170,14 @@ const NEXT_OPS: Record<number, (TaskOpKind | "failVerification")[]> = {
     "claimTimeout",
   ],
   [Status.Verified]: ["submitEvidence", "submitEvidence", "submitEvidence", "raiseDispute", "claimTimeout"],
-  [Status.Disputed]: ["resolveDispute", "releaseUnjudgedWork", "releaseUnjudgedWork", "claimTimeout", "claimTimeout"],
+  [Status.Disputed]: [
+    "resolveDispute",
+    "releaseUnjudgedWork",
+    "releaseUnjudgedWork",
+    "claimTimeout",
+    "claimTimeout",
+    "settleUnruled",
+  ],
 };
 type TaskOpKind = Extract<Step, { task: TaskSel }>["kind"];
 /** A step that is one contract call. */
@@ -245,8 +263,9 @@ const timeJumpArb = fc.oneof(
 
 const creationArb = <K extends "createTask" | "createTaskWithVerifier">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: creatorArb, token: tokenArb, value: valueArb, task: taskGenArb });
-const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork">(kind: K) =>
-  fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
+const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "settleUnruled">(
+  kind: K,
+) => fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
 const assignArb = <K extends "marketplaceAssign" | "assignWorker">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb, worker: workerArb });
 
@@ -301,6 +320,16 @@ const STEP_MIX: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = [
     }),
   },
   { weight: 2, arbitrary: onTaskArb("releaseUnjudgedWork") },
+  { weight: 2, arbitrary: onTaskArb("settleUnruled") },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("withdraw" as const),
+      caller: fc.constantFrom(ACTOR.poster, ACTOR.worker, ACTOR.stranger),
+      token: fc.constantFrom("usdc" as const, "native" as const),
+      to: fc.oneof({ weight: 5, arbitrary: actorArb }, { weight: 1, arbitrary: fc.constant("zero" as const) }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), caller: callerArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("unpause" as const), caller: callerArb }) },
   {
@@ -443,6 +472,7 @@ class Run {
     const fromBlock = await ethers.provider.getBlockNumber();
     try {
       for (const [i, step] of steps.entries()) await this.step(i, step);
+      await this.drain(steps.length);
       await this.checkSettlementEvents(fromBlock + 1);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -451,6 +481,46 @@ class Run {
         { cause: error },
       );
     }
+  }
+
+  /**
+   * (d) Settles every live task by honest calls (each checked against the model like any step), lets every owed account
+   * withdraw and the admin sweep what was sent directly: the escrow must then hold nothing in either token.
+   */
+  private async drain(first: number): Promise<void> {
+    let index = first;
+    const model = this.model;
+    if (model.paused) await this.call(index++, { kind: "unpause", caller: "natural" });
+    for (const [id, t] of [...model.tasks.entries()].filter(([, r]) => !isTerminal(r.status))) {
+      const task: TaskSel = { pool: "id", id, index: 0 };
+      // A timeout claim waits for the effective deadline and, after a failed verdict, for the appeal window.
+      let end = t.status === Status.Assigned || t.status === Status.Verified ? model.effectiveDeadline(id) : 0n;
+      if (t.status === Status.Verified) {
+        const appealEnd = t.failedVerdictAt + LIMITS.appealWindow + model.pausedSecondsSince(t.failedVerdictAt);
+        if (appealEnd > end) end = appealEnd;
+      }
+      if (model.now + 1n < end) await this.jump(index++, end - 1n, "drain: to the timeout");
+      const honest: Record<number, ConcreteStep> = {
+        [Status.Funded]: { kind: "cancelTask", caller: "natural", task },
+        [Status.Assigned]: { kind: "claimTimeout", caller: "natural", task },
+        [Status.Submitted]: { kind: "completeVerification", caller: "natural", task, passed: true },
+        [Status.Verified]: { kind: "claimTimeout", caller: "natural", task },
+        [Status.Disputed]: { kind: "resolveDispute", caller: "natural", task, workerFavored: true },
+      };
+      await this.call(index++, honest[t.status]);
+      expect(isTerminal(model.task(id).status), `task ${id} settled by honest calls`).to.equal(true);
+    }
+    for (const [token, account] of model.owed()) {
+      const caller = this.signers.findIndex((s) => s.address.toLowerCase() === account);
+      await this.call(index++, { kind: "withdraw", caller, token: token === NATIVE ? "native" : "usdc", to: caller });
+    }
+    for (const token of ["usdc", "native"] as const) {
+      if (model.surplusOf(this.tokenAddress(token)) > 0n) {
+        await this.call(index++, { kind: "sweepSurplus", caller: "natural", token, to: ACTOR.stranger });
+      }
+    }
+    expect(await this.f.usdc.balanceOf(this.escrowAddress), "USDC left after the honest ending").to.equal(0n);
+    expect(await ethers.provider.getBalance(this.escrowAddress), "native left after the honest ending").to.equal(0n);
   }
 
   private name(address: string): string {
@@ -496,6 +566,7 @@ class Run {
         return t.poster;
       case "submitEvidence":
       case "releaseUnjudgedWork":
+      case "settleUnruled":
         return t.worker;
       case "completeVerification":
         return t.verifierAgent !== ZERO_ADDRESS ? t.verifierAgent : this.f.verifier.address;
@@ -570,6 +641,15 @@ class Run {
           send: () => this.f.usdc.connect(signer).transfer(this.escrowAddress, step.amount),
         };
       }
+      case "withdraw": {
+        const signer = this.signers[step.caller];
+        const token = this.tokenAddress(step.token);
+        const to = this.address(step.to);
+        return {
+          op: { kind: "withdraw", caller: signer.address, token, to },
+          send: () => escrow.connect(signer).withdraw(token, to),
+        };
+      }
       case "sweepSurplus": {
         const signer = this.caller(step.caller, this.f.admin.address);
         const token = this.tokenAddress(step.token);
@@ -635,6 +715,8 @@ class Run {
             return { op: { kind: step.kind, caller, taskId }, send: () => e.raiseDispute(taskId) };
           case "releaseUnjudgedWork":
             return { op: { kind: step.kind, caller, taskId }, send: () => e.releaseUnjudgedWork(taskId) };
+          case "settleUnruled":
+            return { op: { kind: step.kind, caller, taskId }, send: () => e.settleUnruled(taskId) };
         }
       }
     }
@@ -738,7 +820,11 @@ class Run {
         const instant = t.disputedAt + LIMITS.disputeWindow + model.pausedSecondsSince(t.disputedAt);
         result.push({
           instant,
-          probes: [claim, { kind: "releaseUnjudgedWork", caller: "natural", task: task("worker") }],
+          probes: [
+            claim,
+            { kind: "releaseUnjudgedWork", caller: "natural", task: task("worker") },
+            { kind: "settleUnruled", caller: "natural", task: task("worker") },
+          ],
         });
       }
     }
@@ -925,7 +1011,12 @@ class Run {
   private async checkSettlementEvents(fromBlock: number): Promise<void> {
     const { escrow } = this.f;
     const counts = new Map<bigint, number>();
-    for (const filter of [escrow.filters.TaskCompleted, escrow.filters.TaskCancelled, escrow.filters.DeadlineExpired]) {
+    for (const filter of [
+      escrow.filters.TaskCompleted,
+      escrow.filters.TaskCancelled,
+      escrow.filters.DeadlineExpired,
+      escrow.filters.UnruledSplit,
+    ]) {
       for (const event of await escrow.queryFilter(filter(), fromBlock)) {
         const id = event.args[0] as bigint;
         counts.set(id, (counts.get(id) ?? 0) + 1);

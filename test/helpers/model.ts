@@ -76,6 +76,9 @@ export type Op =
   | { kind: "raiseDispute"; caller: string; taskId: bigint }
   | { kind: "resolveDispute"; caller: string; taskId: bigint; workerFavored: boolean }
   | { kind: "releaseUnjudgedWork"; caller: string; taskId: bigint }
+  | { kind: "settleUnruled"; caller: string; taskId: bigint }
+  /** Takes what the caller is owed (pull payments: the halves of a split). */
+  | { kind: "withdraw"; caller: string; token: string; to: string }
   | { kind: "pause"; caller: string }
   | { kind: "unpause"; caller: string }
   | { kind: "setFeeBps"; caller: string; feeBps: bigint }
@@ -175,6 +178,8 @@ export class EscrowModel {
   private readonly pauses: PauseInterval[] = [];
   /** Per token (lowercase): what was sent to the escrow outside any task and not swept yet. */
   private readonly surplus = new Map<string, bigint>();
+  /** Per token (lowercase), per account (lowercase): what the escrow owes, taken with withdraw. */
+  private readonly credits = new Map<string, Map<string, bigint>>();
 
   constructor(config: ModelConfig) {
     this.escrow = config.escrow;
@@ -202,6 +207,7 @@ export class EscrowModel {
     for (const [id, t] of this.tasks) copy.tasks.set(id, { ...t });
     copy.pauses.push(...this.pauses.map((p) => ({ ...p })));
     for (const [token, amount] of this.surplus) copy.surplus.set(token, amount);
+    for (const [token, owed] of this.credits) copy.credits.set(token, new Map(owed));
     return copy;
   }
 
@@ -227,7 +233,22 @@ export class EscrowModel {
     for (const t of this.tasks.values()) {
       if (same(t.token, token) && !isTerminal(t.status)) total += t.amount;
     }
+    for (const owed of this.credits.get(token.toLowerCase())?.values() ?? []) total += owed;
     return total;
+  }
+
+  /** What the escrow owes `account` in `token` (credit(token, account)). */
+  creditOf(token: string, account: string): bigint {
+    return this.credits.get(token.toLowerCase())?.get(account.toLowerCase()) ?? 0n;
+  }
+
+  /** Every account owed something, per token: [token, account] pairs as the model spells them. */
+  owed(): [string, string][] {
+    const pairs: [string, string][] = [];
+    for (const [token, owed] of this.credits) {
+      for (const [account, amount] of owed) if (amount > 0n) pairs.push([token, account]);
+    }
+    return pairs;
   }
 
   /** Tokens sent to the escrow outside any task and not swept yet. */
@@ -327,6 +348,25 @@ export class EscrowModel {
         return this.resolveDispute(op.caller, op.taskId, op.workerFavored);
       case "releaseUnjudgedWork":
         return this.releaseUnjudgedWork(op.caller, op.taskId);
+      case "settleUnruled": {
+        this.whenNotPaused();
+        const t = this.task(op.taskId);
+        if (t.status !== Status.Disputed) fail("InvalidStatus", t.status, Status.Disputed);
+        if (t.escalated) fail("EscalatedForAdjudication");
+        if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
+        return this.splitUnruled(op.taskId);
+      }
+      case "withdraw": {
+        // Not pause-gated.
+        if (same(op.to, ZERO_ADDRESS)) fail("ZeroAddress");
+        const amount = this.creditOf(op.token, op.caller);
+        if (amount === 0n) fail("NothingOwed");
+        this.credits.get(op.token.toLowerCase())!.set(op.caller.toLowerCase(), 0n);
+        return success(
+          [{ name: "Withdrawn", args: [op.token, op.caller, op.to, amount] }],
+          [{ token: op.token, from: this.escrow, to: op.to, amount }],
+        );
+      }
       case "pause":
         this.onlyAdmin(op.caller);
         if (this.paused) fail("EnforcedPause");
@@ -498,6 +538,7 @@ export class EscrowModel {
     if (t.status === Status.Disputed) {
       if (t.escalated) fail("EscalatedForAdjudication");
       if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
+      return this.splitUnruled(taskId);
     }
     return this.refund(taskId, [], "DeadlineExpired");
   }
@@ -540,6 +581,34 @@ export class EscrowModel {
     if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
     const { workerPayout, fee } = this.split(t.amount);
     return this.payout(taskId, [{ name: "UnjudgedWorkReleased", args: [taskId, workerPayout, fee] }]);
+  }
+
+  /**
+   * A dispute nobody ruled on: half the reward credited to the worker less the fee on that half, the other half
+   * credited to the poster, the fee sent to the treasury; Completed.
+   */
+  private splitUnruled(taskId: bigint): Outcome {
+    const live = this.live(taskId);
+    live.status = Status.Completed;
+    const half = live.amount / 2n;
+    const posterHalf = live.amount - half;
+    const fee = (half * this.feeBps) / LIMITS.bpsDenominator;
+    const events: ExpectedEvent[] = [];
+    for (const [account, amount] of [
+      [live.worker, half - fee],
+      [live.poster, posterHalf],
+    ] as const) {
+      if (amount === 0n) continue;
+      const key = live.token.toLowerCase();
+      const owed = this.credits.get(key) ?? new Map<string, bigint>();
+      this.credits.set(key, owed);
+      owed.set(account.toLowerCase(), (owed.get(account.toLowerCase()) ?? 0n) + amount);
+      events.push({ name: "Credited", args: [live.token, account, amount] });
+    }
+    events.push({ name: "UnruledSplit", args: [taskId, live.worker, half - fee, live.poster, posterHalf, fee] });
+    const transfers: Transfer[] =
+      fee > 0n ? [{ token: live.token, from: this.escrow, to: this.treasury, amount: fee }] : [];
+    return success(events, transfers, [taskId], [taskId]);
   }
 
   /** Completes the task: amount - fee to the worker, the fee (read now) to the treasury. */
