@@ -381,6 +381,31 @@ describe("upgrades", () => {
         expect((await upgraded.getTask(TASK.open)).evidenceHash).to.equal(EVIDENCE_HASH);
       });
 
+      it("refuses a commitment from a plain submitter of before the upgrade, which could never reveal it", async () => {
+        const { upgraded, stranger, others } = await loadFixture(upgradedFromPreviousFixture);
+        expect(await upgraded.openPhase(TASK.open)).to.equal(PHASE.Submission);
+        const commit = (signer: typeof stranger) =>
+          commitOpen(upgraded, signer, TASK.open, EVIDENCE_HASH, { salt: ethers.id("legacy") });
+        await expect(commit(stranger)).to.be.revertedWithCustomError(upgraded, "AlreadySubmitted");
+        await expect(commit(others[5])).to.emit(upgraded, "OpenSubmissionCommitted");
+      });
+
+      it("gives a task of before the upgrade the reveal day: its selection starts OPEN_REVEAL_WINDOW after the deadline", async () => {
+        const { upgraded, poster, stranger } = await loadFixture(upgradedFromPreviousFixture);
+        const deadline = await upgraded.effectiveDeadline(TASK.open);
+        await time.increaseTo(deadline);
+        expect(await upgraded.openPhase(TASK.open)).to.equal(PHASE.Reveal);
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address))
+          .to.be.revertedWithCustomError(upgraded, "WrongPhase")
+          .withArgs(PHASE.Reveal, PHASE.Selection);
+        await time.increaseTo(deadline + (await upgraded.OPEN_REVEAL_WINDOW()));
+        // A plain submission is paid at once when picked (it was made under the rule without contest).
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address)).to.emit(
+          upgraded,
+          "WinnerSelected",
+        );
+      });
+
       it("refunds a plain open submission's task once expired, as before the upgrade", async () => {
         const { upgraded, poster, amount } = await loadFixture(upgradedFromPreviousFixture);
         await time.increaseTo((await openPhaseStarts(upgraded, TASK.open)).expired);
