@@ -369,6 +369,40 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(stranger).settleUnruled(taskId)).to.emit(escrow, "UnruledSplit");
     });
   });
+
+  describe("paths the coverage report found untested", () => {
+    it("createTaskWithVerifier reverts SelfAssignment when the poster names itself", async () => {
+      const { escrow, usdc, poster } = await loadFixture(deployEscrowFixture);
+      await expect(
+        escrow
+          .connect(poster)
+          .createTaskWithVerifier(TASK_HASH, await usdc.getAddress(), USDC(1), CATEGORY, ZONE, DAY, poster.address),
+      ).to.be.revertedWithCustomError(escrow, "SelfAssignment");
+    });
+
+    it("createTask reverts LabelTooLong for a category over 65,535 bytes", async () => {
+      const { escrow, usdc, poster } = await loadFixture(deployEscrowFixture);
+      const token = await usdc.getAddress();
+      await expect(
+        escrow.connect(poster).createTask(TASK_HASH, token, USDC(1), "c".repeat(65_536), ZONE, DAY),
+      ).to.be.revertedWithCustomError(escrow, "LabelTooLong");
+    });
+
+    it("a creation without the gas a set hook needs reverts InsufficientGasForHook", async () => {
+      const { escrow, usdc, admin, poster } = await loadFixture(deployEscrowFixture);
+      await escrow.connect(admin).setTaskRegistry(await (await ethers.deployContract("MockTaskRegistry")).getAddress());
+      const token = await usdc.getAddress();
+      await expect(
+        escrow.connect(poster).createTask(TASK_HASH, token, USDC(1), CATEGORY, ZONE, DAY, { gasLimit: 200_000 }),
+      ).to.be.revertedWithCustomError(escrow, "InsufficientGasForHook");
+    });
+
+    it("effectiveDeadline and isTaskExpired of an unknown id are 0 and false", async () => {
+      const { escrow } = await loadFixture(deployEscrowFixture);
+      expect(await escrow.effectiveDeadline(99n)).to.equal(0n);
+      expect(await escrow.isTaskExpired(99n)).to.equal(false);
+    });
+  });
 });
 
 const DAY_BIGINT = BigInt(DAY);
