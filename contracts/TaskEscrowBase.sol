@@ -382,7 +382,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
                 emit ITaskEscrow.HookFailed(registry, taskId);
             }
         }
-        if (!rateWorker || !$.hasReputationContract || worker == address(0)) return;
+        // A rated outcome always has a worker (an assigned worker, or an open task's winner).
+        if (!rateWorker || !$.hasReputationContract) return;
         address reputation = $.reputationContract;
         address token = t.token;
         uint256 amount = t.amount;

@@ -50,11 +50,12 @@ contract TaskEscrowModule is TaskEscrowBase {
     /// @notice See ITaskEscrow.commitOpen.
     function commitOpen(uint256 taskId, bytes32 commitment) external payable nonReentrant whenNotPaused {
         Task storage t = _openTask(taskId);
-        // Check: the submission phase, not the poster, a commitment, one per address (a plain submission made before
+        // Check: the submission phase, a commitment, one per address (a plain submission made before
         // the commit-reveal design counts: its author could never reveal a commitment, and would lose the bond).
         ITaskEscrow.Phase phase = _openPhase(taskId, t);
         if (phase != ITaskEscrow.Phase.Submission) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Submission);
-        if (msg.sender == t.poster) revert ITaskEscrow.SelfAssignment();
+        // Check: not the poster, nor the judge of the task's disputes (who could then rule for itself).
+        if (msg.sender == t.poster || msg.sender == _judgeOf(t)) revert ITaskEscrow.SelfAssignment();
         if (commitment == bytes32(0)) revert ITaskEscrow.EmptyHash();
         EscrowStorage storage $ = _getEscrowStorage();
         if ($.openCommitments[taskId][msg.sender] != bytes32(0) || $.openSubmissions[taskId][msg.sender] != bytes32(0))

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { artifacts, ethers, upgrades } from "hardhat";
+import hre, { artifacts, ethers, upgrades } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowPrevious, TaskEscrowV2 } from "../../typechain-types";
 import type { AddressBook } from "../../scripts/deploy";
@@ -285,7 +285,12 @@ describe("upgrades", () => {
       const deployedSize = async (name: string) =>
         ((await artifacts.readArtifact(name)).deployedBytecode.length - 2) / 2;
 
-      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async () => {
+      // `hardhat coverage` instruments the code (about three times its size): sizes are measured on the real build only.
+      const underCoverage = () =>
+        (hre as unknown as { __SOLIDITY_COVERAGE_RUNNING?: boolean }).__SOLIDITY_COVERAGE_RUNNING === true;
+
+      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async function () {
+        if (underCoverage()) this.skip();
         expect(await deployedSize("TaskEscrow")).to.be.at.most(LIMIT - 2_000);
       });
 
@@ -302,7 +307,8 @@ describe("upgrades", () => {
         );
       });
 
-      it("keeps its module and the test V2 under the limit", async () => {
+      it("keeps its module and the test V2 under the limit", async function () {
+        if (underCoverage()) this.skip();
         expect(await deployedSize("TaskEscrowModule")).to.be.at.most(LIMIT);
         expect(await deployedSize("TaskEscrowV2")).to.be.at.most(LIMIT);
       });
