@@ -225,7 +225,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
             // Check: the worker's appeal window after the failed verdict has passed.
             if (!_windowPassed(t.failedVerdictAt, APPEAL_WINDOW)) revert AppealWindowActive();
         } else if (status == Status.Disputed) {
-            // Check: an open task's dispute ends by judgeOpen or settleUnruled.
+            // Check: an open task's dispute ends by judgeOpen or splitUnruled.
             if (t.open) revert OpenTask();
             // Check: escalated work goes to the worker, not back by timeout.
             if (t.escalated) revert EscalatedForAdjudication();
@@ -368,7 +368,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     }
 
     /// @inheritdoc ITaskEscrow
-    function disputeOpen(uint256) external {
+    function contestOpen(uint256) external {
         _delegateToModule();
     }
 
@@ -378,7 +378,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     }
 
     /// @inheritdoc ITaskEscrow
-    function settleUnruled(uint256) external {
+    function splitUnruled(uint256) external {
         _delegateToModule();
     }
 
@@ -585,13 +585,13 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     }
 
     /// @inheritdoc ITaskEscrow
-    function openChoice(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger) {
+    function openVerdictState(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger) {
         OpenState storage o = _getEscrowStorage().openStates[taskId];
         return (o.chosen, o.chosenAt, o.challenger);
     }
 
     /// @inheritdoc ITaskEscrow
-    function credit(address token, address account) external view returns (uint256) {
+    function creditOf(address token, address account) external view returns (uint256) {
         return _getEscrowStorage().credits[token][account];
     }
 

@@ -155,14 +155,14 @@ contract TaskEscrowModule is TaskEscrowBase {
             _disputeOpen(taskId, t, o, winner);
             return;
         }
-        // The only revealed submission, which its poster did not refuse (disputeOpen) within the selection window. The
+        // The only revealed submission, which its poster did not refuse (contestOpen) within the selection window. The
         // forfeited bonds go to it: a poster that cannot receive could otherwise block the payment it owes.
         emit ITaskEscrow.OpenDefaultReleased(taskId, winner);
         _payWinner(taskId, t, winner, $.openSubmissions[taskId][winner], winner);
     }
 
-    /// @notice See ITaskEscrow.disputeOpen.
-    function disputeOpen(uint256 taskId) external nonReentrant whenNotPaused {
+    /// @notice See ITaskEscrow.contestOpen.
+    function contestOpen(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _openTask(taskId);
         _checkUnsettledOpen(t);
         EscrowStorage storage $ = _getEscrowStorage();
@@ -208,8 +208,8 @@ contract TaskEscrowModule is TaskEscrowBase {
         _payWinner(taskId, t, winner, evidence, t.poster);
     }
 
-    /// @notice See ITaskEscrow.settleUnruled.
-    function settleUnruled(uint256 taskId) external nonReentrant whenNotPaused {
+    /// @notice See ITaskEscrow.splitUnruled.
+    function splitUnruled(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: a dispute (not an escalation, which releaseUnjudgedWork pays) past its window without a ruling.
         if (t.status != ITaskEscrow.Status.Disputed) revert ITaskEscrow.InvalidStatus(t.status, ITaskEscrow.Status.Disputed);

@@ -122,7 +122,7 @@ interface ITaskEscrow {
     /// @param taskId The task.
     /// @param initiator Who raised it: the poster or worker (raiseDispute); on an escalation of unjudged work, the poster
     /// (claimTimeout) or the worker (escalateUnjudgedWork); on an open-submission task, the poster or the contesting
-    /// submitter (disputeOpen), or whoever released a contested default (releaseOpenDefault).
+    /// submitter (contestOpen), or whoever released a contested default (releaseOpenDefault).
     event TaskDisputed(uint256 indexed taskId, address indexed initiator);
     /// @notice Emitted when the admin rules on a dispute (TaskCompleted or TaskCancelled follows).
     /// @param taskId The task.
@@ -174,7 +174,7 @@ interface ITaskEscrow {
     /// @param taskId The task.
     /// @param winner The submitter paid, or the zero address for a refund to the poster.
     event OpenJudged(uint256 indexed taskId, address indexed winner);
-    /// @notice Emitted when a dispute nobody ruled on within DISPUTE_WINDOW is split (claimTimeout, settleUnruled).
+    /// @notice Emitted when a dispute nobody ruled on within DISPUTE_WINDOW is split (claimTimeout, splitUnruled).
     /// @param taskId The task.
     /// @param workerSide The submitter or worker credited the first half.
     /// @param workerPayout What it was credited, less the fee.
@@ -381,7 +381,7 @@ interface ITaskEscrow {
     error InsufficientGasForHook();
     /// @notice A single-worker function (resolveDispute, claimTimeout of a dispute) called on an open-submission task.
     error OpenTask();
-    /// @notice releaseOpenDefault before OPEN_CONTEST_WINDOW passed after the poster's pick, or disputeOpen after it.
+    /// @notice releaseOpenDefault before OPEN_CONTEST_WINDOW passed after the poster's pick, or contestOpen after it.
     error ContestWindow();
     /// @notice withdraw with nothing owed.
     error NothingOwed();
@@ -562,7 +562,7 @@ interface ITaskEscrow {
     /// @notice The poster picks one revealed submission of an open-submission task during the Selection phase. With one
     /// revealed submission (or plain submissions made before the commit-reveal design) the pick is paid at once; with
     /// two or more it is proposed (OpenWinnerProposed) and paid by releaseOpenDefault once OPEN_CONTEST_WINDOW passed,
-    /// unless another revealed submitter disputes it (disputeOpen). Payments are credited (withdraw); the bonds of
+    /// unless another revealed submitter disputes it (contestOpen). Payments are credited (withdraw); the bonds of
     /// unrevealed commitments are credited to the poster. Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted, or
     /// OpenWinnerProposed. Reverts NotAgent, NotOpenTask, InvalidStatus, WrongPhase, AlreadySubmitted (a second pick),
     /// NotSubmitter, EnforcedPause.
@@ -572,7 +572,7 @@ interface ITaskEscrow {
 
     /// @notice Anyone ends an open-submission task the poster did not settle: pays the poster's uncontested pick once
     /// OPEN_CONTEST_WINDOW passed; else, once Expired, pays the only revealed submission (OpenDefaultReleased, its
-    /// poster had disputeOpen to refuse it), or sends two or more revealed submissions to the judge (TaskDisputed).
+    /// poster had contestOpen to refuse it), or sends two or more revealed submissions to the judge (TaskDisputed).
     /// The bonds of unrevealed commitments are credited to the paid submitter when the poster picked nobody. Reverts
     /// NotOpenTask, InvalidStatus, WrongPhase, ContestWindow, NoRevealedSubmission, EnforcedPause.
     /// @param taskId The task.
@@ -671,14 +671,14 @@ interface ITaskEscrow {
     /// @param token The token.
     /// @param account The account.
     /// @return The amount.
-    function credit(address token, address account) external view returns (uint256);
+    function creditOf(address token, address account) external view returns (uint256);
 
     /// @notice Sends a revealed open-submission task to its judge (the marketplace verifier, or the admin): by the
     /// poster during the selection window when it picked nobody (a worthless entry), or by a revealed submitter other
     /// than the poster's pick within OPEN_CONTEST_WINDOW of the pick. Emits TaskDisputed. Reverts NotOpenTask,
     /// InvalidStatus, WrongPhase, NoRevealedSubmission, NotSubmitter, ContestWindow, EnforcedPause.
     /// @param taskId The task.
-    function disputeOpen(uint256 taskId) external;
+    function contestOpen(uint256 taskId) external;
 
     /// @notice The judge's (or the admin's) ruling on a disputed open-submission task: pays a revealed submitter, or
     /// refunds the poster when `winner` is zero. Emits OpenJudged, then WinnerSelected and TaskCompleted, or
@@ -691,7 +691,7 @@ interface ITaskEscrow {
     /// the worker): half the reward to each side, the fee on what a worker side gets. Anyone may call. Emits
     /// UnruledSplit. Reverts InvalidStatus, EscalatedForAdjudication, DisputeWindowActive, EnforcedPause.
     /// @param taskId The task.
-    function settleUnruled(uint256 taskId) external;
+    function splitUnruled(uint256 taskId) external;
 
     /// @notice The poster's pick of an open-submission task with several revealed submissions, when it was made, and
     /// the submitter of a dispute (the one its silent judge's split credits).
@@ -699,7 +699,7 @@ interface ITaskEscrow {
     /// @return chosen The picked submitter, or zero.
     /// @return chosenAt When it was picked.
     /// @return challenger The submitter side of a dispute, or zero.
-    function openChoice(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger);
+    function openVerdictState(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger);
 
     /// @notice Sends `to` what the escrow holds in `token` beyond the unsettled rewards and bonds of its tasks (tokens
     /// sent to it directly). Never a task's funds: counted tasks whose release is pending still count. Emits

@@ -60,10 +60,10 @@ describe("TaskEscrow", () => {
       const i = escrow.interface;
       const labels = [TASK_HASH, NATIVE, 1n, CATEGORY, ZONE, DAY] as const;
       const calls: [string, string][] = [
-        ["createTask", i.encodeFunctionData("createTask", labels)],
+        ["createTask", i.encodeFunctionData("createTask", [...labels])],
         ["createTaskWithVerifier", i.encodeFunctionData("createTaskWithVerifier", [...labels, worker.address])],
         ["createTasks", i.encodeFunctionData("createTasks", [NATIVE, []])],
-        ["createTaskOpen", i.encodeFunctionData("createTaskOpen", labels)],
+        ["createTaskOpen", i.encodeFunctionData("createTaskOpen", [...labels])],
         ["completeVerification", i.encodeFunctionData("completeVerification", [1n, true])],
         ["completeVerificationWithTEE", i.encodeFunctionData("completeVerificationWithTEE", [1n, true, "0x", "0x"])],
         ["cancelTask", i.encodeFunctionData("cancelTask", [1n])],
@@ -77,9 +77,9 @@ describe("TaskEscrow", () => {
         ["selectWinner", i.encodeFunctionData("selectWinner", [1n, worker.address])],
         ["releaseOpenDefault", i.encodeFunctionData("releaseOpenDefault", [1n])],
         ["reclaimOpen", i.encodeFunctionData("reclaimOpen", [1n])],
-        ["disputeOpen", i.encodeFunctionData("disputeOpen", [1n])],
+        ["contestOpen", i.encodeFunctionData("contestOpen", [1n])],
         ["judgeOpen", i.encodeFunctionData("judgeOpen", [1n, worker.address])],
-        ["settleUnruled", i.encodeFunctionData("settleUnruled", [1n])],
+        ["splitUnruled", i.encodeFunctionData("splitUnruled", [1n])],
         ["withdraw", i.encodeFunctionData("withdraw", [NATIVE, worker.address])],
         ["sweepSurplus", i.encodeFunctionData("sweepSurplus", [NATIVE, worker.address])],
       ];
@@ -88,7 +88,7 @@ describe("TaskEscrow", () => {
       for (const [name, payload] of calls) {
         // The receiver posts a native task and cancels it: the refund calls back into the escrow with `payload`.
         const id = await escrow.nextTaskId();
-        await receiver.execute(escrowAddress, i.encodeFunctionData("createTask", labels), { value: 1n });
+        await receiver.execute(escrowAddress, i.encodeFunctionData("createTask", [...labels]), { value: 1n });
         await receiver.setMode(2, escrowAddress, payload); // Reenter: one call back, its revert recorded
         await receiver.execute(escrowAddress, i.encodeFunctionData("cancelTask", [id]));
         if ((await receiver.lastReentryError()).startsWith(guard)) seen.push(name);
@@ -98,15 +98,15 @@ describe("TaskEscrow", () => {
   });
 
   describe("pause gate of the open-task dispute functions", () => {
-    it("refuses disputeOpen, judgeOpen and settleUnruled while paused", async () => {
+    it("refuses contestOpen, judgeOpen and splitUnruled while paused", async () => {
       const { escrow, admin, poster, verifier, stranger, taskId } = await loadFixture(twoRevealedFixture);
       await escrow.connect(admin).pause();
-      await expect(escrow.connect(poster).disputeOpen(taskId)).to.be.revertedWithCustomError(escrow, "EnforcedPause");
+      await expect(escrow.connect(poster).contestOpen(taskId)).to.be.revertedWithCustomError(escrow, "EnforcedPause");
       await expect(escrow.connect(verifier).judgeOpen(taskId, ethers.ZeroAddress)).to.be.revertedWithCustomError(
         escrow,
         "EnforcedPause",
       );
-      await expect(escrow.connect(stranger).settleUnruled(taskId)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(stranger).splitUnruled(taskId)).to.be.revertedWithCustomError(
         escrow,
         "EnforcedPause",
       );
@@ -119,7 +119,7 @@ describe("TaskEscrow", () => {
       await escrow.connect(poster).createTaskOpen(TASK_HASH, await usdc.getAddress(), USDC(1), CATEGORY, ZONE, DAY);
       await commitOpen(escrow, worker, 1n, EVIDENCE_HASH);
       await time.increaseTo((await openPhaseStarts(escrow, 1n)).selection);
-      await expect(escrow.connect(poster).disputeOpen(1n)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(poster).contestOpen(1n)).to.be.revertedWithCustomError(
         escrow,
         "NoRevealedSubmission",
       );
@@ -127,9 +127,9 @@ describe("TaskEscrow", () => {
 
     it("a submitter's contest needs a pick, and a revealed submission of its own", async () => {
       const { escrow, poster, worker, others, taskId } = await loadFixture(twoRevealedFixture);
-      await expect(escrow.connect(worker).disputeOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
+      await expect(escrow.connect(worker).contestOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
       await escrow.connect(poster).selectWinner(taskId, worker.address);
-      await expect(escrow.connect(others[0]).disputeOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
+      await expect(escrow.connect(others[0]).contestOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
     });
 
     it("judgeOpen needs a disputed task and a revealed winner", async () => {
@@ -137,7 +137,7 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(verifier).judgeOpen(taskId, ethers.ZeroAddress))
         .to.be.revertedWithCustomError(escrow, "InvalidStatus")
         .withArgs(STATUS.Funded, STATUS.Disputed);
-      await escrow.connect(poster).disputeOpen(taskId);
+      await escrow.connect(poster).contestOpen(taskId);
       await expect(escrow.connect(verifier).judgeOpen(taskId, others[0].address)).to.be.revertedWithCustomError(
         escrow,
         "NotSubmitter",
@@ -157,7 +157,7 @@ describe("TaskEscrow", () => {
 
     it("a dispute keeps the task in Selection when a backdated pause moves the windows back", async () => {
       const { escrow, admin, poster, taskId, starts } = await loadFixture(twoRevealedFixture);
-      await escrow.connect(poster).disputeOpen(taskId);
+      await escrow.connect(poster).contestOpen(taskId);
       await escrow.connect(admin).pause();
       await escrow.connect(admin).recordPauseStart(starts.selection - 60n);
       await escrow.connect(admin).unpause();
@@ -183,12 +183,12 @@ describe("TaskEscrow", () => {
       await escrow.connect(worker).submitEvidence(1n, EVIDENCE_HASH);
       await escrow.connect(poster).raiseDispute(1n);
       await time.increase(await escrow.DISPUTE_WINDOW());
-      const tx = await escrow.connect(stranger).settleUnruled(1n);
+      const tx = await escrow.connect(stranger).splitUnruled(1n);
       expect(await escrowEventNames(escrow, tx)).to.deep.equal(["Credited", "UnruledSplit"]);
       await expect(tx).to.emit(escrow, "UnruledSplit").withArgs(1n, worker.address, 0n, poster.address, 1n, 0n);
     });
 
-    it("settleUnruled leaves an escalation of unjudged work to releaseUnjudgedWork", async () => {
+    it("splitUnruled leaves an escalation of unjudged work to releaseUnjudgedWork", async () => {
       const { escrow, usdc, verifier, poster, worker } = await loadFixture(deployEscrowFixture);
       await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(1), CATEGORY, ZONE, DAY);
       await escrow.connect(verifier).marketplaceAssign(1n, worker.address);
@@ -196,7 +196,7 @@ describe("TaskEscrow", () => {
       await time.increase(DAY);
       await escrow.connect(poster).claimTimeout(1n);
       await time.increase(await escrow.DISPUTE_WINDOW());
-      await expect(escrow.connect(worker).settleUnruled(1n)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(worker).splitUnruled(1n)).to.be.revertedWithCustomError(
         escrow,
         "EscalatedForAdjudication",
       );

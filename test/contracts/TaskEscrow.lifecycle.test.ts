@@ -733,20 +733,20 @@ describe("TaskEscrow", () => {
         await expect(tx).not.to.emit(escrow, "DeadlineExpired");
         expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Completed);
         const token = await usdc.getAddress();
-        expect(await escrow.credit(token, worker.address)).to.equal(half - fee);
-        expect(await escrow.credit(token, poster.address)).to.equal(amount - half);
+        expect(await escrow.creditOf(token, worker.address)).to.equal(half - fee);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(amount - half);
       });
 
       it("splits when the worker's appeal is left without a ruling, and the worker may end it itself", async () => {
         const { escrow, usdc, worker, taskId, amount } = await loadFixture(appealedTaskFixture);
         const windowEnd = (await escrow.getTask(taskId)).disputedAt + (await escrow.DISPUTE_WINDOW());
         await time.setNextBlockTimestamp(windowEnd - 1n);
-        await expect(escrow.connect(worker).settleUnruled(taskId)).to.be.revertedWithCustomError(
+        await expect(escrow.connect(worker).splitUnruled(taskId)).to.be.revertedWithCustomError(
           escrow,
           "DisputeWindowActive",
         );
         await time.setNextBlockTimestamp(windowEnd);
-        await expect(escrow.connect(worker).settleUnruled(taskId)).to.emit(escrow, "UnruledSplit");
+        await expect(escrow.connect(worker).splitUnruled(taskId)).to.emit(escrow, "UnruledSplit");
         const half = amount / 2n;
         const fee = (half * BigInt(FEE_BPS)) / 10_000n;
         await expect(escrow.connect(worker).withdraw(await usdc.getAddress(), worker.address)).to.changeTokenBalance(

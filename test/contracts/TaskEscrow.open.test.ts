@@ -422,8 +422,8 @@ describe("TaskEscrow", () => {
       // Only the fee leaves the escrow: the winner and the poster are owed (withdraw), not pushed.
       await expect(tx).to.changeTokenBalances(usdc, [worker, treasury, poster, escrow], [0n, fee, 0n, -fee]);
       const token = await usdc.getAddress();
-      expect(await escrow.credit(token, worker.address)).to.equal(amount - fee);
-      expect(await escrow.credit(token, poster.address)).to.equal(2n * bond);
+      expect(await escrow.creditOf(token, worker.address)).to.equal(amount - fee);
+      expect(await escrow.creditOf(token, poster.address)).to.equal(2n * bond);
     });
 
     it("emits WinnerSelected, OpenBondsForfeited, then TaskCompleted", async () => {
@@ -467,7 +467,7 @@ describe("TaskEscrow", () => {
       const tx = await escrow.connect(poster).selectWinner(taskId, worker.address);
       expect(await escrowEventNames(escrow, tx)).to.deep.equal(["OpenWinnerProposed"]);
       await expect(tx).to.emit(escrow, "OpenWinnerProposed").withArgs(taskId, worker.address);
-      expect((await escrow.openChoice(taskId)).chosen).to.equal(worker.address);
+      expect((await escrow.openVerdictState(taskId)).chosen).to.equal(worker.address);
       await expect(escrow.connect(worker).releaseOpenDefault(taskId)).to.be.revertedWithCustomError(
         escrow,
         "ContestWindow",
@@ -477,7 +477,7 @@ describe("TaskEscrow", () => {
       const release = await escrow.connect(worker).releaseOpenDefault(taskId);
       await expect(release).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
       await expect(release).not.to.emit(escrow, "OpenDefaultReleased");
-      expect(await escrow.credit(await usdc.getAddress(), worker.address)).to.equal(amount - fee);
+      expect(await escrow.creditOf(await usdc.getAddress(), worker.address)).to.equal(amount - fee);
     });
 
     it("accepts a winner one second before the selection window ends", async () => {
@@ -557,7 +557,7 @@ describe("TaskEscrow", () => {
         .withArgs(taskId, worker.address, 2n * bond);
       await expect(tx).to.emit(escrow, "OpenDefaultReleased").withArgs(taskId, worker.address);
       await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
-      expect(await escrow.credit(await usdc.getAddress(), worker.address)).to.equal(amount - fee + 2n * bond);
+      expect(await escrow.creditOf(await usdc.getAddress(), worker.address)).to.equal(amount - fee + 2n * bond);
       const task = await escrow.getTask(taskId);
       expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
         worker.address,
@@ -586,8 +586,8 @@ describe("TaskEscrow", () => {
       const tx = await escrow.connect(others[2]).releaseOpenDefault(taskId);
       await expect(tx).to.emit(escrow, "TaskDisputed").withArgs(taskId, others[2].address);
       expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Disputed);
-      expect((await escrow.openChoice(taskId)).challenger).to.equal(stranger.address);
-      expect(await escrow.credit(await usdc.getAddress(), stranger.address)).to.equal(0n);
+      expect((await escrow.openVerdictState(taskId)).challenger).to.equal(stranger.address);
+      expect(await escrow.creditOf(await usdc.getAddress(), stranger.address)).to.equal(0n);
     });
 
     it("reverts in the Selection phase: the poster chooses first", async () => {
@@ -744,7 +744,7 @@ describe("TaskEscrow", () => {
         [poster, escrow],
         [amount, -amount],
       );
-      expect(await escrow.credit(ethers.ZeroAddress, poster.address)).to.equal(2n * bond);
+      expect(await escrow.creditOf(ethers.ZeroAddress, poster.address)).to.equal(2n * bond);
       await expect(escrow.connect(poster).reclaimOpen(taskId))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Closed, PHASE.Selection);
@@ -802,7 +802,7 @@ describe("TaskEscrow", () => {
         [poster, stranger, escrow],
         [amount, 0n, -amount],
       );
-      expect(await escrow.credit(await usdc.getAddress(), poster.address)).to.equal(bond);
+      expect(await escrow.creditOf(await usdc.getAddress(), poster.address)).to.equal(bond);
     });
   });
 

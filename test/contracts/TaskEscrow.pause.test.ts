@@ -589,7 +589,7 @@ describe("TaskEscrow", () => {
         await pauseBetween(escrow, admin, disputedAt + ONE_HOUR, PAUSE_LENGTH);
         await time.setNextBlockTimestamp(disputedAt + (await escrow.DISPUTE_WINDOW()) + PAUSE_LENGTH);
         await escrow.connect(poster).claimTimeout(taskId);
-        expect(await escrow.credit(await usdc.getAddress(), poster.address)).to.equal(amount - amount / 2n);
+        expect(await escrow.creditOf(await usdc.getAddress(), poster.address)).to.equal(amount - amount / 2n);
       });
     });
 

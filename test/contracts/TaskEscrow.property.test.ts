@@ -67,7 +67,7 @@ const FIT_STATUSES: Partial<Record<string, number[]>> = {
   raiseDispute: [Status.Submitted, Status.Verified],
   resolveDispute: [Status.Disputed],
   releaseUnjudgedWork: [Status.Disputed],
-  settleUnruled: [Status.Disputed],
+  splitUnruled: [Status.Disputed],
 };
 const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired", "UnruledSplit"]);
 
@@ -121,7 +121,7 @@ type Step =
   | { kind: "submitEvidence"; caller: CallerSel; task: TaskSel; evidenceHash: string }
   | { kind: "completeVerification"; caller: CallerSel; task: TaskSel; passed: boolean }
   | {
-      kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "settleUnruled";
+      kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled";
       caller: CallerSel;
       task: TaskSel;
     }
@@ -176,7 +176,7 @@ const NEXT_OPS: Record<number, (TaskOpKind | "failVerification")[]> = {
     "releaseUnjudgedWork",
     "claimTimeout",
     "claimTimeout",
-    "settleUnruled",
+    "splitUnruled",
   ],
 };
 type TaskOpKind = Extract<Step, { task: TaskSel }>["kind"];
@@ -263,7 +263,7 @@ const timeJumpArb = fc.oneof(
 
 const creationArb = <K extends "createTask" | "createTaskWithVerifier">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: creatorArb, token: tokenArb, value: valueArb, task: taskGenArb });
-const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "settleUnruled">(
+const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled">(
   kind: K,
 ) => fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
 const assignArb = <K extends "marketplaceAssign" | "assignWorker">(kind: K) =>
@@ -320,7 +320,7 @@ const STEP_MIX: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = [
     }),
   },
   { weight: 2, arbitrary: onTaskArb("releaseUnjudgedWork") },
-  { weight: 2, arbitrary: onTaskArb("settleUnruled") },
+  { weight: 2, arbitrary: onTaskArb("splitUnruled") },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -566,7 +566,7 @@ class Run {
         return t.poster;
       case "submitEvidence":
       case "releaseUnjudgedWork":
-      case "settleUnruled":
+      case "splitUnruled":
         return t.worker;
       case "completeVerification":
         return t.verifierAgent !== ZERO_ADDRESS ? t.verifierAgent : this.f.verifier.address;
@@ -715,8 +715,8 @@ class Run {
             return { op: { kind: step.kind, caller, taskId }, send: () => e.raiseDispute(taskId) };
           case "releaseUnjudgedWork":
             return { op: { kind: step.kind, caller, taskId }, send: () => e.releaseUnjudgedWork(taskId) };
-          case "settleUnruled":
-            return { op: { kind: step.kind, caller, taskId }, send: () => e.settleUnruled(taskId) };
+          case "splitUnruled":
+            return { op: { kind: step.kind, caller, taskId }, send: () => e.splitUnruled(taskId) };
         }
       }
     }
@@ -823,7 +823,7 @@ class Run {
           probes: [
             claim,
             { kind: "releaseUnjudgedWork", caller: "natural", task: task("worker") },
-            { kind: "settleUnruled", caller: "natural", task: task("worker") },
+            { kind: "splitUnruled", caller: "natural", task: task("worker") },
           ],
         });
       }

@@ -68,7 +68,7 @@ describe("TaskEscrow", () => {
     it("a worthless revealed entry goes to the judge within the selection window, and the judge refunds the poster", async () => {
       const { escrow, usdc, poster, verifier, stranger, taskId, amount, token } =
         await loadFixture(worthlessEntryFixture);
-      await expect(escrow.connect(poster).disputeOpen(taskId))
+      await expect(escrow.connect(poster).contestOpen(taskId))
         .to.emit(escrow, "TaskDisputed")
         .withArgs(taskId, poster.address);
       expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Disputed);
@@ -79,14 +79,14 @@ describe("TaskEscrow", () => {
         .withArgs(STATUS.Disputed, STATUS.Funded);
       const tx = await escrow.connect(verifier).judgeOpen(taskId, ethers.ZeroAddress);
       expect(await escrowEventNames(escrow, tx)).to.deep.equal(["OpenJudged", "Credited", "TaskCancelled"]);
-      expect(await escrow.credit(token, poster.address)).to.equal(amount);
-      expect(await escrow.credit(token, stranger.address)).to.equal(0n);
+      expect(await escrow.creditOf(token, poster.address)).to.equal(amount);
+      expect(await escrow.creditOf(token, stranger.address)).to.equal(0n);
       await expect(escrow.connect(poster).withdraw(token, poster.address)).to.changeTokenBalance(usdc, poster, amount);
     });
 
     it("the admin may judge as arbiter, and nobody else may", async () => {
       const { escrow, admin, poster, stranger, taskId } = await loadFixture(worthlessEntryFixture);
-      await escrow.connect(poster).disputeOpen(taskId);
+      await escrow.connect(poster).contestOpen(taskId);
       for (const signer of [poster, stranger]) {
         await expect(escrow.connect(signer).judgeOpen(taskId, stranger.address)).to.be.revertedWithCustomError(
           escrow,
@@ -103,11 +103,11 @@ describe("TaskEscrow", () => {
       await commitOpen(escrow, stranger, taskId, JUNK_HASH);
       await time.increaseTo(starts.reveal);
       await escrow.connect(stranger).revealOpen(taskId, JUNK_HASH, OPEN_SALT);
-      await expect(escrow.connect(poster).disputeOpen(taskId))
+      await expect(escrow.connect(poster).contestOpen(taskId))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Reveal, PHASE.Selection);
       await time.increaseTo(starts.expired);
-      await expect(escrow.connect(poster).disputeOpen(taskId))
+      await expect(escrow.connect(poster).contestOpen(taskId))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Expired, PHASE.Selection);
     });
@@ -120,7 +120,7 @@ describe("TaskEscrow", () => {
         [sybil, escrow],
         [0n, 0n],
       );
-      await expect(escrow.connect(worker).disputeOpen(taskId))
+      await expect(escrow.connect(worker).contestOpen(taskId))
         .to.emit(escrow, "TaskDisputed")
         .withArgs(taskId, worker.address);
       await expect(escrow.connect(sybil).releaseOpenDefault(taskId))
@@ -128,8 +128,8 @@ describe("TaskEscrow", () => {
         .withArgs(STATUS.Disputed, STATUS.Funded);
       await escrow.connect(verifier).judgeOpen(taskId, worker.address);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      expect(await escrow.credit(token, worker.address)).to.equal(amount - fee);
-      expect(await escrow.credit(token, sybil.address)).to.equal(0n);
+      expect(await escrow.creditOf(token, worker.address)).to.equal(amount - fee);
+      expect(await escrow.creditOf(token, sybil.address)).to.equal(0n);
       expect((await escrow.getTask(taskId)).worker).to.equal(worker.address);
     });
 
@@ -138,7 +138,7 @@ describe("TaskEscrow", () => {
       await time.increaseTo(starts.expired);
       await escrow.connect(sybil).releaseOpenDefault(taskId);
       expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Disputed);
-      expect(await escrow.credit(token, sybil.address)).to.equal(0n);
+      expect(await escrow.creditOf(token, sybil.address)).to.equal(0n);
       await escrow.connect(verifier).judgeOpen(taskId, worker.address);
       expect((await escrow.getTask(taskId)).worker).to.equal(worker.address);
     });
@@ -147,31 +147,31 @@ describe("TaskEscrow", () => {
       const { escrow, poster, worker, sybil, stranger, taskId } = await loadFixture(sybilFixture);
       await escrow.connect(poster).selectWinner(taskId, sybil.address);
       for (const signer of [sybil, stranger]) {
-        await expect(escrow.connect(signer).disputeOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
+        await expect(escrow.connect(signer).contestOpen(taskId)).to.be.revertedWithCustomError(escrow, "NotSubmitter");
       }
-      const { chosenAt } = await escrow.openChoice(taskId);
+      const { chosenAt } = await escrow.openVerdictState(taskId);
       await time.setNextBlockTimestamp(chosenAt + (await escrow.OPEN_CONTEST_WINDOW()));
-      await expect(escrow.connect(worker).disputeOpen(taskId)).to.be.revertedWithCustomError(escrow, "ContestWindow");
+      await expect(escrow.connect(worker).contestOpen(taskId)).to.be.revertedWithCustomError(escrow, "ContestWindow");
     });
 
     it("a judge silent for DISPUTE_WINDOW decides for neither side: the pick and the contester split the reward", async () => {
       const { escrow, usdc, poster, worker, sybil, stranger, treasury, taskId, amount, token } =
         await loadFixture(sybilFixture);
       await escrow.connect(poster).selectWinner(taskId, sybil.address);
-      await escrow.connect(worker).disputeOpen(taskId);
+      await escrow.connect(worker).contestOpen(taskId);
       const { disputedAt } = await escrow.getTask(taskId);
       await time.setNextBlockTimestamp(disputedAt + (await escrow.DISPUTE_WINDOW()) - 1n);
-      await expect(escrow.connect(stranger).settleUnruled(taskId)).to.be.revertedWithCustomError(
+      await expect(escrow.connect(stranger).splitUnruled(taskId)).to.be.revertedWithCustomError(
         escrow,
         "DisputeWindowActive",
       );
       const half = amount / 2n;
       const fee = (half * BigInt(FEE_BPS)) / 10_000n;
       await time.setNextBlockTimestamp(disputedAt + (await escrow.DISPUTE_WINDOW()));
-      await expect(escrow.connect(stranger).settleUnruled(taskId))
+      await expect(escrow.connect(stranger).splitUnruled(taskId))
         .to.emit(escrow, "UnruledSplit")
         .withArgs(taskId, worker.address, half - fee, sybil.address, half - fee, 2n * fee);
-      expect(await escrow.credit(token, worker.address)).to.equal(half - fee);
+      expect(await escrow.creditOf(token, worker.address)).to.equal(half - fee);
       expect(await usdc.balanceOf(treasury.address)).to.equal(2n * fee);
     });
   });
@@ -215,7 +215,7 @@ describe("TaskEscrow", () => {
       await time.increaseTo(starts.selection);
       await escrow.connect(poster).selectWinner(1n, receiverAddress);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      expect(await escrow.credit(ethers.ZeroAddress, receiverAddress)).to.equal(amount - fee);
+      expect(await escrow.creditOf(ethers.ZeroAddress, receiverAddress)).to.equal(amount - fee);
       await expect(
         receiver.execute(
           escrowAddress,
@@ -230,7 +230,7 @@ describe("TaskEscrow", () => {
       await time.increaseTo(starts.expired);
       await escrow.connect(stranger).releaseOpenDefault(1n);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      expect(await escrow.credit(ethers.ZeroAddress, receiverAddress)).to.equal(amount - fee);
+      expect(await escrow.creditOf(ethers.ZeroAddress, receiverAddress)).to.equal(amount - fee);
     });
 
     it("a USDC-blacklisted winner is credited and withdraws elsewhere", async () => {
@@ -358,7 +358,7 @@ describe("TaskEscrow", () => {
   describe("silent arbiter (L-3)", () => {
     it("resolveDispute and the single-worker timeout refuse an open task's dispute", async () => {
       const { escrow, admin, poster, stranger, taskId } = await loadFixture(worthlessEntryFixture);
-      await escrow.connect(poster).disputeOpen(taskId);
+      await escrow.connect(poster).contestOpen(taskId);
       await expect(escrow.connect(admin).resolveDispute(taskId, true)).to.be.revertedWithCustomError(
         escrow,
         "OpenTask",
@@ -366,7 +366,7 @@ describe("TaskEscrow", () => {
       const { disputedAt } = await escrow.getTask(taskId);
       await time.increaseTo(disputedAt + (await escrow.DISPUTE_WINDOW()));
       await expect(escrow.connect(poster).claimTimeout(taskId)).to.be.revertedWithCustomError(escrow, "OpenTask");
-      await expect(escrow.connect(stranger).settleUnruled(taskId)).to.emit(escrow, "UnruledSplit");
+      await expect(escrow.connect(stranger).splitUnruled(taskId)).to.emit(escrow, "UnruledSplit");
     });
   });
 

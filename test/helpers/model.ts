@@ -76,7 +76,7 @@ export type Op =
   | { kind: "raiseDispute"; caller: string; taskId: bigint }
   | { kind: "resolveDispute"; caller: string; taskId: bigint; workerFavored: boolean }
   | { kind: "releaseUnjudgedWork"; caller: string; taskId: bigint }
-  | { kind: "settleUnruled"; caller: string; taskId: bigint }
+  | { kind: "splitUnruled"; caller: string; taskId: bigint }
   /** Takes what the caller is owed (pull payments: the halves of a split). */
   | { kind: "withdraw"; caller: string; token: string; to: string }
   | { kind: "pause"; caller: string }
@@ -237,7 +237,7 @@ export class EscrowModel {
     return total;
   }
 
-  /** What the escrow owes `account` in `token` (credit(token, account)). */
+  /** What the escrow owes `account` in `token` (creditOf(token, account)). */
   creditOf(token: string, account: string): bigint {
     return this.credits.get(token.toLowerCase())?.get(account.toLowerCase()) ?? 0n;
   }
@@ -348,7 +348,7 @@ export class EscrowModel {
         return this.resolveDispute(op.caller, op.taskId, op.workerFavored);
       case "releaseUnjudgedWork":
         return this.releaseUnjudgedWork(op.caller, op.taskId);
-      case "settleUnruled": {
+      case "splitUnruled": {
         this.whenNotPaused();
         const t = this.task(op.taskId);
         if (t.status !== Status.Disputed) fail("InvalidStatus", t.status, Status.Disputed);
