@@ -15,7 +15,10 @@
  *   (d) funds never freeze: after the random steps, honest calls (the poster's cancel or timeout claim, a passing
  *       verdict, the admin's ruling, then every owed account's withdraw and the admin's sweep) leave the escrow holding
  *       nothing at all.
- * What the escrow owes (the halves of a dispute nobody ruled on, split) counts as held until withdrawn.
+ * What the escrow owes (the halves of a dispute nobody ruled on, split) counts as held until withdrawn. The steps also
+ * draw the worker's escalation, backdated pause starts and the admin's reconcileHeld / releaseSettled bookkeeping (a
+ * counted task that settled but was not released makes the sweep take that much less). Open-submission tasks are not
+ * modelled: their own suites cover them (TaskEscrow.open, TaskEscrow.reaudit, TaskEscrow.guards).
  *
  * Knobs (environment): PROPERTY_SEED (replay a failure), PROPERTY_RUNS (default 25), PROPERTY_STEPS (default 40),
  * PROPERTY_SHRINK=1 (let fast-check shrink a failure; slow), PROPERTY_VERBOSE=1 (print which transitions were hit).
@@ -68,6 +71,7 @@ const FIT_STATUSES: Partial<Record<string, number[]>> = {
   resolveDispute: [Status.Disputed],
   releaseUnjudgedWork: [Status.Disputed],
   splitUnruled: [Status.Disputed],
+  escalateUnjudgedWork: [Status.Submitted],
 };
 const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired", "UnruledSplit"]);
 
@@ -121,12 +125,23 @@ type Step =
   | { kind: "submitEvidence"; caller: CallerSel; task: TaskSel; evidenceHash: string }
   | { kind: "completeVerification"; caller: CallerSel; task: TaskSel; passed: boolean }
   | {
-      kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled";
+      kind:
+        | "cancelTask"
+        | "claimTimeout"
+        | "raiseDispute"
+        | "releaseUnjudgedWork"
+        | "splitUnruled"
+        | "escalateUnjudgedWork";
       caller: CallerSel;
       task: TaskSel;
     }
   /** Takes what the caller is owed (in USDC or native) to an actor. */
   | { kind: "withdraw"; caller: number; token: "usdc" | "native"; to: AddressSel }
+  /** Moves the running pause's start `back` seconds before its pause() (0: the invalid start 0). */
+  | { kind: "recordPauseStart"; caller: CallerSel; back: number }
+  | { kind: "reconcileHeld"; caller: CallerSel; maxTasks: number }
+  /** Releases the created tasks at these indices (modulo the count) and one id never created. */
+  | { kind: "releaseSettled"; caller: CallerSel; picks: number[]; ids?: bigint[] }
   | { kind: "resolveDispute"; caller: CallerSel; task: TaskSel; workerFavored: boolean }
   | { kind: "pause" | "unpause"; caller: CallerSel }
   | { kind: "setFeeBps"; caller: CallerSel; feeBps: number }
@@ -168,6 +183,7 @@ const NEXT_OPS: Record<number, (TaskOpKind | "failVerification")[]> = {
     "raiseDispute",
     "claimTimeout",
     "claimTimeout",
+    "escalateUnjudgedWork",
   ],
   [Status.Verified]: ["submitEvidence", "submitEvidence", "submitEvidence", "raiseDispute", "claimTimeout"],
   [Status.Disputed]: [
@@ -263,7 +279,10 @@ const timeJumpArb = fc.oneof(
 
 const creationArb = <K extends "createTask" | "createTaskWithVerifier">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: creatorArb, token: tokenArb, value: valueArb, task: taskGenArb });
-const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled">(
+const onTaskArb = <
+  K extends
+    "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled" | "escalateUnjudgedWork",
+>(
   kind: K,
 ) => fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
 const assignArb = <K extends "marketplaceAssign" | "assignWorker">(kind: K) =>
@@ -321,6 +340,31 @@ const STEP_MIX: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = [
   },
   { weight: 2, arbitrary: onTaskArb("releaseUnjudgedWork") },
   { weight: 2, arbitrary: onTaskArb("splitUnruled") },
+  { weight: 2, arbitrary: onTaskArb("escalateUnjudgedWork") },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("recordPauseStart" as const),
+      caller: callerArb,
+      back: fc.oneof(fc.integer({ min: 0, max: 2 * DAY }), fc.constantFrom(-1, DAY, DAY + 1)),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("reconcileHeld" as const),
+      caller: callerArb,
+      maxTasks: fc.integer({ min: 0, max: 6 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("releaseSettled" as const),
+      caller: callerArb,
+      picks: fc.array(fc.nat(), { maxLength: 4 }),
+    }),
+  },
   {
     weight: 2,
     arbitrary: fc.record({
@@ -514,6 +558,9 @@ class Run {
       const caller = this.signers.findIndex((s) => s.address.toLowerCase() === account);
       await this.call(index++, { kind: "withdraw", caller, token: token === NATIVE ? "native" : "usdc", to: caller });
     }
+    if (model.pending.size > 0) {
+      await this.call(index++, { kind: "releaseSettled", caller: "natural", picks: [], ids: [...model.pending] });
+    }
     for (const token of ["usdc", "native"] as const) {
       if (model.surplusOf(this.tokenAddress(token)) > 0n) {
         await this.call(index++, { kind: "sweepSurplus", caller: "natural", token, to: ACTOR.stranger });
@@ -567,6 +614,7 @@ class Run {
       case "submitEvidence":
       case "releaseUnjudgedWork":
       case "splitUnruled":
+      case "escalateUnjudgedWork":
         return t.worker;
       case "completeVerification":
         return t.verifierAgent !== ZERO_ADDRESS ? t.verifierAgent : this.f.verifier.address;
@@ -639,6 +687,36 @@ class Run {
         return {
           op: { kind: "donate", caller: signer.address, token, amount: step.amount },
           send: () => this.f.usdc.connect(signer).transfer(this.escrowAddress, step.amount),
+        };
+      }
+      case "recordPauseStart": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        // back -1 stands for the invalid start 0; otherwise `back` seconds before the running pause's pause().
+        const pausedAt = this.model.runningPausedAt() ?? this.model.now;
+        const start = step.back < 0 || BigInt(step.back) > pausedAt ? 0n : pausedAt - BigInt(step.back);
+        return {
+          op: { kind: "recordPauseStart", caller: signer.address, start },
+          send: () => escrow.connect(signer).recordPauseStart(start),
+        };
+      }
+      case "reconcileHeld": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        const maxTasks = BigInt(step.maxTasks);
+        return {
+          op: { kind: "reconcileHeld", caller: signer.address, maxTasks },
+          send: () => escrow.connect(signer).reconcileHeld(maxTasks),
+        };
+      }
+      case "releaseSettled": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        const created = this.model.nextTaskId - 1n;
+        const taskIds = step.ids ?? [
+          ...step.picks.map((pick) => (created > 0n ? (BigInt(pick) % created) + 1n : 1n)),
+          this.model.nextTaskId,
+        ];
+        return {
+          op: { kind: "releaseSettled", caller: signer.address, taskIds },
+          send: () => escrow.connect(signer).releaseSettled(taskIds),
         };
       }
       case "withdraw": {
@@ -717,6 +795,8 @@ class Run {
             return { op: { kind: step.kind, caller, taskId }, send: () => e.releaseUnjudgedWork(taskId) };
           case "splitUnruled":
             return { op: { kind: step.kind, caller, taskId }, send: () => e.splitUnruled(taskId) };
+          case "escalateUnjudgedWork":
+            return { op: { kind: step.kind, caller, taskId }, send: () => e.escalateUnjudgedWork(taskId) };
         }
       }
     }
@@ -727,7 +807,10 @@ class Run {
    * mostly one the model says succeeds now (so runs reach escalations, appeals and releases).
    */
   private advance(step: Extract<Step, { kind: "advance" }>): ConcreteStep {
-    // While paused nothing moves: usually lift the pause first.
+    // While paused nothing moves: usually lift the pause first, sometimes backdate its start (within a day or not).
+    if (this.model.paused && step.choice % 4 === 1) {
+      return { kind: "recordPauseStart", caller: "natural", back: step.index % (DAY + 2) };
+    }
     if (this.model.paused && step.choice % 4 !== 0) return { kind: "unpause", caller: "natural" };
     const live = [...this.model.tasks.entries()].filter(([, t]) => !isTerminal(t.status));
     if (live.length === 0) {
@@ -812,6 +895,12 @@ class Run {
         [Status.Disputed]: [claim],
       };
       result.push({ instant: model.effectiveDeadline(id), probes: deadlineProbes[t.status] });
+      if (t.status === Status.Submitted) {
+        result.push({
+          instant: model.effectiveDeadline(id) + LIMITS.escalationGrace,
+          probes: [{ kind: "escalateUnjudgedWork", caller: "natural", task: task("worker") }],
+        });
+      }
       if (t.status === Status.Verified) {
         const instant = t.failedVerdictAt + LIMITS.appealWindow + model.pausedSecondsSince(t.failedVerdictAt);
         result.push({ instant, probes: [claim, disputeBy("worker")] });
