@@ -202,6 +202,14 @@ describe("TaskEscrow", () => {
       );
     });
 
+    it("createTasks refuses an empty batch", async () => {
+      const { escrow, usdc, poster } = await loadFixture(deployEscrowFixture);
+      await expect(escrow.connect(poster).createTasks(await usdc.getAddress(), [])).to.be.revertedWithCustomError(
+        escrow,
+        "EmptyBatch",
+      );
+    });
+
     it("createTasks refuses a batch over MAX_BATCH", async () => {
       const { escrow, usdc, poster } = await loadFixture(deployEscrowFixture);
       const task = {
