@@ -20,6 +20,10 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
 });
 
 const deployerKey = process.env.DEPLOYER_PRIVATE_KEY;
+// `hardhat coverage` instruments every contract: the escrow's implementation, which deploys its module in its
+// constructor, then needs more than the 2^24 gas per transaction that Osaka (Hardhat's default hardfork, EIP-7825)
+// allows. Coverage runs on Prague, which has no such cap; every other run keeps the default.
+const COVERAGE = process.argv.includes("coverage");
 
 const config: HardhatUserConfig = {
   solidity: {
@@ -34,6 +38,7 @@ const config: HardhatUserConfig = {
     hardhat: {
       // Open-submission and pause tests jump months ahead; keep the chain's clock free.
       allowBlocksWithSameTimestamp: true,
+      ...(COVERAGE ? { hardfork: "prague" } : {}),
     },
     localhost: { url: process.env.DEVNET_RPC_URL ?? "http://127.0.0.1:8545" },
     ...(process.env.RPC_URL

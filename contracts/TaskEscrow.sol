@@ -225,10 +225,15 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
             // Check: the worker's appeal window after the failed verdict has passed.
             if (!_windowPassed(t.failedVerdictAt, APPEAL_WINDOW)) revert AppealWindowActive();
         } else if (status == Status.Disputed) {
+            // Check: an open task's dispute ends by judgeOpen or splitUnruled.
+            if (t.open) revert OpenTask();
             // Check: escalated work goes to the worker, not back by timeout.
             if (t.escalated) revert EscalatedForAdjudication();
             // Check: the dispute window has passed without a ruling.
             if (!_windowPassed(t.disputedAt, DISPUTE_WINDOW)) revert DisputeWindowActive();
+            // A silent arbiter decides for neither side: the reward is split (docs/contracts.md, "Silent arbiter").
+            _splitUnruled(taskId, t, t.worker, address(0));
+            return;
         }
         // A failure is rated only for a worker who delivered and was judged failing (Verified); an assignment that
         // lapsed undelivered, or a dispute that lapsed without a ruling, rates nobody (docs/contracts.md "Reputation").
@@ -261,8 +266,9 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     /// @dev Not pause-gated: the admin can rule while the escrow is paused.
     function resolveDispute(uint256 taskId, bool workerFavored) external onlyAdmin nonReentrant {
         Task storage t = _task(taskId);
-        // Check: the task is disputed.
+        // Check: the task is disputed, and has one worker (an open task's judge rules with judgeOpen).
         if (t.status != Status.Disputed) revert InvalidStatus(t.status, Status.Disputed);
+        if (t.open) revert OpenTask();
 
         emit DisputeResolved(taskId, workerFavored);
         if (workerFavored) {
@@ -353,6 +359,26 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
 
     /// @inheritdoc ITaskEscrow
     function sweepSurplus(address, address) external returns (uint256) {
+        _delegateToModule();
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function withdraw(address, address) external returns (uint256) {
+        _delegateToModule();
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function contestOpen(uint256) external {
+        _delegateToModule();
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function judgeOpen(uint256, address) external {
+        _delegateToModule();
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function splitUnruled(uint256) external {
         _delegateToModule();
     }
 
@@ -530,7 +556,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function openPhase(uint256 taskId) external view returns (Phase) {
         Task storage t = _task(taskId);
         if (!t.open) revert NotOpenTask();
-        return _openPhase(t);
+        return _openPhase(taskId, t);
     }
 
     /// @inheritdoc ITaskEscrow
@@ -556,6 +582,17 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     {
         OpenState storage o = _getEscrowStorage().openStates[taskId];
         return (o.earliestRevealer, o.commitCount, o.revealCount, _openBond(_task(taskId).amount));
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function openVerdictState(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger) {
+        OpenState storage o = _getEscrowStorage().openStates[taskId];
+        return (o.chosen, o.chosenAt, o.challenger);
+    }
+
+    /// @inheritdoc ITaskEscrow
+    function creditOf(address token, address account) external view returns (uint256) {
+        return _getEscrowStorage().credits[token][account];
     }
 
     /// @inheritdoc ITaskEscrow

@@ -36,6 +36,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     uint256 public constant OPEN_REVEAL_WINDOW = 1 days;
     /// @notice Time after the reveal window during which the poster of an open-submission task picks a winner.
     uint256 public constant OPEN_SELECTION_WINDOW = 3 days;
+    /// @notice Time after the poster picks one of several revealed submissions during which another may dispute the pick.
+    uint256 public constant OPEN_CONTEST_WINDOW = 2 days;
     /// @notice Bond of an open-submission commitment, in basis points of the reward (at least one smallest unit).
     uint256 public constant OPEN_BOND_BPS = 500;
     /// @notice How far before the pause transaction `recordPauseStart` may move the start of a pause.
@@ -109,6 +111,10 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         address earliestRevealer; // the first address whose commitment was revealed: paid when the poster stays silent
         uint32 commitCount; // commitments made, each with a bond (openSubmissionCount also counts them)
         uint32 revealCount; // commitments revealed, their bonds returned
+        // Appended by issue 26 (a second slot and a third).
+        address chosen; // the poster's pick among two or more revealed submissions, paid once uncontested
+        uint40 chosenAt;
+        address challenger; // the submitter side of a dispute: credited half by a split when the judge stays silent
     }
 
     /// @custom:storage-location erc7201:marketplace.storage.TaskEscrow
@@ -149,6 +155,9 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         mapping(address token => uint256 amount) bondsHeld;
         mapping(uint256 taskId => OpenState) openStates;
         mapping(uint256 taskId => mapping(address submitter => bytes32 commitment)) openCommitments;
+        // Appended by issue 26: pull payments (what each account is owed, and their sum per token).
+        mapping(address token => mapping(address account => uint256 amount)) credits;
+        mapping(address token => uint256 amount) creditsHeld;
     }
 
     // keccak256(abi.encode(uint256(keccak256("marketplace.storage.TaskEscrow")) - 1)) & ~bytes32(uint256(0xff))
@@ -209,7 +218,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         uint256 duration,
         address verifierAgent,
         bool defaultLabels
-    ) private returns (uint256 taskId, uint256 deadline) {
+    ) internal returns (uint256 taskId, uint256 deadline) {
         EscrowStorage storage $ = _getEscrowStorage();
         // Check: a reward, a brief, an allowed token and a duration of 1 hour to 90 days.
         if (amount == 0) revert ITaskEscrow.ZeroAmount();
@@ -250,11 +259,11 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         string calldata category,
         string calldata locationZone,
         uint256 deadline
-    ) private {
+    ) internal {
         emit ITaskEscrow.TaskCreated(taskId, msg.sender, token, amount, taskHash, category, locationZone, deadline);
     }
 
-    function _notifyTaskCreated(uint256 taskId, bytes32 taskHash) private {
+    function _notifyTaskCreated(uint256 taskId, bytes32 taskHash) internal {
         address registry = _getEscrowStorage().taskRegistry;
         if (registry == address(0)) return;
         _checkHookGas();
@@ -265,7 +274,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     }
 
     /// @dev Whether a new task's labels are exactly DEFAULT_CATEGORY and DEFAULT_ZONE (byte for byte).
-    function _areDefaultLabels(string calldata category, string calldata locationZone) private pure returns (bool) {
+    function _areDefaultLabels(string calldata category, string calldata locationZone) internal pure returns (bool) {
         return bytes(category).length == 7 && bytes7(bytes(category)) == DEFAULT_CATEGORY
             && bytes(locationZone).length == 6 && bytes6(bytes(locationZone)) == DEFAULT_ZONE;
     }
@@ -273,7 +282,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     /// @dev Writes `abi.encodePacked(uint16(category.length), category, locationZone)` as the task's labels. When the
     /// whole fits 31 bytes it writes the one slot of a short `bytes` directly: the data left-aligned, twice the length
     /// in the lowest byte, as Solidity stores it.
-    function _storeLabels(Task storage t, string calldata category, string calldata locationZone) private {
+    function _storeLabels(Task storage t, string calldata category, string calldata locationZone) internal {
         uint256 categoryLength = bytes(category).length;
         if (categoryLength > type(uint16).max) revert ITaskEscrow.LabelTooLong();
         uint256 total = 2 + categoryLength + bytes(locationZone).length;
@@ -362,7 +371,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
 
     /// @dev Reports a terminal outcome to the task registry and, when `rateWorker`, to the reputation contract. A hook
     /// that reverts or runs out of its gas is logged with HookFailed and settlement goes on.
-    function _reportOutcome(uint256 taskId, Task storage t, bool completed, bool rateWorker) private {
+    function _reportOutcome(uint256 taskId, Task storage t, bool completed, bool rateWorker) internal {
         EscrowStorage storage $ = _getEscrowStorage();
         address worker = t.worker;
         address registry = $.taskRegistry;
@@ -373,7 +382,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
                 emit ITaskEscrow.HookFailed(registry, taskId);
             }
         }
-        if (!rateWorker || !$.hasReputationContract || worker == address(0)) return;
+        // A rated outcome always has a worker (an assigned worker, or an open task's winner).
+        if (!rateWorker || !$.hasReputationContract) return;
         address reputation = $.reputationContract;
         address token = t.token;
         uint256 amount = t.amount;
@@ -427,17 +437,59 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     }
 
     /// @dev The phase of an open-submission task: Submission before the effective deadline, then Reveal for
-    /// OPEN_REVEAL_WINDOW, Selection for OPEN_SELECTION_WINDOW, then Expired; Closed once settled.
-    function _openPhase(Task storage t) internal view returns (ITaskEscrow.Phase) {
+    /// OPEN_REVEAL_WINDOW, Selection for OPEN_SELECTION_WINDOW, then Expired; Closed once settled. Time alone could
+    /// move a phase back (recordPauseStart backdating a pause lengthens the effective deadline), so what already
+    /// happened sets a floor: a reveal means at least Reveal (no commitment after evidence was shown), a pick or a
+    /// dispute at least Selection.
+    function _openPhase(uint256 taskId, Task storage t) internal view returns (ITaskEscrow.Phase) {
         ITaskEscrow.Status status = t.status;
         if (status == ITaskEscrow.Status.Completed || status == ITaskEscrow.Status.Cancelled) {
             return ITaskEscrow.Phase.Closed;
         }
         uint256 deadline = _effectiveDeadline(t);
-        if (block.timestamp < deadline) return ITaskEscrow.Phase.Submission;
-        if (block.timestamp < deadline + OPEN_REVEAL_WINDOW) return ITaskEscrow.Phase.Reveal;
-        if (block.timestamp < deadline + OPEN_REVEAL_WINDOW + OPEN_SELECTION_WINDOW) return ITaskEscrow.Phase.Selection;
-        return ITaskEscrow.Phase.Expired;
+        if (block.timestamp >= deadline + OPEN_REVEAL_WINDOW + OPEN_SELECTION_WINDOW) return ITaskEscrow.Phase.Expired;
+        if (block.timestamp >= deadline + OPEN_REVEAL_WINDOW) return ITaskEscrow.Phase.Selection;
+        OpenState storage o = _getEscrowStorage().openStates[taskId];
+        if (status == ITaskEscrow.Status.Disputed || o.chosen != address(0)) return ITaskEscrow.Phase.Selection;
+        if (block.timestamp >= deadline || o.revealCount != 0) return ITaskEscrow.Phase.Reveal;
+        return ITaskEscrow.Phase.Submission;
+    }
+
+    /// @dev Owes `amount` of `token` to `account` (taken with withdraw): payments to parties the poster did not choose
+    /// are never pushed, so a recipient that cannot receive cannot block a settlement.
+    function _credit(address token, address account, uint256 amount) internal {
+        if (amount == 0) return;
+        EscrowStorage storage $ = _getEscrowStorage();
+        $.credits[token][account] += amount;
+        $.creditsHeld[token] += amount;
+        emit ITaskEscrow.Credited(token, account, amount);
+    }
+
+    /// @dev Ends a dispute nobody ruled on within DISPUTE_WINDOW: half the reward to `workerSide`, the other half to
+    /// `otherSide` (a worker, paid) or, when `otherSide` is zero, to the poster (refunded). A worker side's half pays
+    /// the fee. Everything is credited. The task is Completed and nobody is rated.
+    function _splitUnruled(uint256 taskId, Task storage t, address workerSide, address otherSide) internal {
+        t.status = ITaskEscrow.Status.Completed;
+        EscrowStorage storage $ = _getEscrowStorage();
+        uint256 amount = t.amount;
+        uint256 feeBps = $.feeBps;
+        uint256 half = amount / 2;
+        uint256 otherHalf = amount - half;
+        uint256 fee = half * feeBps / BPS_DENOMINATOR;
+        uint256 workerPayout = half - fee;
+        address token = t.token;
+        _credit(token, workerSide, workerPayout);
+        if (otherSide == address(0)) {
+            otherSide = t.poster;
+        } else {
+            uint256 otherFee = otherHalf * feeBps / BPS_DENOMINATOR;
+            fee += otherFee;
+            otherHalf -= otherFee;
+        }
+        _credit(token, otherSide, otherHalf);
+        emit ITaskEscrow.UnruledSplit(taskId, workerSide, workerPayout, otherSide, otherHalf, fee);
+        _send(token, $.treasury, fee);
+        _reportOutcome(taskId, t, true, false);
     }
 
     /// @dev The task's verifier agent judges it if set, else the marketplace verifier; never its worker. When the

@@ -26,6 +26,7 @@ contract TaskEscrowModule is TaskEscrowBase {
     //////////////////////////////////////////////////////////////*/
 
     /// @notice See ITaskEscrow.createTaskOpen.
+    /// @dev The task is marked open before the task registry hears of it, so the hook reads `isOpenTask` as true.
     function createTaskOpen(
         bytes32 taskHash,
         address token,
@@ -34,22 +35,33 @@ contract TaskEscrowModule is TaskEscrowBase {
         string calldata locationZone,
         uint256 duration
     ) external payable nonReentrant whenNotPaused returns (uint256 taskId) {
-        taskId = _createTask(taskHash, token, amount, category, locationZone, duration, address(0));
-        _task(taskId).open = true;
-        _pull(token, amount, msg.value);
+        bool defaultLabels = _areDefaultLabels(category, locationZone);
+        uint256 deadline;
+        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, address(0), defaultLabels);
+        Task storage t = _task(taskId);
+        t.open = true;
+        if (!defaultLabels) _storeLabels(t, category, locationZone);
+        _emitTaskCreated(taskId, token, amount, taskHash, category, locationZone, deadline);
         emit ITaskEscrow.OpenTaskCreated(taskId);
+        _notifyTaskCreated(taskId, taskHash);
+        _pull(token, amount, msg.value);
     }
 
     /// @notice See ITaskEscrow.commitOpen.
     function commitOpen(uint256 taskId, bytes32 commitment) external payable nonReentrant whenNotPaused {
         Task storage t = _openTask(taskId);
-        // Check: the submission phase, not the poster, a commitment, one per address.
-        ITaskEscrow.Phase phase = _openPhase(t);
+        // Check: the submission phase, a commitment, one per address (a plain submission made before
+        // the commit-reveal design counts: its author could never reveal a commitment, and would lose the bond).
+        ITaskEscrow.Phase phase = _openPhase(taskId, t);
         if (phase != ITaskEscrow.Phase.Submission) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Submission);
-        if (msg.sender == t.poster) revert ITaskEscrow.SelfAssignment();
+        // Check: not the poster, nor the judge of the task's disputes (who could then rule for itself).
+        if (msg.sender == t.poster || msg.sender == _judgeOf(t)) revert ITaskEscrow.SelfAssignment();
         if (commitment == bytes32(0)) revert ITaskEscrow.EmptyHash();
         EscrowStorage storage $ = _getEscrowStorage();
-        if ($.openCommitments[taskId][msg.sender] != bytes32(0)) revert ITaskEscrow.AlreadySubmitted();
+        if ($.openCommitments[taskId][msg.sender] != bytes32(0) || $.openSubmissions[taskId][msg.sender] != bytes32(0))
+        {
+            revert ITaskEscrow.AlreadySubmitted();
+        }
 
         address token = t.token;
         uint256 bond = _openBond(t.amount);
@@ -65,10 +77,11 @@ contract TaskEscrowModule is TaskEscrowBase {
     }
 
     /// @notice See ITaskEscrow.revealOpen.
+    /// @dev The bond goes back to the caller in its own call: a revealer that cannot receive blocks only itself.
     function revealOpen(uint256 taskId, bytes32 evidenceHash, bytes32 salt) external nonReentrant whenNotPaused {
         Task storage t = _openTask(taskId);
         // Check: the reveal phase, a commitment of the caller not yet revealed, and the evidence and salt behind it.
-        ITaskEscrow.Phase phase = _openPhase(t);
+        ITaskEscrow.Phase phase = _openPhase(taskId, t);
         if (phase != ITaskEscrow.Phase.Reveal) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Reveal);
         EscrowStorage storage $ = _getEscrowStorage();
         bytes32 commitment = $.openCommitments[taskId][msg.sender];
@@ -96,29 +109,122 @@ contract TaskEscrowModule is TaskEscrowBase {
     /// @notice See ITaskEscrow.selectWinner.
     function selectWinner(uint256 taskId, address winner) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
-        // Check: the caller is the poster of an open-submission task in its selection phase.
+        // Check: the caller is the poster of an open-submission task in its selection phase, not yet picked or disputed.
         if (msg.sender != t.poster) revert ITaskEscrow.NotAgent();
         if (!t.open) revert ITaskEscrow.NotOpenTask();
-        ITaskEscrow.Phase phase = _openPhase(t);
+        _checkUnsettledOpen(t);
+        ITaskEscrow.Phase phase = _openPhase(taskId, t);
         if (phase != ITaskEscrow.Phase.Selection) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Selection);
-        // Check: the winner revealed its submission (or submitted before issue 9).
+        OpenState storage o = _getEscrowStorage().openStates[taskId];
+        if (o.chosen != address(0)) revert ITaskEscrow.AlreadySubmitted();
+        // Check: the winner revealed its submission (or submitted before the commit-reveal design).
         bytes32 evidence = _getEscrowStorage().openSubmissions[taskId][winner];
         if (evidence == bytes32(0)) revert ITaskEscrow.NotSubmitter();
+        if (o.revealCount >= 2) {
+            // Several revealed submissions: the pick waits OPEN_CONTEST_WINDOW, so a poster's own second address
+            // cannot take the others' work for the fee (the others may dispute the pick).
+            o.chosen = winner;
+            o.chosenAt = uint40(block.timestamp);
+            emit ITaskEscrow.OpenWinnerProposed(taskId, winner);
+            return;
+        }
         _payWinner(taskId, t, winner, evidence, msg.sender);
     }
 
     /// @notice See ITaskEscrow.releaseOpenDefault.
     function releaseOpenDefault(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _openTask(taskId);
-        // Check: the selection window passed without a choice and a submission was revealed.
-        ITaskEscrow.Phase phase = _openPhase(t);
-        if (phase != ITaskEscrow.Phase.Expired) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Expired);
+        _checkUnsettledOpen(t);
         EscrowStorage storage $ = _getEscrowStorage();
-        address winner = $.openStates[taskId].earliestRevealer;
+        OpenState storage o = $.openStates[taskId];
+        address chosen = o.chosen;
+        if (chosen != address(0)) {
+            // The poster's pick, uncontested for OPEN_CONTEST_WINDOW.
+            if (!_windowPassed(o.chosenAt, OPEN_CONTEST_WINDOW)) revert ITaskEscrow.ContestWindow();
+            _payWinner(taskId, t, chosen, $.openSubmissions[taskId][chosen], t.poster);
+            return;
+        }
+        // Check: the selection window passed without a pick and a submission was revealed.
+        ITaskEscrow.Phase phase = _openPhase(taskId, t);
+        if (phase != ITaskEscrow.Phase.Expired) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Expired);
+        address winner = o.earliestRevealer;
         if (winner == address(0)) revert ITaskEscrow.NoRevealedSubmission();
-        // The silent poster's share of the forfeited bonds goes to the paid submitter: a poster that cannot receive
-        // (a contract refusing native currency, a blacklisted address) cannot block the payout.
+        if (o.revealCount >= 2) {
+            // Several revealed submissions and no pick: the judge picks; the earliest is the submitter side of the
+            // dispute should the judge stay silent.
+            _disputeOpen(taskId, t, o, winner);
+            return;
+        }
+        // The only revealed submission, which its poster did not refuse (contestOpen) within the selection window. The
+        // forfeited bonds go to it: a poster that cannot receive could otherwise block the payment it owes.
+        emit ITaskEscrow.OpenDefaultReleased(taskId, winner);
         _payWinner(taskId, t, winner, $.openSubmissions[taskId][winner], winner);
+    }
+
+    /// @notice See ITaskEscrow.contestOpen.
+    function contestOpen(uint256 taskId) external nonReentrant whenNotPaused {
+        Task storage t = _openTask(taskId);
+        _checkUnsettledOpen(t);
+        EscrowStorage storage $ = _getEscrowStorage();
+        OpenState storage o = $.openStates[taskId];
+        address chosen = o.chosen;
+        address challenger;
+        if (msg.sender == t.poster && chosen == address(0)) {
+            // The poster refuses what was revealed (a worthless entry), within the selection window.
+            ITaskEscrow.Phase phase = _openPhase(taskId, t);
+            if (phase != ITaskEscrow.Phase.Selection) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Selection);
+            challenger = o.earliestRevealer;
+            if (challenger == address(0)) revert ITaskEscrow.NoRevealedSubmission();
+        } else {
+            // A revealed submitter contests the poster's pick within OPEN_CONTEST_WINDOW.
+            if (chosen == address(0) || msg.sender == chosen || $.openCommitments[taskId][msg.sender] == bytes32(0)
+                || $.openSubmissions[taskId][msg.sender] == bytes32(0)) revert ITaskEscrow.NotSubmitter();
+            if (_windowPassed(o.chosenAt, OPEN_CONTEST_WINDOW)) revert ITaskEscrow.ContestWindow();
+            challenger = msg.sender;
+        }
+        _disputeOpen(taskId, t, o, challenger);
+    }
+
+    /// @notice See ITaskEscrow.judgeOpen.
+    function judgeOpen(uint256 taskId, address winner) external nonReentrant whenNotPaused {
+        Task storage t = _openTask(taskId);
+        // Check: the task is disputed and the caller its judge (the marketplace verifier) or the admin.
+        if (t.status != ITaskEscrow.Status.Disputed) revert ITaskEscrow.InvalidStatus(t.status, ITaskEscrow.Status.Disputed);
+        EscrowStorage storage $ = _getEscrowStorage();
+        if (msg.sender != _judgeOf(t) && msg.sender != $.admin) revert ITaskEscrow.NotVerifier();
+        emit ITaskEscrow.OpenJudged(taskId, winner);
+        if (winner == address(0)) {
+            t.status = ITaskEscrow.Status.Cancelled;
+            address token = t.token;
+            uint256 amount = t.amount;
+            _forfeitBonds(taskId, t, t.poster);
+            _credit(token, t.poster, amount);
+            emit ITaskEscrow.TaskCancelled(taskId, amount);
+            _reportOutcome(taskId, t, false, false);
+            return;
+        }
+        bytes32 evidence = $.openSubmissions[taskId][winner];
+        if (evidence == bytes32(0)) revert ITaskEscrow.NotSubmitter();
+        _payWinner(taskId, t, winner, evidence, t.poster);
+    }
+
+    /// @notice See ITaskEscrow.splitUnruled.
+    function splitUnruled(uint256 taskId) external nonReentrant whenNotPaused {
+        Task storage t = _task(taskId);
+        // Check: a dispute (not an escalation, which releaseUnjudgedWork pays) past its window without a ruling.
+        if (t.status != ITaskEscrow.Status.Disputed) revert ITaskEscrow.InvalidStatus(t.status, ITaskEscrow.Status.Disputed);
+        if (t.escalated) revert ITaskEscrow.EscalatedForAdjudication();
+        if (!_windowPassed(t.disputedAt, DISPUTE_WINDOW)) revert ITaskEscrow.DisputeWindowActive();
+        if (!t.open) {
+            _splitUnruled(taskId, t, t.worker, address(0));
+            return;
+        }
+        OpenState storage o = _getEscrowStorage().openStates[taskId];
+        address challenger = o.challenger;
+        t.worker = challenger;
+        t.evidenceHash = _getEscrowStorage().openSubmissions[taskId][challenger];
+        _forfeitBonds(taskId, t, t.poster);
+        _splitUnruled(taskId, t, challenger, o.chosen);
     }
 
     /// @notice See ITaskEscrow.reclaimOpen.
@@ -127,7 +233,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         // Check: the caller is the poster of an open-submission task whose deadline passed.
         if (msg.sender != t.poster) revert ITaskEscrow.NotAgent();
         if (!t.open) revert ITaskEscrow.NotOpenTask();
-        ITaskEscrow.Phase phase = _openPhase(t);
+        ITaskEscrow.Phase phase = _openPhase(taskId, t);
         uint256 submissions = t.openSubmissionCount;
         OpenState storage o = _getEscrowStorage().openStates[taskId];
         if (submissions == 0) {
@@ -136,7 +242,7 @@ contract TaskEscrowModule is TaskEscrowBase {
                 revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Reveal);
             }
         } else if (o.revealCount != 0) {
-            // A revealed submission is paid: by the poster's choice, else by releaseOpenDefault.
+            // A revealed submission is paid: by the poster's choice, by releaseOpenDefault, or by the judge's ruling.
             revert ITaskEscrow.OpenTaskHasSubmissions();
         } else if (submissions != o.commitCount) {
             // Plain submissions made before issue 9 (no order recorded): the rule they were made under, after expiry.
@@ -146,9 +252,22 @@ contract TaskEscrowModule is TaskEscrowBase {
             revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Selection);
         }
 
+        t.status = ITaskEscrow.Status.Cancelled;
         _forfeitBonds(taskId, t, msg.sender);
         uint256 refund = _refund(taskId, t, false); // open task: no worker
         emit ITaskEscrow.DeadlineExpired(taskId, refund);
+    }
+
+    /// @notice See ITaskEscrow.withdraw.
+    function withdraw(address token, address to) external nonReentrant returns (uint256 amount) {
+        if (to == address(0)) revert ITaskEscrow.ZeroAddress();
+        EscrowStorage storage $ = _getEscrowStorage();
+        amount = $.credits[token][msg.sender];
+        if (amount == 0) revert ITaskEscrow.NothingOwed();
+        $.credits[token][msg.sender] = 0;
+        $.creditsHeld[token] -= amount;
+        emit ITaskEscrow.Withdrawn(token, msg.sender, to, amount);
+        _send(token, to, amount);
     }
 
     /// @dev An open-submission task, else NotOpenTask.
@@ -157,16 +276,37 @@ contract TaskEscrowModule is TaskEscrowBase {
         if (!t.open) revert ITaskEscrow.NotOpenTask();
     }
 
-    /// @dev Records the winner and its evidence, sends the unrevealed commitments' bonds to `bondsTo`, pays out.
-    function _payWinner(uint256 taskId, Task storage t, address winner, bytes32 evidence, address bondsTo) private {
-        t.worker = winner;
-        t.evidenceHash = evidence;
-        emit ITaskEscrow.WinnerSelected(taskId, winner);
-        _forfeitBonds(taskId, t, bondsTo);
-        _payout(taskId, t);
+    /// @dev An open task not settled nor under dispute is Funded: else InvalidStatus.
+    function _checkUnsettledOpen(Task storage t) private view {
+        if (t.status != ITaskEscrow.Status.Funded) revert ITaskEscrow.InvalidStatus(t.status, ITaskEscrow.Status.Funded);
     }
 
-    /// @dev Sends the bonds of commitments that were never revealed (the griefer's cost) to `to`.
+    /// @dev Sends an open task to its judge: Disputed from now, `challenger` its submitter side.
+    function _disputeOpen(uint256 taskId, Task storage t, OpenState storage o, address challenger) private {
+        t.status = ITaskEscrow.Status.Disputed;
+        t.disputedAt = uint40(block.timestamp);
+        o.challenger = challenger;
+        emit ITaskEscrow.TaskDisputed(taskId, msg.sender);
+    }
+
+    /// @dev Marks the task Completed with the winner and its evidence, then credits the unrevealed commitments' bonds to
+    /// `bondsTo` and the winner's payout to the winner, sends the fee to the treasury, and reports the outcome. State
+    /// first, then the one transfer.
+    function _payWinner(uint256 taskId, Task storage t, address winner, bytes32 evidence, address bondsTo) private {
+        t.status = ITaskEscrow.Status.Completed;
+        t.worker = winner;
+        t.evidenceHash = evidence;
+        (uint256 workerPayout, uint256 fee) = _computePayout(t);
+        emit ITaskEscrow.WinnerSelected(taskId, winner);
+        _forfeitBonds(taskId, t, bondsTo);
+        address token = t.token;
+        _credit(token, winner, workerPayout);
+        emit ITaskEscrow.TaskCompleted(taskId, workerPayout, fee);
+        _send(token, _getEscrowStorage().treasury, fee);
+        _reportOutcome(taskId, t, true, true);
+    }
+
+    /// @dev Credits the bonds of commitments that were never revealed (the griefer's cost) to `to`.
     function _forfeitBonds(uint256 taskId, Task storage t, address to) private {
         OpenState storage o = _getEscrowStorage().openStates[taskId];
         uint256 unrevealed = o.commitCount - o.revealCount;
@@ -175,7 +315,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         uint256 forfeited = unrevealed * _openBond(t.amount);
         _getEscrowStorage().bondsHeld[token] -= forfeited;
         emit ITaskEscrow.OpenBondsForfeited(taskId, to, forfeited);
-        _send(token, to, forfeited);
+        _credit(token, to, forfeited);
     }
 
     /*//////////////////////////////////////////////////////////////
@@ -299,6 +439,7 @@ contract TaskEscrowModule is TaskEscrowBase {
             if (!$.pendingTask[id] || !_settled(t)) continue;
             $.pendingTask[id] = false;
             $.pendingHeld[t.token] -= t.amount;
+            emit ITaskEscrow.HeldReleased(id, t.amount);
         }
     }
 
@@ -306,10 +447,10 @@ contract TaskEscrowModule is TaskEscrowBase {
     function sweepSurplus(address token, address to) external onlyAdmin nonReentrant returns (uint256 amount) {
         if (to == address(0)) revert ITaskEscrow.ZeroAddress();
         EscrowStorage storage $ = _getEscrowStorage();
-        // What the tasks hold: the counted unsettled rewards, the bonds, and the unsettled rewards of the tasks not yet
+        // What the tasks hold: the counted unsettled rewards, the bonds, what is owed (credits), and the unsettled rewards of the tasks not yet
         // reconciled. A counted task that settled since still counts (its release is pending): the sweep then takes
         // less, never more.
-        uint256 held = $.pendingHeld[token] + $.bondsHeld[token];
+        uint256 held = $.pendingHeld[token] + $.bondsHeld[token] + $.creditsHeld[token];
         uint256 id = $.reconciledBelow;
         if (id == 0) id = 1;
         for (uint256 end = $.nextTaskId; id < end; ++id) {

@@ -5,12 +5,18 @@
  * Local networks (hardhat, localhost) get a fresh MockUSDC and use the first signers for the roles. Elsewhere the
  * token and roles come from the environment: SETTLEMENT_TOKEN (required), ESCROW_ADMIN, TREASURY, VERIFIER_ADDRESS,
  * FEE_BPS (default 1000), DEPLOY_FEE (default 1000000 = 1 USDC).
+ *
+ * ADMIN_TIMELOCK_DELAY (seconds, any network) deploys an OpenZeppelin TimelockController with that minimum delay and
+ * makes it the escrow's admin and the factory's owner: every admin call (fee, verifier, pause, upgrade...) is then
+ * scheduled in public and runs only after the delay. Its proposers and executors are ADMIN_TIMELOCK_PROPOSERS
+ * (comma-separated; default: ESCROW_ADMIN, else the deployer); it has no separate admin (it governs itself). The
+ * address book's `admin` is then the timelock. docs/contracts.md, "Admin powers", says what this changes for posters.
  */
 import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import type { AgentFactory, MockUSDC, TaskEscrow } from "../typechain-types";
+import type { AgentFactory, MockUSDC, TaskEscrow, TimelockController } from "../typechain-types";
 import { addressBookPath, readAddressBook, type AddressBook } from "../server/chain/addressBook";
 
 export { addressBookPath, readAddressBook, type AddressBook };
@@ -28,6 +34,13 @@ export interface DeployOptions {
   verifier?: string;
   feeBps?: number;
   deployFee?: bigint;
+  /**
+   * Minimum delay, in seconds, of a TimelockController deployed as the escrow's admin and the factory's owner; none
+   * when omitted (the admin is then the account `admin` names).
+   */
+  timelockDelay?: number;
+  /** Proposers and executors of that timelock (default: `admin`, else the deployer). */
+  timelockProposers?: string[];
   /** Write `deployments/<network>.json` (default true). */
   write?: boolean;
   /** The network name recorded in (and naming) the address book; defaults to the runtime's network. The devnet
@@ -41,11 +54,19 @@ export interface Deployment {
   agentFactory: AgentFactory;
   /** Present when the deployment created its own MockUSDC. */
   mockUsdc?: MockUSDC;
+  /** Present when `timelockDelay` made a TimelockController the admin. */
+  timelock?: TimelockController;
 }
 
 function optionsFromEnv(network: string): DeployOptions {
   const env = process.env;
-  if (LOCAL_NETWORKS.has(network)) return {};
+  const timelock = {
+    timelockDelay: env.ADMIN_TIMELOCK_DELAY ? Number(env.ADMIN_TIMELOCK_DELAY) : undefined,
+    timelockProposers: env.ADMIN_TIMELOCK_PROPOSERS
+      ? env.ADMIN_TIMELOCK_PROPOSERS.split(",").map((a) => a.trim())
+      : undefined,
+  };
+  if (LOCAL_NETWORKS.has(network)) return timelock;
   if (!env.SETTLEMENT_TOKEN) throw new Error(`SETTLEMENT_TOKEN must name the settlement token on ${network}`);
   return {
     token: env.SETTLEMENT_TOKEN,
@@ -54,6 +75,7 @@ function optionsFromEnv(network: string): DeployOptions {
     verifier: env.VERIFIER_ADDRESS,
     feeBps: env.FEE_BPS ? Number(env.FEE_BPS) : undefined,
     deployFee: env.DEPLOY_FEE ? BigInt(env.DEPLOY_FEE) : undefined,
+    ...timelock,
   };
 }
 
@@ -64,7 +86,19 @@ export async function deployAll(
 ): Promise<Deployment> {
   const { ethers, upgrades, network } = runtime;
   const [deployer, defaultTreasury, defaultVerifier] = await ethers.getSigners();
-  const admin = options.admin ?? deployer.address;
+  let admin = options.admin ?? deployer.address;
+  let timelock: TimelockController | undefined;
+  if (options.timelockDelay !== undefined) {
+    if (!Number.isInteger(options.timelockDelay) || options.timelockDelay <= 0) {
+      throw new Error(`ADMIN_TIMELOCK_DELAY must be a positive number of seconds, not ${options.timelockDelay}`);
+    }
+    const proposers = options.timelockProposers ?? [admin];
+    timelock = (await (
+      await ethers.getContractFactory("TimelockController")
+    ).deploy(options.timelockDelay, proposers, proposers, ethers.ZeroAddress)) as unknown as TimelockController;
+    await timelock.waitForDeployment();
+    admin = await timelock.getAddress();
+  }
   const treasury = options.treasury ?? defaultTreasury?.address ?? deployer.address;
   const verifier = options.verifier ?? defaultVerifier?.address ?? deployer.address;
   const feeBps = options.feeBps ?? DEFAULT_FEE_BPS;
@@ -117,7 +151,7 @@ export async function deployAll(
     fs.mkdirSync(path.dirname(addressBookPath(networkName)), { recursive: true });
     fs.writeFileSync(addressBookPath(networkName), JSON.stringify(book, null, 2) + "\n");
   }
-  return { book, escrow, agentFactory, mockUsdc };
+  return { book, escrow, agentFactory, mockUsdc, timelock };
 }
 
 if (require.main === module) {

@@ -120,7 +120,9 @@ interface ITaskEscrow {
     event DeadlineExpired(uint256 indexed taskId, uint256 refundAmount);
     /// @notice Emitted when a task enters Disputed.
     /// @param taskId The task.
-    /// @param initiator Who raised it; on an escalation of unjudged work, the poster.
+    /// @param initiator Who raised it: the poster or worker (raiseDispute); on an escalation of unjudged work, the poster
+    /// (claimTimeout) or the worker (escalateUnjudgedWork); on an open-submission task, the poster or the contesting
+    /// submitter (contestOpen), or whoever released a contested default (releaseOpenDefault).
     event TaskDisputed(uint256 indexed taskId, address indexed initiator);
     /// @notice Emitted when the admin rules on a dispute (TaskCompleted or TaskCancelled follows).
     /// @param taskId The task.
@@ -148,8 +150,8 @@ interface ITaskEscrow {
     /// @param submitter The revealing address.
     /// @param evidenceHash The keccak256 of its deliverable.
     event OpenSubmission(uint256 indexed taskId, address indexed submitter, bytes32 evidenceHash);
-    /// @notice Emitted when an open-submission task's winner is paid: picked by the poster, or the earliest revealed
-    /// submission after the selection window (TaskCompleted follows).
+    /// @notice Emitted when an open-submission task's winner is paid (credited): picked by the poster, ruled by the
+    /// judge (OpenJudged precedes), or released by default (OpenDefaultReleased precedes). TaskCompleted follows.
     /// @param taskId The task.
     /// @param winner The paid submitter.
     event WinnerSelected(uint256 indexed taskId, address indexed winner);
@@ -159,6 +161,49 @@ interface ITaskEscrow {
     /// @param recipient Who received the forfeited bonds.
     /// @param amount The forfeited bonds.
     event OpenBondsForfeited(uint256 indexed taskId, address indexed recipient, uint256 amount);
+    /// @notice Emitted by releaseOpenDefault when it pays a submission the poster did not pick (WinnerSelected follows).
+    /// @param taskId The task.
+    /// @param winner The earliest (and only) revealed submitter.
+    event OpenDefaultReleased(uint256 indexed taskId, address indexed winner);
+    /// @notice Emitted when the poster of an open-submission task with two or more revealed submissions picks one: it
+    /// is paid once OPEN_CONTEST_WINDOW passed uncontested (releaseOpenDefault).
+    /// @param taskId The task.
+    /// @param winner The picked submitter.
+    event OpenWinnerProposed(uint256 indexed taskId, address indexed winner);
+    /// @notice Emitted when the judge of a disputed open-submission task rules (judgeOpen).
+    /// @param taskId The task.
+    /// @param winner The submitter paid, or the zero address for a refund to the poster.
+    event OpenJudged(uint256 indexed taskId, address indexed winner);
+    /// @notice Emitted when a dispute nobody ruled on within DISPUTE_WINDOW is split (claimTimeout, splitUnruled).
+    /// @param taskId The task.
+    /// @param workerSide The submitter or worker credited the first half.
+    /// @param workerPayout What it was credited, less the fee.
+    /// @param otherSide The poster (refunded the second half) or the poster's picked submitter (paid it, less the fee).
+    /// @param otherAmount What the other side was credited.
+    /// @param platformFee The fee sent to the treasury.
+    event UnruledSplit(
+        uint256 indexed taskId,
+        address indexed workerSide,
+        uint256 workerPayout,
+        address indexed otherSide,
+        uint256 otherAmount,
+        uint256 platformFee
+    );
+    /// @notice Emitted when an amount is owed to an account, to be taken with withdraw (pull payment).
+    /// @param token The token (the zero address for the native currency).
+    /// @param account The account owed.
+    /// @param amount The amount added.
+    event Credited(address indexed token, address indexed account, uint256 amount);
+    /// @notice Emitted when an account takes what it is owed.
+    /// @param token The token.
+    /// @param account The account that was owed.
+    /// @param to The recipient.
+    /// @param amount The amount sent.
+    event Withdrawn(address indexed token, address indexed account, address to, uint256 amount);
+    /// @notice Emitted by releaseSettled for each counted task it releases from the held count.
+    /// @param taskId The task.
+    /// @param amount Its reward, no longer counted as held.
+    event HeldReleased(uint256 indexed taskId, uint256 amount);
     /// @notice Emitted when the admin sweeps tokens the escrow holds beyond what its tasks hold.
     /// @param token The token (the zero address for the native currency).
     /// @param to The recipient.
@@ -334,6 +379,12 @@ interface ITaskEscrow {
     /// @notice Thrown when too little gas is left to give a configured hook its full budget (the caller set the gas
     /// limit too low; retry with more gas).
     error InsufficientGasForHook();
+    /// @notice A single-worker function (resolveDispute, claimTimeout of a dispute) called on an open-submission task.
+    error OpenTask();
+    /// @notice releaseOpenDefault before OPEN_CONTEST_WINDOW passed after the poster's pick, or contestOpen after it.
+    error ContestWindow();
+    /// @notice withdraw with nothing owed.
+    error NothingOwed();
 
     /*//////////////////////////////////////////////////////////////
                            POSTING FUNCTIONS
@@ -508,23 +559,28 @@ interface ITaskEscrow {
     /// @param salt The secret salt of the commitment.
     function revealOpen(uint256 taskId, bytes32 evidenceHash, bytes32 salt) external;
 
-    /// @notice The poster pays one revealed submission of an open-submission task during the Selection phase; the bonds
-    /// of unrevealed commitments go to the poster. Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted. Reverts
-    /// NotAgent, NotOpenTask, WrongPhase, NotSubmitter, EnforcedPause.
+    /// @notice The poster picks one revealed submission of an open-submission task during the Selection phase. With one
+    /// revealed submission (or plain submissions made before the commit-reveal design) the pick is paid at once; with
+    /// two or more it is proposed (OpenWinnerProposed) and paid by releaseOpenDefault once OPEN_CONTEST_WINDOW passed,
+    /// unless another revealed submitter disputes it (contestOpen). Payments are credited (withdraw); the bonds of
+    /// unrevealed commitments are credited to the poster. Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted, or
+    /// OpenWinnerProposed. Reverts NotAgent, NotOpenTask, InvalidStatus, WrongPhase, AlreadySubmitted (a second pick),
+    /// NotSubmitter, EnforcedPause.
     /// @param taskId The task.
     /// @param winner A submitter who revealed.
     function selectWinner(uint256 taskId, address winner) external;
 
-    /// @notice Anyone pays the earliest revealed submission of an open-submission task whose poster let the selection
-    /// window pass; the bonds of unrevealed commitments go to that submitter too (a poster unable to receive cannot
-    /// block the payout). Emits WinnerSelected, (OpenBondsForfeited,) TaskCompleted. Reverts NotOpenTask, WrongPhase,
-    /// NoRevealedSubmission, EnforcedPause.
+    /// @notice Anyone ends an open-submission task the poster did not settle: pays the poster's uncontested pick once
+    /// OPEN_CONTEST_WINDOW passed; else, once Expired, pays the only revealed submission (OpenDefaultReleased, its
+    /// poster had contestOpen to refuse it), or sends two or more revealed submissions to the judge (TaskDisputed).
+    /// The bonds of unrevealed commitments are credited to the paid submitter when the poster picked nobody. Reverts
+    /// NotOpenTask, InvalidStatus, WrongPhase, ContestWindow, NoRevealedSubmission, EnforcedPause.
     /// @param taskId The task.
     function releaseOpenDefault(uint256 taskId) external;
 
     /// @notice The poster takes back an open-submission task's reward when no submission was revealed: from the
-    /// deadline when nobody committed, from the Selection phase when commitments were not revealed (their bonds go to
-    /// the poster too). Tasks with plain submissions made before issue 9 reclaim once Expired. Emits
+    /// deadline when nobody committed, from the Selection phase when commitments were not revealed (their bonds are
+    /// credited to the poster). Tasks with plain submissions made before issue 9 reclaim once Expired. Emits
     /// (OpenBondsForfeited,) DeadlineExpired. Reverts NotAgent, NotOpenTask, WrongPhase, OpenTaskHasSubmissions,
     /// EnforcedPause.
     /// @param taskId The task.
@@ -602,6 +658,48 @@ interface ITaskEscrow {
     /// other ids are skipped. Reverts NotAdmin.
     /// @param taskIds The tasks.
     function releaseSettled(uint256[] calldata taskIds) external;
+
+    /// @notice Sends the caller what it is owed in `token` (winners, bonds, splits are credited, never pushed) to `to`,
+    /// which may be another address when the caller cannot receive. Not pause-gated. Emits Withdrawn. Reverts
+    /// ZeroAddress, NothingOwed.
+    /// @param token The token (the zero address for the native currency).
+    /// @param to The recipient.
+    /// @return amount The amount sent.
+    function withdraw(address token, address to) external returns (uint256 amount);
+
+    /// @notice What `account` is owed in `token` (see withdraw).
+    /// @param token The token.
+    /// @param account The account.
+    /// @return The amount.
+    function creditOf(address token, address account) external view returns (uint256);
+
+    /// @notice Sends a revealed open-submission task to its judge (the marketplace verifier, or the admin): by the
+    /// poster during the selection window when it picked nobody (a worthless entry), or by a revealed submitter other
+    /// than the poster's pick within OPEN_CONTEST_WINDOW of the pick. Emits TaskDisputed. Reverts NotOpenTask,
+    /// InvalidStatus, WrongPhase, NoRevealedSubmission, NotSubmitter, ContestWindow, EnforcedPause.
+    /// @param taskId The task.
+    function contestOpen(uint256 taskId) external;
+
+    /// @notice The judge's (or the admin's) ruling on a disputed open-submission task: pays a revealed submitter, or
+    /// refunds the poster when `winner` is zero. Emits OpenJudged, then WinnerSelected and TaskCompleted, or
+    /// TaskCancelled. Reverts NotOpenTask, InvalidStatus, NotVerifier, NotSubmitter, EnforcedPause.
+    /// @param taskId The task.
+    /// @param winner A revealed submitter, or zero.
+    function judgeOpen(uint256 taskId, address winner) external;
+
+    /// @notice Ends a dispute nobody ruled on within DISPUTE_WINDOW (not an escalation of unjudged work, which pays
+    /// the worker): half the reward to each side, the fee on what a worker side gets. Anyone may call. Emits
+    /// UnruledSplit. Reverts InvalidStatus, EscalatedForAdjudication, DisputeWindowActive, EnforcedPause.
+    /// @param taskId The task.
+    function splitUnruled(uint256 taskId) external;
+
+    /// @notice The poster's pick of an open-submission task with several revealed submissions, when it was made, and
+    /// the submitter of a dispute (the one its silent judge's split credits).
+    /// @param taskId The task.
+    /// @return chosen The picked submitter, or zero.
+    /// @return chosenAt When it was picked.
+    /// @return challenger The submitter side of a dispute, or zero.
+    function openVerdictState(uint256 taskId) external view returns (address chosen, uint256 chosenAt, address challenger);
 
     /// @notice Sends `to` what the escrow holds in `token` beyond the unsettled rewards and bonds of its tasks (tokens
     /// sent to it directly). Never a task's funds: counted tasks whose release is pending still count. Emits
@@ -742,7 +840,7 @@ interface ITaskEscrow {
     /// @return The smallest rated reward.
     function minRatedAmount(address token) external view returns (uint256);
 
-    /// @notice Seconds the escrow spent paused in finished pauses.
+    /// @notice Seconds the escrow spent paused, the running pause included.
     /// @return The total.
     function totalPausedSeconds() external view returns (uint256);
 

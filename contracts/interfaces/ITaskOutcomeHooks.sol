@@ -9,8 +9,8 @@ interface IWorkerReputation {
     /// ruling in the worker's favour).
     function recordCompleted(address worker, uint256 taskId, address token, uint256 amount) external;
 
-    /// @notice `worker` was assigned to `taskId` and the reward went back to the poster (timeout, failed verdict left
-    /// standing, or a ruling in the poster's favour).
+    /// @notice `worker` delivered on `taskId` and was judged against: a failed verdict left standing past the appeal
+    /// window, or a ruling in the poster's favour. A lapsed assignment or an unruled dispute rates nobody.
     function recordFailed(address worker, uint256 taskId, address token, uint256 amount) external;
 }
 

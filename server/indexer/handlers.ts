@@ -120,6 +120,14 @@ export const TASK_HANDLERS: Record<string, TaskHandler> = {
     const winner = str(e, "winner");
     return { worker: winner, evidenceHash: ctx.openSubmissions.get(t.taskId)?.get(winner) ?? t.evidenceHash };
   }),
+  // A dispute nobody ruled on, split: the worker side is credited its half less the fee (open tasks record it as the
+  // worker), the other half goes to the poster or the poster's pick.
+  UnruledSplit: update((_t, e) => ({
+    status: TASK_STATUS.Completed,
+    worker: str(e, "workerSide"),
+    payout: str(e, "workerPayout"),
+    feePaid: str(e, "platformFee"),
+  })),
   HookFailed: update(() => ({})),
 };
 

@@ -719,21 +719,41 @@ describe("TaskEscrow", () => {
         );
       });
 
-      it("refunds the whole amount when the dispute window closes without a ruling", async () => {
-        const { escrow, usdc, poster, worker, taskId, amount } = await loadFixture(disputedTaskFixture);
+      it("splits the reward when the dispute window closes without a ruling: a silent arbiter decides for neither side", async () => {
+        const { escrow, usdc, poster, worker, treasury, taskId, amount } = await loadFixture(disputedTaskFixture);
         const windowEnd = (await escrow.getTask(taskId)).disputedAt + (await escrow.DISPUTE_WINDOW());
         await time.setNextBlockTimestamp(windowEnd);
+        const half = amount / 2n;
+        const fee = (half * BigInt(FEE_BPS)) / 10_000n;
         const tx = escrow.connect(poster).claimTimeout(taskId);
-        await expect(tx).to.changeTokenBalances(usdc, [poster, escrow, worker], [amount, -amount, 0n]);
-        await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
-        expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Cancelled);
+        await expect(tx).to.changeTokenBalances(usdc, [poster, escrow, worker, treasury], [0n, -fee, 0n, fee]);
+        await expect(tx)
+          .to.emit(escrow, "UnruledSplit")
+          .withArgs(taskId, worker.address, half - fee, poster.address, amount - half, fee);
+        await expect(tx).not.to.emit(escrow, "DeadlineExpired");
+        expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Completed);
+        const token = await usdc.getAddress();
+        expect(await escrow.creditOf(token, worker.address)).to.equal(half - fee);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(amount - half);
       });
 
-      it("refunds when the worker's appeal is left without a ruling for the dispute window", async () => {
-        const { escrow, usdc, poster, taskId, amount } = await loadFixture(appealedTaskFixture);
+      it("splits when the worker's appeal is left without a ruling, and the worker may end it itself", async () => {
+        const { escrow, usdc, worker, taskId, amount } = await loadFixture(appealedTaskFixture);
         const windowEnd = (await escrow.getTask(taskId)).disputedAt + (await escrow.DISPUTE_WINDOW());
+        await time.setNextBlockTimestamp(windowEnd - 1n);
+        await expect(escrow.connect(worker).splitUnruled(taskId)).to.be.revertedWithCustomError(
+          escrow,
+          "DisputeWindowActive",
+        );
         await time.setNextBlockTimestamp(windowEnd);
-        await expect(escrow.connect(poster).claimTimeout(taskId)).to.changeTokenBalance(usdc, poster, amount);
+        await expect(escrow.connect(worker).splitUnruled(taskId)).to.emit(escrow, "UnruledSplit");
+        const half = amount / 2n;
+        const fee = (half * BigInt(FEE_BPS)) / 10_000n;
+        await expect(escrow.connect(worker).withdraw(await usdc.getAddress(), worker.address)).to.changeTokenBalance(
+          usdc,
+          worker,
+          half - fee,
+        );
       });
 
       it("reverts when the dispute is an escalation of unjudged work, even after the dispute window", async () => {

@@ -61,6 +61,15 @@ async function selectionFixture() {
   return base;
 }
 
+/** Committed by three, revealed by `worker` alone (the others' bonds are forfeited): at the start of Selection. */
+async function singleSelectionFixture() {
+  const base = await revealFixture();
+  const { escrow, worker, taskId } = base;
+  await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
+  await time.increaseTo(base.starts.selection);
+  return base;
+}
+
 /** As selectionFixture, at the start of the Expired phase: the poster chose nobody. */
 async function expiredFixture() {
   const base = await selectionFixture();
@@ -405,34 +414,43 @@ describe("TaskEscrow", () => {
   });
 
   describe("#selectWinner", () => {
-    it("pays the winner the reward less the fee, the treasury the fee, the poster the unrevealed bond", async () => {
-      const { escrow, usdc, poster, treasury, worker, taskId, amount, bond } = await loadFixture(selectionFixture);
+    it("credits the only revealed submitter the reward less the fee and the poster the unrevealed bonds", async () => {
+      const { escrow, usdc, poster, treasury, worker, taskId, amount, bond } =
+        await loadFixture(singleSelectionFixture);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeTokenBalances(
-        usdc,
-        [worker, treasury, poster, escrow],
-        [amount - fee, fee, bond, -(amount + bond)],
-      );
+      const tx = escrow.connect(poster).selectWinner(taskId, worker.address);
+      // Only the fee leaves the escrow: the winner and the poster are owed (withdraw), not pushed.
+      await expect(tx).to.changeTokenBalances(usdc, [worker, treasury, poster, escrow], [0n, fee, 0n, -fee]);
+      const token = await usdc.getAddress();
+      expect(await escrow.creditOf(token, worker.address)).to.equal(amount - fee);
+      expect(await escrow.creditOf(token, poster.address)).to.equal(2n * bond);
     });
 
     it("emits WinnerSelected, OpenBondsForfeited, then TaskCompleted", async () => {
-      const { escrow, poster, worker, taskId, amount, bond } = await loadFixture(selectionFixture);
+      const { escrow, usdc, poster, worker, taskId, amount, bond } = await loadFixture(singleSelectionFixture);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
       const tx = await escrow.connect(poster).selectWinner(taskId, worker.address);
       await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
-      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, poster.address, bond);
+      await expect(tx)
+        .to.emit(escrow, "OpenBondsForfeited")
+        .withArgs(taskId, poster.address, 2n * bond);
       await expect(tx)
         .to.emit(escrow, "TaskCompleted")
         .withArgs(taskId, amount - fee, fee);
+      await expect(tx)
+        .to.emit(escrow, "Credited")
+        .withArgs(await usdc.getAddress(), worker.address, amount - fee);
       expect(await escrowEventNames(escrow, tx)).to.deep.equal([
         "WinnerSelected",
         "OpenBondsForfeited",
+        "Credited",
+        "Credited",
         "TaskCompleted",
       ]);
     });
 
     it("records the winner as worker with its evidence and completes the task", async () => {
-      const { escrow, poster, worker, taskId } = await loadFixture(selectionFixture);
+      const { escrow, poster, worker, taskId } = await loadFixture(singleSelectionFixture);
       await escrow.connect(poster).selectWinner(taskId, worker.address);
       const task = await escrow.getTask(taskId);
       expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
@@ -443,18 +461,38 @@ describe("TaskEscrow", () => {
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
     });
 
-    it("lets the poster pick a later revealer over the default winner", async () => {
-      const { escrow, poster, stranger, worker, taskId } = await loadFixture(selectionFixture);
+    it("with two revealed submissions proposes the pick, paid once OPEN_CONTEST_WINDOW passed uncontested", async () => {
+      const { escrow, usdc, poster, stranger, worker, taskId, amount } = await loadFixture(selectionFixture);
       expect((await escrow.openState(taskId)).earliestRevealer).to.equal(stranger.address);
-      await expect(escrow.connect(poster).selectWinner(taskId, worker.address))
-        .to.emit(escrow, "WinnerSelected")
-        .withArgs(taskId, worker.address);
+      const tx = await escrow.connect(poster).selectWinner(taskId, worker.address);
+      expect(await escrowEventNames(escrow, tx)).to.deep.equal(["OpenWinnerProposed"]);
+      await expect(tx).to.emit(escrow, "OpenWinnerProposed").withArgs(taskId, worker.address);
+      expect((await escrow.openVerdictState(taskId)).chosen).to.equal(worker.address);
+      await expect(escrow.connect(worker).releaseOpenDefault(taskId)).to.be.revertedWithCustomError(
+        escrow,
+        "ContestWindow",
+      );
+      await time.increase(await escrow.OPEN_CONTEST_WINDOW());
+      const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
+      const release = await escrow.connect(worker).releaseOpenDefault(taskId);
+      await expect(release).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
+      await expect(release).not.to.emit(escrow, "OpenDefaultReleased");
+      expect(await escrow.creditOf(await usdc.getAddress(), worker.address)).to.equal(amount - fee);
     });
 
     it("accepts a winner one second before the selection window ends", async () => {
-      const { escrow, poster, worker, taskId, starts } = await loadFixture(selectionFixture);
+      const { escrow, poster, worker, taskId, starts } = await loadFixture(singleSelectionFixture);
       await time.setNextBlockTimestamp(starts.expired - 1n);
       await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.emit(escrow, "WinnerSelected");
+    });
+
+    it("reverts on a second pick", async () => {
+      const { escrow, poster, worker, stranger, taskId } = await loadFixture(selectionFixture);
+      await escrow.connect(poster).selectWinner(taskId, worker.address);
+      await expect(escrow.connect(poster).selectWinner(taskId, stranger.address)).to.be.revertedWithCustomError(
+        escrow,
+        "AlreadySubmitted",
+      );
     });
 
     it("reverts when the winner committed but never revealed", async () => {
@@ -496,45 +534,60 @@ describe("TaskEscrow", () => {
         .withArgs(PHASE.Expired, PHASE.Selection);
     });
 
-    it("reverts in the Closed phase after a winner was paid", async () => {
-      const { escrow, poster, worker, stranger, taskId } = await loadFixture(selectionFixture);
+    it("reverts after a winner was paid", async () => {
+      const { escrow, poster, worker, stranger, taskId } = await loadFixture(singleSelectionFixture);
       await escrow.connect(poster).selectWinner(taskId, worker.address);
       await expect(escrow.connect(poster).selectWinner(taskId, stranger.address))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Closed, PHASE.Selection);
+        .to.be.revertedWithCustomError(escrow, "InvalidStatus")
+        .withArgs(STATUS.Completed, STATUS.Funded);
     });
   });
 
   describe("#releaseOpenDefault", () => {
-    it("pays the earliest revealed submission once the poster let the selection window pass", async () => {
-      const { escrow, usdc, poster, treasury, stranger, others, taskId, amount, bond } =
-        await loadFixture(expiredFixture);
+    it("credits the only revealed submission once the poster let the selection window pass", async () => {
+      const { escrow, usdc, poster, treasury, worker, others, taskId, amount, bond, starts } =
+        await loadFixture(singleSelectionFixture);
+      await time.increaseTo(starts.expired);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
       const tx = escrow.connect(others[2]).releaseOpenDefault(taskId);
+      await expect(tx).to.changeTokenBalances(usdc, [worker, treasury, poster, escrow], [0n, fee, 0n, -fee]);
       // The silent poster's forfeited bonds go to the paid submitter.
-      await expect(tx).to.changeTokenBalances(
-        usdc,
-        [stranger, treasury, poster, escrow],
-        [amount - fee + bond, fee, 0n, -(amount + bond)],
-      );
-      await expect(tx).to.emit(escrow, "OpenBondsForfeited").withArgs(taskId, stranger.address, bond);
-      await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, stranger.address);
+      await expect(tx)
+        .to.emit(escrow, "OpenBondsForfeited")
+        .withArgs(taskId, worker.address, 2n * bond);
+      await expect(tx).to.emit(escrow, "OpenDefaultReleased").withArgs(taskId, worker.address);
+      await expect(tx).to.emit(escrow, "WinnerSelected").withArgs(taskId, worker.address);
+      expect(await escrow.creditOf(await usdc.getAddress(), worker.address)).to.equal(amount - fee + 2n * bond);
       const task = await escrow.getTask(taskId);
       expect([task.worker, task.evidenceHash, task.status]).to.deep.equal([
-        stranger.address,
-        OTHER_EVIDENCE_HASH,
+        worker.address,
+        EVIDENCE_HASH,
         BigInt(STATUS.Completed),
       ]);
     });
 
-    it("emits no OpenBondsForfeited when every commitment was revealed", async () => {
+    it("emits OpenDefaultReleased before WinnerSelected, and no OpenBondsForfeited when every commitment was revealed", async () => {
       const { escrow, worker, taskId, starts } = await loadFixture(openTaskFixture);
       await commitOpen(escrow, worker, taskId, EVIDENCE_HASH);
       await time.increaseTo(starts.reveal);
       await escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT);
       await time.increaseTo(starts.expired);
       const tx = await escrow.connect(worker).releaseOpenDefault(taskId);
-      expect(await escrowEventNames(escrow, tx)).to.deep.equal(["WinnerSelected", "TaskCompleted"]);
+      expect(await escrowEventNames(escrow, tx)).to.deep.equal([
+        "OpenDefaultReleased",
+        "WinnerSelected",
+        "Credited",
+        "TaskCompleted",
+      ]);
+    });
+
+    it("sends two revealed submissions the poster did not pick to the judge instead of paying the earliest", async () => {
+      const { escrow, usdc, stranger, others, taskId } = await loadFixture(expiredFixture);
+      const tx = await escrow.connect(others[2]).releaseOpenDefault(taskId);
+      await expect(tx).to.emit(escrow, "TaskDisputed").withArgs(taskId, others[2].address);
+      expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Disputed);
+      expect((await escrow.openVerdictState(taskId)).challenger).to.equal(stranger.address);
+      expect(await escrow.creditOf(await usdc.getAddress(), stranger.address)).to.equal(0n);
     });
 
     it("reverts in the Selection phase: the poster chooses first", async () => {
@@ -553,12 +606,14 @@ describe("TaskEscrow", () => {
       );
     });
 
-    it("reverts in the Closed phase after the default payout", async () => {
-      const { escrow, stranger, taskId } = await loadFixture(expiredFixture);
-      await escrow.connect(stranger).releaseOpenDefault(taskId);
-      await expect(escrow.connect(stranger).releaseOpenDefault(taskId))
-        .to.be.revertedWithCustomError(escrow, "WrongPhase")
-        .withArgs(PHASE.Closed, PHASE.Expired);
+    it("reverts after the default payout", async () => {
+      const { escrow, worker, taskId, starts } = await loadFixture(singleSelectionFixture);
+      await time.increaseTo(starts.expired);
+      await escrow.connect(worker).releaseOpenDefault(taskId);
+      expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
+      await expect(escrow.connect(worker).releaseOpenDefault(taskId))
+        .to.be.revertedWithCustomError(escrow, "InvalidStatus")
+        .withArgs(STATUS.Completed, STATUS.Funded);
     });
 
     it("reverts when the task is not an open-submission task", async () => {
@@ -580,14 +635,19 @@ describe("TaskEscrow", () => {
       expect((await escrow.getTask(taskId)).status).to.equal(STATUS.Cancelled);
     });
 
-    it("refunds the poster with the bonds when commitments were never revealed", async () => {
+    it("refunds the poster and credits it the bonds when commitments were never revealed", async () => {
       const { escrow, usdc, poster, taskId, amount, bond } = await loadFixture(unrevealedSelectionFixture);
       const tx = escrow.connect(poster).reclaimOpen(taskId);
       await expect(tx)
         .to.emit(escrow, "OpenBondsForfeited")
         .withArgs(taskId, poster.address, 3n * bond);
       await expect(tx).to.emit(escrow, "DeadlineExpired").withArgs(taskId, amount);
-      await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount + 3n * bond, -(amount + 3n * bond)]);
+      await expect(tx).to.changeTokenBalances(usdc, [poster, escrow], [amount, -amount]);
+      await expect(escrow.connect(poster).withdraw(await usdc.getAddress(), poster.address)).to.changeTokenBalances(
+        usdc,
+        [poster, escrow],
+        [3n * bond, -3n * bond],
+      );
     });
 
     it("refuses while a revealed submission awaits the choice: the poster cannot take everything back", async () => {
@@ -598,7 +658,7 @@ describe("TaskEscrow", () => {
       );
     });
 
-    it("refuses after the selection window too: the earliest revealed submission is paid instead", async () => {
+    it("refuses after the selection window too: a revealed submission is paid or judged instead", async () => {
       const { escrow, poster, taskId } = await loadFixture(expiredFixture);
       await expect(escrow.connect(poster).reclaimOpen(taskId)).to.be.revertedWithCustomError(
         escrow,
@@ -656,7 +716,7 @@ describe("TaskEscrow", () => {
       return { ...base, taskId: 1n, amount, bond, starts: await openPhaseStarts(escrow, 1n) };
     }
 
-    it("returns a revealed commitment's bond and forfeits the other's to the poster with the payout", async () => {
+    it("returns a revealed commitment's bond; the payout and the other's forfeited bond are withdrawn", async () => {
       const { escrow, poster, worker, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
       await time.increaseTo(starts.reveal);
       await expect(escrow.connect(worker).revealOpen(taskId, EVIDENCE_HASH, OPEN_SALT)).to.changeEtherBalances(
@@ -665,19 +725,26 @@ describe("TaskEscrow", () => {
       );
       await time.increaseTo(starts.selection);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      await expect(escrow.connect(poster).selectWinner(taskId, worker.address)).to.changeEtherBalances(
-        [worker, poster, escrow],
-        [amount - fee, bond, -(amount + bond)],
+      await escrow.connect(poster).selectWinner(taskId, worker.address);
+      await expect(escrow.connect(worker).withdraw(ethers.ZeroAddress, worker.address)).to.changeEtherBalances(
+        [worker, escrow],
+        [amount - fee, -(amount - fee)],
       );
+      await expect(escrow.connect(poster).withdraw(ethers.ZeroAddress, poster.address)).to.changeEtherBalances(
+        [poster, escrow],
+        [bond, -bond],
+      );
+      expect(await ethers.provider.getBalance(await escrow.getAddress())).to.equal(0n);
     });
 
-    it("refunds the reward and both forfeited bonds once expired without a reveal", async () => {
+    it("refunds the reward and credits both forfeited bonds once expired without a reveal", async () => {
       const { escrow, poster, taskId, amount, bond, starts } = await loadFixture(nativeCommittedFixture);
       await time.increaseTo(starts.expired);
       await expect(escrow.connect(poster).reclaimOpen(taskId)).to.changeEtherBalances(
         [poster, escrow],
-        [amount + 2n * bond, -(amount + 2n * bond)],
+        [amount, -amount],
       );
+      expect(await escrow.creditOf(ethers.ZeroAddress, poster.address)).to.equal(2n * bond);
       await expect(escrow.connect(poster).reclaimOpen(taskId))
         .to.be.revertedWithCustomError(escrow, "WrongPhase")
         .withArgs(PHASE.Closed, PHASE.Selection);
@@ -713,15 +780,16 @@ describe("TaskEscrow", () => {
       await posterContract.setMode(1, ethers.ZeroAddress, "0x"); // rejects every payment from now on
       await time.increaseTo(starts.expired);
       const fee = (amount * BigInt(FEE_BPS)) / 10_000n;
-      await expect(escrow.connect(worker).releaseOpenDefault(1n)).to.changeEtherBalances(
+      await escrow.connect(worker).releaseOpenDefault(1n);
+      await expect(escrow.connect(worker).withdraw(ethers.ZeroAddress, worker.address)).to.changeEtherBalances(
         [worker, posterContract, escrow],
-        [amount - fee + bond, 0n, -(amount + bond)],
+        [amount - fee + bond, 0n, -(amount - fee + bond)],
       );
     });
   });
 
   describe("griefing", () => {
-    it("costs a junk committer its bond, paid to the poster, and frees the reward at the end of the reveal window", async () => {
+    it("costs a junk committer its bond, owed to the poster, and frees the reward at the end of the reveal window", async () => {
       const { escrow, usdc, poster, stranger, taskId, amount, bond, starts } = await loadFixture(openTaskFixture);
       await commitOpen(escrow, stranger, taskId, ethers.id("junk"));
       await expect(escrow.connect(poster).cancelTask(taskId)).to.be.revertedWithCustomError(
@@ -732,8 +800,9 @@ describe("TaskEscrow", () => {
       await expect(escrow.connect(poster).reclaimOpen(taskId)).to.changeTokenBalances(
         usdc,
         [poster, stranger, escrow],
-        [amount + bond, 0n, -(amount + bond)],
+        [amount, 0n, -amount],
       );
+      expect(await escrow.creditOf(await usdc.getAddress(), poster.address)).to.equal(bond);
     });
   });
 
@@ -769,8 +838,9 @@ describe("TaskEscrow", () => {
     });
 
     it("is Closed after a winner was paid", async () => {
-      const { escrow, stranger, taskId } = await loadFixture(expiredFixture);
-      await escrow.connect(stranger).releaseOpenDefault(taskId);
+      const { escrow, worker, taskId, starts } = await loadFixture(singleSelectionFixture);
+      await time.increaseTo(starts.expired);
+      await escrow.connect(worker).releaseOpenDefault(taskId);
       expect(await escrow.openPhase(taskId)).to.equal(PHASE.Closed);
     });
 

@@ -11,7 +11,14 @@
  *   (b) each payout sends amount - floor(amount * feeBps / 10000) to the worker and the fee to the treasury, with the
  *       fee read from the contract just before the payout;
  *   (c) no task settles twice: a terminal record never changes again and each task has at most one TaskCompleted,
- *       TaskCancelled or DeadlineExpired event (exactly one once terminal).
+ *       TaskCancelled, DeadlineExpired or UnruledSplit event (exactly one once terminal);
+ *   (d) funds never freeze: after the random steps, honest calls (the poster's cancel or timeout claim, a passing
+ *       verdict, the admin's ruling, then every owed account's withdraw and the admin's sweep) leave the escrow holding
+ *       nothing at all.
+ * What the escrow owes (the halves of a dispute nobody ruled on, split) counts as held until withdrawn. The steps also
+ * draw the worker's escalation, backdated pause starts and the admin's reconcileHeld / releaseSettled bookkeeping (a
+ * counted task that settled but was not released makes the sweep take that much less). Open-submission tasks are not
+ * modelled: their own suites cover them (TaskEscrow.open, TaskEscrow.reaudit, TaskEscrow.guards).
  *
  * Knobs (environment): PROPERTY_SEED (replay a failure), PROPERTY_RUNS (default 25), PROPERTY_STEPS (default 40),
  * PROPERTY_SHRINK=1 (let fast-check shrink a failure; slow), PROPERTY_VERBOSE=1 (print which transitions were hit).
@@ -63,8 +70,10 @@ const FIT_STATUSES: Partial<Record<string, number[]>> = {
   raiseDispute: [Status.Submitted, Status.Verified],
   resolveDispute: [Status.Disputed],
   releaseUnjudgedWork: [Status.Disputed],
+  splitUnruled: [Status.Disputed],
+  escalateUnjudgedWork: [Status.Submitted],
 };
-const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired"]);
+const SETTLEMENT_EVENTS = new Set(["TaskCompleted", "TaskCancelled", "DeadlineExpired", "UnruledSplit"]);
 
 /** The escrow deployment of the fixtures, with every actor funded and approved and native currency allowlisted. */
 async function propertyFixture() {
@@ -115,7 +124,24 @@ type Step =
   | { kind: "marketplaceAssign" | "assignWorker"; caller: CallerSel; task: TaskSel; worker: AddressSel }
   | { kind: "submitEvidence"; caller: CallerSel; task: TaskSel; evidenceHash: string }
   | { kind: "completeVerification"; caller: CallerSel; task: TaskSel; passed: boolean }
-  | { kind: "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork"; caller: CallerSel; task: TaskSel }
+  | {
+      kind:
+        | "cancelTask"
+        | "claimTimeout"
+        | "raiseDispute"
+        | "releaseUnjudgedWork"
+        | "splitUnruled"
+        | "escalateUnjudgedWork";
+      caller: CallerSel;
+      task: TaskSel;
+    }
+  /** Takes what the caller is owed (in USDC or native) to an actor. */
+  | { kind: "withdraw"; caller: number; token: "usdc" | "native"; to: AddressSel }
+  /** Moves the running pause's start `back` seconds before its pause() (0: the invalid start 0). */
+  | { kind: "recordPauseStart"; caller: CallerSel; back: number }
+  | { kind: "reconcileHeld"; caller: CallerSel; maxTasks: number }
+  /** Releases the created tasks at these indices (modulo the count) and one id never created. */
+  | { kind: "releaseSettled"; caller: CallerSel; picks: number[]; ids?: bigint[] }
   | { kind: "resolveDispute"; caller: CallerSel; task: TaskSel; workerFavored: boolean }
   | { kind: "pause" | "unpause"; caller: CallerSel }
   | { kind: "setFeeBps"; caller: CallerSel; feeBps: number }
@@ -157,9 +183,17 @@ const NEXT_OPS: Record<number, (TaskOpKind | "failVerification")[]> = {
     "raiseDispute",
     "claimTimeout",
     "claimTimeout",
+    "escalateUnjudgedWork",
   ],
   [Status.Verified]: ["submitEvidence", "submitEvidence", "submitEvidence", "raiseDispute", "claimTimeout"],
-  [Status.Disputed]: ["resolveDispute", "releaseUnjudgedWork", "releaseUnjudgedWork", "claimTimeout", "claimTimeout"],
+  [Status.Disputed]: [
+    "resolveDispute",
+    "releaseUnjudgedWork",
+    "releaseUnjudgedWork",
+    "claimTimeout",
+    "claimTimeout",
+    "splitUnruled",
+  ],
 };
 type TaskOpKind = Extract<Step, { task: TaskSel }>["kind"];
 /** A step that is one contract call. */
@@ -245,8 +279,12 @@ const timeJumpArb = fc.oneof(
 
 const creationArb = <K extends "createTask" | "createTaskWithVerifier">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: creatorArb, token: tokenArb, value: valueArb, task: taskGenArb });
-const onTaskArb = <K extends "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork">(kind: K) =>
-  fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
+const onTaskArb = <
+  K extends
+    "cancelTask" | "claimTimeout" | "raiseDispute" | "releaseUnjudgedWork" | "splitUnruled" | "escalateUnjudgedWork",
+>(
+  kind: K,
+) => fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb });
 const assignArb = <K extends "marketplaceAssign" | "assignWorker">(kind: K) =>
   fc.record({ kind: fc.constant(kind), caller: callerArb, task: taskSelArb, worker: workerArb });
 
@@ -301,6 +339,41 @@ const STEP_MIX: { weight: number; arbitrary: fc.Arbitrary<Step> }[] = [
     }),
   },
   { weight: 2, arbitrary: onTaskArb("releaseUnjudgedWork") },
+  { weight: 2, arbitrary: onTaskArb("splitUnruled") },
+  { weight: 2, arbitrary: onTaskArb("escalateUnjudgedWork") },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("recordPauseStart" as const),
+      caller: callerArb,
+      back: fc.oneof(fc.integer({ min: 0, max: 2 * DAY }), fc.constantFrom(-1, DAY, DAY + 1)),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("reconcileHeld" as const),
+      caller: callerArb,
+      maxTasks: fc.integer({ min: 0, max: 6 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant("releaseSettled" as const),
+      caller: callerArb,
+      picks: fc.array(fc.nat(), { maxLength: 4 }),
+    }),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("withdraw" as const),
+      caller: fc.constantFrom(ACTOR.poster, ACTOR.worker, ACTOR.stranger),
+      token: fc.constantFrom("usdc" as const, "native" as const),
+      to: fc.oneof({ weight: 5, arbitrary: actorArb }, { weight: 1, arbitrary: fc.constant("zero" as const) }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("pause" as const), caller: callerArb }) },
   { weight: 3, arbitrary: fc.record({ kind: fc.constant("unpause" as const), caller: callerArb }) },
   {
@@ -443,6 +516,7 @@ class Run {
     const fromBlock = await ethers.provider.getBlockNumber();
     try {
       for (const [i, step] of steps.entries()) await this.step(i, step);
+      await this.drain(steps.length);
       await this.checkSettlementEvents(fromBlock + 1);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -451,6 +525,49 @@ class Run {
         { cause: error },
       );
     }
+  }
+
+  /**
+   * (d) Settles every live task by honest calls (each checked against the model like any step), lets every owed account
+   * withdraw and the admin sweep what was sent directly: the escrow must then hold nothing in either token.
+   */
+  private async drain(first: number): Promise<void> {
+    let index = first;
+    const model = this.model;
+    if (model.paused) await this.call(index++, { kind: "unpause", caller: "natural" });
+    for (const [id, t] of [...model.tasks.entries()].filter(([, r]) => !isTerminal(r.status))) {
+      const task: TaskSel = { pool: "id", id, index: 0 };
+      // A timeout claim waits for the effective deadline and, after a failed verdict, for the appeal window.
+      let end = t.status === Status.Assigned || t.status === Status.Verified ? model.effectiveDeadline(id) : 0n;
+      if (t.status === Status.Verified) {
+        const appealEnd = t.failedVerdictAt + LIMITS.appealWindow + model.pausedSecondsSince(t.failedVerdictAt);
+        if (appealEnd > end) end = appealEnd;
+      }
+      if (model.now + 1n < end) await this.jump(index++, end - 1n, "drain: to the timeout");
+      const honest: Record<number, ConcreteStep> = {
+        [Status.Funded]: { kind: "cancelTask", caller: "natural", task },
+        [Status.Assigned]: { kind: "claimTimeout", caller: "natural", task },
+        [Status.Submitted]: { kind: "completeVerification", caller: "natural", task, passed: true },
+        [Status.Verified]: { kind: "claimTimeout", caller: "natural", task },
+        [Status.Disputed]: { kind: "resolveDispute", caller: "natural", task, workerFavored: true },
+      };
+      await this.call(index++, honest[t.status]);
+      expect(isTerminal(model.task(id).status), `task ${id} settled by honest calls`).to.equal(true);
+    }
+    for (const [token, account] of model.owed()) {
+      const caller = this.signers.findIndex((s) => s.address.toLowerCase() === account);
+      await this.call(index++, { kind: "withdraw", caller, token: token === NATIVE ? "native" : "usdc", to: caller });
+    }
+    if (model.pending.size > 0) {
+      await this.call(index++, { kind: "releaseSettled", caller: "natural", picks: [], ids: [...model.pending] });
+    }
+    for (const token of ["usdc", "native"] as const) {
+      if (model.surplusOf(this.tokenAddress(token)) > 0n) {
+        await this.call(index++, { kind: "sweepSurplus", caller: "natural", token, to: ACTOR.stranger });
+      }
+    }
+    expect(await this.f.usdc.balanceOf(this.escrowAddress), "USDC left after the honest ending").to.equal(0n);
+    expect(await ethers.provider.getBalance(this.escrowAddress), "native left after the honest ending").to.equal(0n);
   }
 
   private name(address: string): string {
@@ -496,6 +613,8 @@ class Run {
         return t.poster;
       case "submitEvidence":
       case "releaseUnjudgedWork":
+      case "splitUnruled":
+      case "escalateUnjudgedWork":
         return t.worker;
       case "completeVerification":
         return t.verifierAgent !== ZERO_ADDRESS ? t.verifierAgent : this.f.verifier.address;
@@ -570,6 +689,45 @@ class Run {
           send: () => this.f.usdc.connect(signer).transfer(this.escrowAddress, step.amount),
         };
       }
+      case "recordPauseStart": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        // back -1 stands for the invalid start 0; otherwise `back` seconds before the running pause's pause().
+        const pausedAt = this.model.runningPausedAt() ?? this.model.now;
+        const start = step.back < 0 || BigInt(step.back) > pausedAt ? 0n : pausedAt - BigInt(step.back);
+        return {
+          op: { kind: "recordPauseStart", caller: signer.address, start },
+          send: () => escrow.connect(signer).recordPauseStart(start),
+        };
+      }
+      case "reconcileHeld": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        const maxTasks = BigInt(step.maxTasks);
+        return {
+          op: { kind: "reconcileHeld", caller: signer.address, maxTasks },
+          send: () => escrow.connect(signer).reconcileHeld(maxTasks),
+        };
+      }
+      case "releaseSettled": {
+        const signer = this.caller(step.caller, this.f.admin.address);
+        const created = this.model.nextTaskId - 1n;
+        const taskIds = step.ids ?? [
+          ...step.picks.map((pick) => (created > 0n ? (BigInt(pick) % created) + 1n : 1n)),
+          this.model.nextTaskId,
+        ];
+        return {
+          op: { kind: "releaseSettled", caller: signer.address, taskIds },
+          send: () => escrow.connect(signer).releaseSettled(taskIds),
+        };
+      }
+      case "withdraw": {
+        const signer = this.signers[step.caller];
+        const token = this.tokenAddress(step.token);
+        const to = this.address(step.to);
+        return {
+          op: { kind: "withdraw", caller: signer.address, token, to },
+          send: () => escrow.connect(signer).withdraw(token, to),
+        };
+      }
       case "sweepSurplus": {
         const signer = this.caller(step.caller, this.f.admin.address);
         const token = this.tokenAddress(step.token);
@@ -635,6 +793,10 @@ class Run {
             return { op: { kind: step.kind, caller, taskId }, send: () => e.raiseDispute(taskId) };
           case "releaseUnjudgedWork":
             return { op: { kind: step.kind, caller, taskId }, send: () => e.releaseUnjudgedWork(taskId) };
+          case "splitUnruled":
+            return { op: { kind: step.kind, caller, taskId }, send: () => e.splitUnruled(taskId) };
+          case "escalateUnjudgedWork":
+            return { op: { kind: step.kind, caller, taskId }, send: () => e.escalateUnjudgedWork(taskId) };
         }
       }
     }
@@ -645,7 +807,10 @@ class Run {
    * mostly one the model says succeeds now (so runs reach escalations, appeals and releases).
    */
   private advance(step: Extract<Step, { kind: "advance" }>): ConcreteStep {
-    // While paused nothing moves: usually lift the pause first.
+    // While paused nothing moves: usually lift the pause first, sometimes backdate its start (within a day or not).
+    if (this.model.paused && step.choice % 4 === 1) {
+      return { kind: "recordPauseStart", caller: "natural", back: step.index % (DAY + 2) };
+    }
     if (this.model.paused && step.choice % 4 !== 0) return { kind: "unpause", caller: "natural" };
     const live = [...this.model.tasks.entries()].filter(([, t]) => !isTerminal(t.status));
     if (live.length === 0) {
@@ -730,6 +895,12 @@ class Run {
         [Status.Disputed]: [claim],
       };
       result.push({ instant: model.effectiveDeadline(id), probes: deadlineProbes[t.status] });
+      if (t.status === Status.Submitted) {
+        result.push({
+          instant: model.effectiveDeadline(id) + LIMITS.escalationGrace,
+          probes: [{ kind: "escalateUnjudgedWork", caller: "natural", task: task("worker") }],
+        });
+      }
       if (t.status === Status.Verified) {
         const instant = t.failedVerdictAt + LIMITS.appealWindow + model.pausedSecondsSince(t.failedVerdictAt);
         result.push({ instant, probes: [claim, disputeBy("worker")] });
@@ -738,7 +909,11 @@ class Run {
         const instant = t.disputedAt + LIMITS.disputeWindow + model.pausedSecondsSince(t.disputedAt);
         result.push({
           instant,
-          probes: [claim, { kind: "releaseUnjudgedWork", caller: "natural", task: task("worker") }],
+          probes: [
+            claim,
+            { kind: "releaseUnjudgedWork", caller: "natural", task: task("worker") },
+            { kind: "splitUnruled", caller: "natural", task: task("worker") },
+          ],
         });
       }
     }
@@ -925,7 +1100,12 @@ class Run {
   private async checkSettlementEvents(fromBlock: number): Promise<void> {
     const { escrow } = this.f;
     const counts = new Map<bigint, number>();
-    for (const filter of [escrow.filters.TaskCompleted, escrow.filters.TaskCancelled, escrow.filters.DeadlineExpired]) {
+    for (const filter of [
+      escrow.filters.TaskCompleted,
+      escrow.filters.TaskCancelled,
+      escrow.filters.DeadlineExpired,
+      escrow.filters.UnruledSplit,
+    ]) {
       for (const event of await escrow.queryFilter(filter(), fromBlock)) {
         const id = event.args[0] as bigint;
         counts.set(id, (counts.get(id) ?? 0) + 1);

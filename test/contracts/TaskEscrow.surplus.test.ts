@@ -74,6 +74,8 @@ describe("TaskEscrow", () => {
       await time.increaseTo(await escrow.effectiveDeadline(4n));
       await time.increase(DAY);
       await escrow.connect(poster).reclaimOpen(4n);
+      // The forfeited bond is owed to the poster until it withdraws it.
+      await escrow.connect(poster).withdraw(token, poster.address);
       expect(await usdc.balanceOf(await escrow.getAddress())).to.equal(0n);
       expect((await escrow.getTask(2n)).amount).to.equal(amount);
     });

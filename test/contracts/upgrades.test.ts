@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { artifacts, ethers, upgrades } from "hardhat";
+import hre, { artifacts, ethers, upgrades } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowPrevious, TaskEscrowV2 } from "../../typechain-types";
 import type { AddressBook } from "../../scripts/deploy";
@@ -285,7 +285,12 @@ describe("upgrades", () => {
       const deployedSize = async (name: string) =>
         ((await artifacts.readArtifact(name)).deployedBytecode.length - 2) / 2;
 
-      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async () => {
+      // `hardhat coverage` instruments the code (about three times its size): sizes are measured on the real build only.
+      const underCoverage = () =>
+        (hre as unknown as { __SOLIDITY_COVERAGE_RUNNING?: boolean }).__SOLIDITY_COVERAGE_RUNNING === true;
+
+      it("keeps at least 2,000 bytes of the deployed-code limit free in the implementation", async function () {
+        if (underCoverage()) this.skip();
         expect(await deployedSize("TaskEscrow")).to.be.at.most(LIMIT - 2_000);
       });
 
@@ -302,7 +307,8 @@ describe("upgrades", () => {
         );
       });
 
-      it("keeps its module and the test V2 under the limit", async () => {
+      it("keeps its module and the test V2 under the limit", async function () {
+        if (underCoverage()) this.skip();
         expect(await deployedSize("TaskEscrowModule")).to.be.at.most(LIMIT);
         expect(await deployedSize("TaskEscrowV2")).to.be.at.most(LIMIT);
       });
@@ -379,6 +385,31 @@ describe("upgrades", () => {
           .to.emit(upgraded, "WinnerSelected")
           .withArgs(TASK.open, stranger.address);
         expect((await upgraded.getTask(TASK.open)).evidenceHash).to.equal(EVIDENCE_HASH);
+      });
+
+      it("refuses a commitment from a plain submitter of before the upgrade, which could never reveal it", async () => {
+        const { upgraded, stranger, others } = await loadFixture(upgradedFromPreviousFixture);
+        expect(await upgraded.openPhase(TASK.open)).to.equal(PHASE.Submission);
+        const commit = (signer: typeof stranger) =>
+          commitOpen(upgraded, signer, TASK.open, EVIDENCE_HASH, { salt: ethers.id("legacy") });
+        await expect(commit(stranger)).to.be.revertedWithCustomError(upgraded, "AlreadySubmitted");
+        await expect(commit(others[5])).to.emit(upgraded, "OpenSubmissionCommitted");
+      });
+
+      it("gives a task of before the upgrade the reveal day: its selection starts OPEN_REVEAL_WINDOW after the deadline", async () => {
+        const { upgraded, poster, stranger } = await loadFixture(upgradedFromPreviousFixture);
+        const deadline = await upgraded.effectiveDeadline(TASK.open);
+        await time.increaseTo(deadline);
+        expect(await upgraded.openPhase(TASK.open)).to.equal(PHASE.Reveal);
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address))
+          .to.be.revertedWithCustomError(upgraded, "WrongPhase")
+          .withArgs(PHASE.Reveal, PHASE.Selection);
+        await time.increaseTo(deadline + (await upgraded.OPEN_REVEAL_WINDOW()));
+        // A plain submission is paid at once when picked (it was made under the rule without contest).
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address)).to.emit(
+          upgraded,
+          "WinnerSelected",
+        );
       });
 
       it("refunds a plain open submission's task once expired, as before the upgrade", async () => {

@@ -28,6 +28,8 @@ export const LIMITS = {
   maxSubmissions: 3,
   appealWindow: 3n * 86_400n,
   disputeWindow: 14n * 86_400n,
+  escalationGrace: 3n * 86_400n,
+  maxPauseBackdate: 86_400n,
   maxBatch: 50,
   maxAmount: (1n << 96n) - 1n,
 } as const;
@@ -76,6 +78,13 @@ export type Op =
   | { kind: "raiseDispute"; caller: string; taskId: bigint }
   | { kind: "resolveDispute"; caller: string; taskId: bigint; workerFavored: boolean }
   | { kind: "releaseUnjudgedWork"; caller: string; taskId: bigint }
+  | { kind: "splitUnruled"; caller: string; taskId: bigint }
+  | { kind: "escalateUnjudgedWork"; caller: string; taskId: bigint }
+  | { kind: "recordPauseStart"; caller: string; start: bigint }
+  | { kind: "reconcileHeld"; caller: string; maxTasks: bigint }
+  | { kind: "releaseSettled"; caller: string; taskIds: bigint[] }
+  /** Takes what the caller is owed (pull payments: the halves of a split). */
+  | { kind: "withdraw"; caller: string; token: string; to: string }
   | { kind: "pause"; caller: string }
   | { kind: "unpause"; caller: string }
   | { kind: "setFeeBps"; caller: string; feeBps: bigint }
@@ -115,6 +124,8 @@ export interface ModelConfig {
 
 interface PauseInterval {
   start: bigint;
+  /** When pause() ran: the latest start recordPauseStart may record. */
+  pausedAt: bigint;
   /** undefined while the pause is running. */
   end?: bigint;
 }
@@ -175,6 +186,11 @@ export class EscrowModel {
   private readonly pauses: PauseInterval[] = [];
   /** Per token (lowercase): what was sent to the escrow outside any task and not swept yet. */
   private readonly surplus = new Map<string, bigint>();
+  /** Per token (lowercase), per account (lowercase): what the escrow owes, taken with withdraw. */
+  private readonly credits = new Map<string, Map<string, bigint>>();
+  /** Surplus bookkeeping: tasks below `reconciledBelow` were passed by reconcileHeld; `pending` were counted. */
+  reconciledBelow = 0n;
+  readonly pending = new Set<bigint>();
 
   constructor(config: ModelConfig) {
     this.escrow = config.escrow;
@@ -202,6 +218,9 @@ export class EscrowModel {
     for (const [id, t] of this.tasks) copy.tasks.set(id, { ...t });
     copy.pauses.push(...this.pauses.map((p) => ({ ...p })));
     for (const [token, amount] of this.surplus) copy.surplus.set(token, amount);
+    for (const [token, owed] of this.credits) copy.credits.set(token, new Map(owed));
+    copy.reconciledBelow = this.reconciledBelow;
+    for (const id of this.pending) copy.pending.add(id);
     return copy;
   }
 
@@ -227,7 +246,37 @@ export class EscrowModel {
     for (const t of this.tasks.values()) {
       if (same(t.token, token) && !isTerminal(t.status)) total += t.amount;
     }
+    for (const owed of this.credits.get(token.toLowerCase())?.values() ?? []) total += owed;
     return total;
+  }
+
+  /** Amounts of the tasks in `token` counted by reconcileHeld that have settled and were not released. */
+  pendingSettled(token: string): bigint {
+    let total = 0n;
+    for (const id of this.pending) {
+      const t = this.task(id);
+      if (same(t.token, token) && isTerminal(t.status)) total += t.amount;
+    }
+    return total;
+  }
+
+  /** The running pause's pause() time, if paused. */
+  runningPausedAt(): bigint | undefined {
+    return this.paused ? this.pauses[this.pauses.length - 1].pausedAt : undefined;
+  }
+
+  /** What the escrow owes `account` in `token` (creditOf(token, account)). */
+  creditOf(token: string, account: string): bigint {
+    return this.credits.get(token.toLowerCase())?.get(account.toLowerCase()) ?? 0n;
+  }
+
+  /** Every account owed something, per token: [token, account] pairs as the model spells them. */
+  owed(): [string, string][] {
+    const pairs: [string, string][] = [];
+    for (const [token, owed] of this.credits) {
+      for (const [account, amount] of owed) if (amount > 0n) pairs.push([token, account]);
+    }
+    return pairs;
   }
 
   /** Tokens sent to the escrow outside any task and not swept yet. */
@@ -327,11 +376,85 @@ export class EscrowModel {
         return this.resolveDispute(op.caller, op.taskId, op.workerFavored);
       case "releaseUnjudgedWork":
         return this.releaseUnjudgedWork(op.caller, op.taskId);
+      case "escalateUnjudgedWork": {
+        this.whenNotPaused();
+        const t = this.task(op.taskId);
+        if (!same(op.caller, t.worker)) fail("NotWorker");
+        if (t.status !== Status.Submitted) fail("InvalidStatus", t.status, Status.Submitted);
+        if (this.now < this.deadlineOf(t) + LIMITS.escalationGrace) fail("DeadlineNotReached");
+        const live = this.live(op.taskId);
+        live.status = Status.Disputed;
+        live.disputedAt = this.now;
+        live.escalated = true;
+        return success(
+          [
+            { name: "UnjudgedWorkEscalated", args: [op.taskId] },
+            { name: "TaskDisputed", args: [op.taskId, op.caller] },
+          ],
+          [],
+          [op.taskId],
+        );
+      }
+      case "recordPauseStart": {
+        this.onlyAdmin(op.caller);
+        if (!this.paused) fail("ExpectedPause");
+        const running = this.pauses[this.pauses.length - 1];
+        const previousEnd = this.pauses.length > 1 ? this.pauses[this.pauses.length - 2].end! : 0n;
+        if (
+          op.start === 0n ||
+          op.start > running.pausedAt ||
+          op.start < previousEnd ||
+          op.start + LIMITS.maxPauseBackdate < running.pausedAt
+        ) {
+          fail("InvalidPauseStart");
+        }
+        running.start = op.start;
+        return success([{ name: "PauseStartRecorded", args: [op.start] }]);
+      }
+      case "reconcileHeld": {
+        this.onlyAdmin(op.caller);
+        let id = this.reconciledBelow === 0n ? 1n : this.reconciledBelow;
+        for (let left = op.maxTasks; id < this.nextTaskId && left > 0n; id++, left--) {
+          if (!isTerminal(this.task(id).status)) this.pending.add(id);
+        }
+        this.reconciledBelow = id;
+        return success([{ name: "HeldReconciled", args: [id] }]);
+      }
+      case "releaseSettled": {
+        this.onlyAdmin(op.caller);
+        const events: ExpectedEvent[] = [];
+        for (const id of op.taskIds) {
+          const t = this.task(id);
+          if (!this.pending.has(id) || !isTerminal(t.status)) continue;
+          this.pending.delete(id);
+          events.push({ name: "HeldReleased", args: [id, t.amount] });
+        }
+        return success(events);
+      }
+      case "splitUnruled": {
+        this.whenNotPaused();
+        const t = this.task(op.taskId);
+        if (t.status !== Status.Disputed) fail("InvalidStatus", t.status, Status.Disputed);
+        if (t.escalated) fail("EscalatedForAdjudication");
+        if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
+        return this.splitUnruled(op.taskId);
+      }
+      case "withdraw": {
+        // Not pause-gated.
+        if (same(op.to, ZERO_ADDRESS)) fail("ZeroAddress");
+        const amount = this.creditOf(op.token, op.caller);
+        if (amount === 0n) fail("NothingOwed");
+        this.credits.get(op.token.toLowerCase())!.set(op.caller.toLowerCase(), 0n);
+        return success(
+          [{ name: "Withdrawn", args: [op.token, op.caller, op.to, amount] }],
+          [{ token: op.token, from: this.escrow, to: op.to, amount }],
+        );
+      }
       case "pause":
         this.onlyAdmin(op.caller);
         if (this.paused) fail("EnforcedPause");
         this.paused = true;
-        this.pauses.push({ start: this.now });
+        this.pauses.push({ start: this.now, pausedAt: this.now });
         return success([{ name: "Paused", args: [op.caller] }]);
       case "unpause":
         this.onlyAdmin(op.caller);
@@ -353,9 +476,10 @@ export class EscrowModel {
         // Admin only, not pause-gated; never a task's funds.
         this.onlyAdmin(op.caller);
         if (same(op.to, ZERO_ADDRESS)) fail("ZeroAddress");
-        const amount = this.surplusOf(op.token);
-        if (amount === 0n) fail("NoSurplus");
-        this.surplus.set(op.token.toLowerCase(), 0n);
+        // Counted tasks that settled but were not released still count as held: the sweep takes that much less.
+        const amount = this.surplusOf(op.token) - this.pendingSettled(op.token);
+        if (amount <= 0n) fail("NoSurplus");
+        this.surplus.set(op.token.toLowerCase(), this.surplusOf(op.token) - amount);
         return success(
           [{ name: "SurplusSwept", args: [op.token, op.to, amount] }],
           [{ token: op.token, from: this.escrow, to: op.to, amount }],
@@ -498,6 +622,7 @@ export class EscrowModel {
     if (t.status === Status.Disputed) {
       if (t.escalated) fail("EscalatedForAdjudication");
       if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
+      return this.splitUnruled(taskId);
     }
     return this.refund(taskId, [], "DeadlineExpired");
   }
@@ -540,6 +665,34 @@ export class EscrowModel {
     if (!this.windowPassed(t.disputedAt, LIMITS.disputeWindow)) fail("DisputeWindowActive");
     const { workerPayout, fee } = this.split(t.amount);
     return this.payout(taskId, [{ name: "UnjudgedWorkReleased", args: [taskId, workerPayout, fee] }]);
+  }
+
+  /**
+   * A dispute nobody ruled on: half the reward credited to the worker less the fee on that half, the other half
+   * credited to the poster, the fee sent to the treasury; Completed.
+   */
+  private splitUnruled(taskId: bigint): Outcome {
+    const live = this.live(taskId);
+    live.status = Status.Completed;
+    const half = live.amount / 2n;
+    const posterHalf = live.amount - half;
+    const fee = (half * this.feeBps) / LIMITS.bpsDenominator;
+    const events: ExpectedEvent[] = [];
+    for (const [account, amount] of [
+      [live.worker, half - fee],
+      [live.poster, posterHalf],
+    ] as const) {
+      if (amount === 0n) continue;
+      const key = live.token.toLowerCase();
+      const owed = this.credits.get(key) ?? new Map<string, bigint>();
+      this.credits.set(key, owed);
+      owed.set(account.toLowerCase(), (owed.get(account.toLowerCase()) ?? 0n) + amount);
+      events.push({ name: "Credited", args: [live.token, account, amount] });
+    }
+    events.push({ name: "UnruledSplit", args: [taskId, live.worker, half - fee, live.poster, posterHalf, fee] });
+    const transfers: Transfer[] =
+      fee > 0n ? [{ token: live.token, from: this.escrow, to: this.treasury, amount: fee }] : [];
+    return success(events, transfers, [taskId], [taskId]);
   }
 
   /** Completes the task: amount - fee to the worker, the fee (read now) to the treasury. */

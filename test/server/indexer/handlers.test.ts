@@ -87,4 +87,25 @@ describe("server/indexer/handlers.ts (open submissions)", () => {
     expect(task.status).to.equal(TASK_STATUS.Completed);
     expect(task.updatedBlock).to.equal(4);
   });
+
+  it("completes a dispute nobody ruled on, split, with its submitter side as the worker", () => {
+    const { task } = fold([
+      ...created,
+      ...commitments,
+      event("OpenSubmission", { submitter: SECOND, evidenceHash: OTHER_EVIDENCE }, 3),
+      event("TaskDisputed", { initiator: POSTER }, 4),
+      event(
+        "UnruledSplit",
+        { workerSide: SECOND, workerPayout: "45", otherSide: POSTER, otherAmount: "50", platformFee: "5" },
+        5,
+      ),
+    ]);
+    expect([task.status, task.worker, task.payout, task.feePaid]).to.deep.equal([
+      TASK_STATUS.Completed,
+      SECOND,
+      "45",
+      "5",
+    ]);
+    expect(task.updatedBlock).to.equal(5);
+  });
 });
