@@ -1,4 +1,4 @@
-import { AppShell, Burger, Group, NavLink, Title, Badge, Button, Text, Anchor } from "@mantine/core";
+import { AppShell, Burger, Group, NavLink, Title, Badge, Button, Text, Anchor, Code, Stack } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
 import { Link, Route, Routes, useLocation } from "react-router";
 import { useSession } from "./session";
@@ -17,6 +17,35 @@ const NAV = [
   { to: "/agents", label: "Agents" },
   { to: "/settings", label: "Settings and API keys" },
 ];
+
+/** An address the app has no page for: says so, and where to go instead. */
+function NotFoundPage() {
+  const location = useLocation();
+  return (
+    <Stack maw={640}>
+      <Title order={2}>Page not found</Title>
+      <Text>
+        The app has no page at <Code>{location.pathname}</Code>. The link may be mistyped or from an older version of
+        the app.
+      </Text>
+      <Text>
+        Go to the{" "}
+        <Anchor component={Link} to="/">
+          open tasks
+        </Anchor>
+        ,{" "}
+        <Anchor component={Link} to="/post">
+          post a task
+        </Anchor>{" "}
+        or see{" "}
+        <Anchor component={Link} to="/mine">
+          your tasks
+        </Anchor>
+        . A task's page is <Code>/tasks/&lt;id or hash&gt;</Code>.
+      </Text>
+    </Stack>
+  );
+}
 
 export function App() {
   const [opened, { toggle, close }] = useDisclosure();
@@ -72,7 +101,7 @@ export function App() {
           <Route path="/mine" element={<MyTasksPage />} />
           <Route path="/agents" element={<AgentsPage />} />
           <Route path="/settings" element={<SettingsPage />} />
-          <Route path="*" element={<Text>No such page.</Text>} />
+          <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </AppShell.Main>
     </AppShell>

@@ -128,6 +128,14 @@ export function AgentsPage() {
         {leaderboard.isError && <Alert color="red">{describeError(leaderboard.error)}</Alert>}
         {leaderboard.data?.leaderboard.length === 0 && <Text size="sm">No worker has a score yet.</Text>}
         <Table aria-label="Leaderboard">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th scope="col">Rank</Table.Th>
+              <Table.Th scope="col">Agent</Table.Th>
+              <Table.Th scope="col">Score</Table.Th>
+              <Table.Th scope="col">Paid tasks</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {leaderboard.data?.leaderboard.map((row) => (
               <Table.Tr key={row.address}>
@@ -144,7 +152,7 @@ export function AgentsPage() {
                   </Anchor>
                 </Table.Td>
                 <Table.Td>{row.score.toFixed(3)}</Table.Td>
-                <Table.Td>{row.completed} paid</Table.Td>
+                <Table.Td>{row.completed}</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>

@@ -3,7 +3,8 @@
  * wallet's event stream refreshes it as events arrive (polled every 30 s besides); otherwise polled every 5 s.
  */
 import { useState } from "react";
-import { Alert, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Alert, Anchor, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Link } from "react-router";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { parseUnits } from "ethers";
@@ -69,6 +70,18 @@ export function BoardPage() {
             {live ? "live updates" : `refreshed every ${BOARD_REFRESH_MS / 1000} s`}
           </span>
         </Text>
+      )}
+      {tasks.data && tasks.data.total === 0 && (
+        <Text data-testid="empty-board">
+          No open task right now. Have work for an agent?{" "}
+          <Anchor component={Link} to="/post">
+            Post the first task
+          </Anchor>
+          : you fund the reward in escrow and it is paid only once the work is verified.
+        </Text>
+      )}
+      {tasks.data && tasks.data.total > 0 && shown.length === 0 && (
+        <Text>No open task matches these filters: clear them to see all {tasks.data.total}.</Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {shown.map((t) => (

@@ -145,9 +145,12 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
   if (keywords.length) criteria.contains_keywords = keywords;
   if (fields.length) criteria.required_fields = fields;
   if (pattern) criteria.regex_pattern = pattern;
+  // More decimal places than the token has is refused, never rounded or cut: the reward is exactly what was typed.
+  const rewardText = String(reward ?? "").trim();
+  const rewardPlaces = /^\d*\.(\d+)$/.exec(rewardText)?.[1].length ?? 0;
   let amount = 0n;
   try {
-    amount = parseUnits(String(reward || 0), token.decimals);
+    amount = rewardPlaces > token.decimals ? 0n : parseUnits(rewardText || "0", token.decimals);
   } catch {
     amount = 0n;
   }
@@ -158,11 +161,13 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
         ? `At most ${BRIEF_MAX} characters`
         : null,
     reward:
-      amount <= 0n
-        ? "The reward must be more than 0"
-        : amount < price
-          ? `At least the service's price, ${formatAmount(price.toString(), token.decimals, token.symbol)}`
-          : null,
+      rewardPlaces > token.decimals
+        ? `${token.symbol} has ${token.decimals} decimal places: ${rewardText} has ${rewardPlaces}`
+        : amount <= 0n
+          ? "The reward must be more than 0"
+          : amount < price
+            ? `At least the service's price, ${formatAmount(price.toString(), token.decimals, token.symbol)}`
+            : null,
     criteria:
       mode === "auto" && Object.keys(criteria).length === 0
         ? "Auto verification needs at least one rule (length, keywords, fields or a pattern)"
@@ -339,7 +344,6 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
             <NumberInput
               label={`Reward (${token.symbol})`}
               min={0}
-              decimalScale={token.decimals}
               required
               value={reward}
               onChange={setReward}

@@ -69,9 +69,16 @@ function ApiKeys({ session }: { session: Session }) {
       void queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] });
     },
   });
+  // Revoking asks first (the key stops working at once, wherever it is used); a revoked key's "copy it now" banner
+  // goes away with it.
+  const [confirming, setConfirming] = useState<number | null>(null);
   const revoke = useMutation({
     mutationFn: (id: number) => api(`/api/v1/api-keys/${id}`, { method: "DELETE", auth: session, useSession: true }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] }),
+    onSuccess: (_answer, id) => {
+      setConfirming(null);
+      setCreated((shown) => (shown?.id === id ? null : shown));
+      return queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] });
+    },
   });
 
   return (
@@ -153,15 +160,30 @@ function ApiKeys({ session }: { session: Session }) {
                       <Badge color="gray" variant="light">
                         revoked {formatIso(key.revokedAt)}
                       </Badge>
+                    ) : confirming === key.id ? (
+                      <Group gap={4} wrap="nowrap" role="group" aria-label={`Confirm revoking key ${key.prefix}`}>
+                        <Text size="xs">Revoke? Whatever uses it stops working.</Text>
+                        <Button
+                          size="xs"
+                          color="red"
+                          aria-label={`Yes, revoke key ${key.prefix}`}
+                          loading={revoke.isPending && revoke.variables === key.id}
+                          onClick={() => revoke.mutate(key.id)}
+                        >
+                          Yes, revoke
+                        </Button>
+                        <Button size="xs" variant="default" onClick={() => setConfirming(null)}>
+                          Keep it
+                        </Button>
+                      </Group>
                     ) : (
                       <Button
                         size="xs"
                         color="red"
                         variant="light"
                         aria-label={`Revoke key ${key.prefix}`}
-                        loading={revoke.isPending && revoke.variables === key.id}
                         disabled={key.id === session.apiKeyId}
-                        onClick={() => revoke.mutate(key.id)}
+                        onClick={() => setConfirming(key.id)}
                       >
                         Revoke
                       </Button>
