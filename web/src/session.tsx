@@ -8,10 +8,8 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { getAddress, hexlify, toUtf8Bytes } from "ethers";
 import { useQueryClient } from "@tanstack/react-query";
-import { api, type Credentials } from "./api";
-import type { ApiKeyCreated, NonceResponse, SessionResponse } from "./types";
+import { marketApi, type Credentials } from "./api";
 import { devnetProvider, discoverWallets, type Eip1193Provider, type WalletChoice } from "./wallet";
-import type { DevnetWallets } from "./types";
 
 /** The label of the key the app makes at sign-in; shown in Settings as "this browser session". */
 export const SESSION_KEY_LABEL = "web app session";
@@ -57,7 +55,9 @@ const WALLET_REDISCOVERY_MS = 1500;
  */
 async function findWallet(stored: StoredSession): Promise<Eip1193Provider | null> {
   if (stored.walletId === "devnet") {
-    const wallets = await api<DevnetWallets>("/api/v1/devnet/wallets").catch(() => null);
+    const wallets = await marketApi()
+      .devnetWallets()
+      .catch(() => null);
     const account = wallets?.accounts.find((a) => a.address.toLowerCase() === stored.address.toLowerCase());
     return wallets && account ? devnetProvider(account.privateKey, wallets.rpcUrl, wallets.chainId) : null;
   }
@@ -79,9 +79,9 @@ async function findWallet(stored: StoredSession): Promise<Eip1193Provider | null
 
 /** Revokes the session's API key with its session token (an ended session cannot: the key stays listed). */
 function revokeSessionKey(session: Pick<Session, "apiKeyId" | "sessionToken" | "apiKey">): Promise<unknown> {
-  return api(`/api/v1/api-keys/${session.apiKeyId}`, { method: "DELETE", auth: session, useSession: true }).catch(
-    () => undefined,
-  );
+  return marketApi()
+    .revokeApiKey(session.apiKeyId, session.sessionToken)
+    .catch(() => undefined);
 }
 
 const Context = createContext<SessionContext | null>(null);
@@ -122,19 +122,14 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       const accounts = (await wallet.provider.request({ method: "eth_requestAccounts" })) as string[];
       if (!accounts?.[0]) throw new Error("The wallet shared no account.");
       const address = getAddress(accounts[0]);
-      const nonce = await api<NonceResponse>("/api/v1/auth/nonce", { body: { address } });
+      const api = marketApi();
+      const nonce = await api.authNonce(address);
       const signature = (await wallet.provider.request({
         method: "personal_sign",
         params: [hexlify(toUtf8Bytes(nonce.message)), address],
       })) as string;
-      const signed = await api<SessionResponse>("/api/v1/auth/verify", {
-        body: { message: nonce.message, signature },
-      });
-      const key = await api<ApiKeyCreated>("/api/v1/api-keys", {
-        body: { label: SESSION_KEY_LABEL },
-        auth: { sessionToken: signed.sessionToken },
-        useSession: true,
-      });
+      const signed = await api.authVerify({ message: nonce.message, signature });
+      const key = await api.createApiKey({ label: SESSION_KEY_LABEL }, signed.sessionToken);
       const next: Session = {
         address: signed.address,
         expiresAt: signed.expiresAt,

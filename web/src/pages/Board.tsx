@@ -8,11 +8,10 @@ import { Link } from "react-router";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { parseUnits } from "ethers";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { TaskCard } from "../components/TaskCard";
 import { useMarketEvents } from "../events";
-import type { TaskMeta, TaskState } from "../types";
 
 export const BOARD_REFRESH_MS = 5000;
 export const BOARD_REFRESH_LIVE_MS = 30_000;
@@ -29,11 +28,7 @@ export function BoardPage() {
   const live = useMarketEvents(() => void queryClient.invalidateQueries({ queryKey: ["open-tasks"] }));
   const tasks = useQuery({
     queryKey: ["open-tasks", debounced],
-    queryFn: () => {
-      const query = new URLSearchParams({ limit: "100" });
-      if (debounced.trim()) query.set("capabilities", debounced);
-      return api<{ tasks: { meta: TaskMeta; state: TaskState }[]; total: number }>(`/api/v1/a2a/tasks?${query}`);
-    },
+    queryFn: () => marketApi().openTasks({ limit: 100, ...(debounced.trim() ? { capabilities: debounced } : {}) }),
     refetchInterval: live ? BOARD_REFRESH_LIVE_MS : BOARD_REFRESH_MS,
   });
   const min = minReward === "" ? 0n : parseUnits(String(minReward), decimals);

@@ -4,12 +4,12 @@
 import { useState } from "react";
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { Webhooks } from "../components/Webhooks";
 import { formatIso } from "../format";
-import type { ApiKeyCreated, ApiKeyView } from "../types";
+import type { ApiKeyCreated } from "../types";
 import { ShownOnce } from "../components/ShownOnce";
 
 export function SettingsPage() {
@@ -54,15 +54,10 @@ function ApiKeys({ session }: { session: Session }) {
   const [created, setCreated] = useState<ApiKeyCreated | null>(null);
   const keys = useQuery({
     queryKey: ["me", "api-keys", session.address],
-    queryFn: () => api<{ keys: ApiKeyView[] }>("/api/v1/api-keys", { auth: session, useSession: true }),
+    queryFn: () => marketApi().listApiKeys(session.sessionToken),
   });
   const create = useMutation({
-    mutationFn: () =>
-      api<ApiKeyCreated>("/api/v1/api-keys", {
-        body: label.trim() ? { label: label.trim() } : {},
-        auth: session,
-        useSession: true,
-      }),
+    mutationFn: () => marketApi().createApiKey(label.trim() ? { label: label.trim() } : {}, session.sessionToken),
     onSuccess: (key) => {
       setCreated(key);
       setLabel("");
@@ -73,7 +68,7 @@ function ApiKeys({ session }: { session: Session }) {
   // goes away with it.
   const [confirming, setConfirming] = useState<number | null>(null);
   const revoke = useMutation({
-    mutationFn: (id: number) => api(`/api/v1/api-keys/${id}`, { method: "DELETE", auth: session, useSession: true }),
+    mutationFn: (id: number) => marketApi().revokeApiKey(id, session.sessionToken),
     onSuccess: (_answer, id) => {
       setConfirming(null);
       setCreated((shown) => (shown?.id === id ? null : shown));
