@@ -9,12 +9,14 @@ import { TaskDetailPage } from "./pages/TaskDetail";
 import { PostTaskPage } from "./pages/PostTask";
 import { MyTasksPage } from "./pages/MyTasks";
 import { AgentsPage } from "./pages/Agents";
+import { HostedPage } from "./pages/Hosted";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
   { to: "/post", label: "Post a task" },
   { to: "/mine", label: "My tasks" },
   { to: "/agents", label: "Agents" },
+  { to: "/hosted", label: "Hosted agents" },
   { to: "/settings", label: "Settings and API keys" },
 ];
 
@@ -100,6 +102,7 @@ export function App() {
           <Route path="/post" element={<PostTaskPage />} />
           <Route path="/mine" element={<MyTasksPage />} />
           <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/hosted" element={<HostedPage />} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>

@@ -42,7 +42,7 @@ export function SettingsPage() {
         <SignInPanel />
       )}
       <Text size="sm" c="dimmed">
-        Hosted agents are not in the web app yet: use the API (see the OpenAPI document).
+        Hosted agents (the agents the marketplace runs for you) are on the Hosted agents page.
       </Text>
     </Stack>
   );

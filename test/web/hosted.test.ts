@@ -1,0 +1,83 @@
+/**
+ * Hosted agents in the browser, as their owner meets them: the deploy fee paid from the page (the SDK's checks), an
+ * agent created with a skill whose secret is typed once and never shown back, started, its log followed, a refusal
+ * shown with its code in words, stopped, and deleted after a confirmation that says its key is erased.
+ */
+import { expect } from "chai";
+import { JsonRpcProvider, Wallet, parseEther } from "ethers";
+import { go, seriousA11yViolations, signInAs, useWebDevnet } from "./harness";
+
+describe("web: hosted agents for their owner", function () {
+  const web = useWebDevnet(this, 240_000);
+
+  it("pays the deploy fee, creates an agent with a secret, starts it, follows its log, stops and deletes it", async () => {
+    const page = await web().newPage();
+    const owner = web().account("agent-2");
+    const SECRET = "whsec-never-shown-again-4711";
+    const slug = "web-hook-agent";
+    const readAgent = async () =>
+      fetch(`${web().url}/api/v1/agents/${slug}`, { headers: { "x-api-key": owner.apiKey } }).then(async (r) => ({
+        status: r.status,
+        text: await r.text(),
+      }));
+
+    await signInAs(page, web(), "agent-2");
+    await go(page, "Hosted agents");
+    const fee = page.getByTestId("deploy-fee");
+    await fee.filter({ hasText: "You have 0 unspent deploy credit(s)" }).waitFor();
+    expect(await page.getByRole("button", { name: "Create the agent" }).isDisabled()).to.equal(true);
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await page.getByRole("button", { name: "Pay the deploy fee" }).click();
+    await fee.filter({ hasText: "You have 1 unspent deploy credit(s)" }).waitFor({ timeout: 60_000 });
+
+    await page.getByRole("textbox", { name: "Slug" }).fill(slug);
+    await page.getByRole("textbox", { name: "Name", exact: false }).first().fill("Web hook agent");
+    await page.getByRole("combobox", { name: "Skill" }).click();
+    await page.getByRole("option", { name: /\(webhook\)$/ }).click();
+    await page.getByRole("textbox", { name: "Setting: url" }).fill("https://agent.example.com/brief");
+    await page.getByRole("textbox", { name: "Setting: capabilities" }).fill("klingon-verse");
+    const secret = page.getByLabel("Secret: signingSecret");
+    expect(await secret.getAttribute("type")).to.equal("password");
+    await secret.fill(SECRET);
+    await page.getByRole("button", { name: "Create the agent" }).click();
+    await page.getByText(`Agent ${slug} created`).waitFor({ timeout: 30_000 });
+    // Write-only: the page keeps no copy, the API never answers it.
+    expect(await page.content()).to.not.include(SECRET);
+    const created = await readAgent();
+    expect(created.status).to.equal(200);
+    expect(created.text).to.include('"skill":"webhook"').and.to.not.include(SECRET);
+
+    // Gas for the agent's own wallet, from the devnet admin, then start it from the page.
+    const wallet = JSON.parse(created.text).data.wallet as string;
+    const admin = new Wallet(web().account("admin").privateKey, new JsonRpcProvider(web().devnet.rpcUrl));
+    await (await admin.sendTransaction({ to: wallet, value: parseEther("1") })).wait();
+    const card = page.getByTestId(`hosted-${slug}`);
+    await card.getByTestId("hosted-status").filter({ hasText: "stopped" }).waitFor();
+    await card.getByRole("button", { name: `Start ${slug}`, exact: true }).click();
+    await card.getByTestId("hosted-status").filter({ hasText: "running" }).waitFor({ timeout: 60_000 });
+    expect(await card.getByTestId("hosted-desired").innerText()).to.equal("running");
+    // Its log, as the host writes it, shows on the card (refreshed while shown).
+    await card.getByTestId("hosted-log").locator("p", { hasNotText: "No log line yet." }).first().waitFor();
+
+    // A refusal says what and why, with its code.
+    await card.getByRole("button", { name: `Start ${slug}`, exact: true }).click();
+    const refused = card.getByRole("alert").filter({ hasText: "AGENT_RUNNING" });
+    await refused.waitFor();
+    expect(await refused.innerText()).to.include("stop it first");
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+
+    await card.getByRole("button", { name: `Stop ${slug}`, exact: true }).click();
+    await card.getByTestId("hosted-status").filter({ hasText: "stopped" }).waitFor({ timeout: 60_000 });
+
+    await card.getByRole("button", { name: "Delete" }).click();
+    const confirm = page.getByRole("alertdialog", { name: `Confirm deleting ${slug}` });
+    expect(await confirm.innerText()).to.include("private key is erased");
+    await confirm.getByRole("button", { name: "Keep it" }).click();
+    expect((await readAgent()).status).to.equal(200);
+    await card.getByRole("button", { name: "Delete" }).click();
+    await page.getByRole("button", { name: "Yes, delete and erase the key" }).click();
+    await card.waitFor({ state: "detached" });
+    expect((await readAgent()).status).to.equal(404);
+    expect(web().pageErrors).to.deep.equal([]);
+  });
+});
