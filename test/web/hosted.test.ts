@@ -1,7 +1,8 @@
 /**
  * Hosted agents in the browser, as their owner meets them: the deploy fee paid from the page (the SDK's checks), an
  * agent created with a skill whose secret is typed once and never shown back, started, its log followed, a refusal
- * shown with its code in words, stopped, and deleted after a confirmation that says its key is erased.
+ * shown with its code in words, stopped, its key exported (the owner's signature; shown once), and deleted after a
+ * confirmation that says its key is erased.
  */
 import { expect } from "chai";
 import { JsonRpcProvider, Wallet, parseEther } from "ethers";
@@ -10,7 +11,7 @@ import { go, seriousA11yViolations, signInAs, useWebDevnet } from "./harness";
 describe("web: hosted agents for their owner", function () {
   const web = useWebDevnet(this, 240_000);
 
-  it("pays the deploy fee, creates an agent with a secret, starts it, follows its log, stops and deletes it", async () => {
+  it("pays the deploy fee, creates an agent with a secret, starts it, follows its log, stops, exports and deletes it", async () => {
     const page = await web().newPage();
     const owner = web().account("agent-2");
     const SECRET = "whsec-never-shown-again-4711";
@@ -68,6 +69,15 @@ describe("web: hosted agents for their owner", function () {
 
     await card.getByRole("button", { name: `Stop ${slug}`, exact: true }).click();
     await card.getByTestId("hosted-status").filter({ hasText: "stopped" }).waitFor({ timeout: 60_000 });
+
+    // Key export: the owner's wallet signs the challenge; the key is shown once and is the agent wallet's.
+    await card.getByRole("button", { name: `Export key of ${slug}` }).click();
+    const key = (await card.getByTestId("exported-key").innerText()).trim();
+    expect(key).to.match(/^0x[0-9a-f]{64}$/);
+    expect(new Wallet(key).address.toLowerCase()).to.equal(wallet.toLowerCase());
+    await card.getByRole("button", { name: "Dismiss" }).click();
+    await card.getByTestId("exported-key").waitFor({ state: "detached" });
+    expect(await page.content()).to.not.include(key.slice(2));
 
     await card.getByRole("button", { name: "Delete" }).click();
     const confirm = page.getByRole("alertdialog", { name: `Confirm deleting ${slug}` });

@@ -4,7 +4,9 @@
  * refusal shows the API's message and code), and deleting one after a confirmation that says its key is erased.
  * Creating one: the deploy fee's terms, paid from the wallet through the SDK's `payDeployFee` (its checks: exactly
  * the fee, to the factory, from this wallet), then the slug, the name and a skill from the catalog with the secret
- * fields it needs (write-only: sent once, never shown back). The list refreshes every 5 s while shown.
+ * fields it needs (write-only: sent once, never shown back). Exporting an agent's key: the owner's wallet signs the
+ * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The list refreshes every
+ * 5 s while shown.
  */
 import { useState } from "react";
 import {
@@ -25,13 +27,14 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider } from "ethers";
+import { BrowserProvider, hexlify, toUtf8Bytes } from "ethers";
 import { payDeployFee, type HostedAgent, type HostedAgentAction, type SkillCatalog } from "../../../client/sdk";
 import { describeError, marketApi } from "../api";
 import { formatAmount, formatIso, shortAddress } from "../format";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
+import { ShownOnce } from "../components/ShownOnce";
 
 export const HOSTED_REFRESH_MS = 5000;
 const ACTIONS: { action: HostedAgentAction; label: string }[] = [
@@ -95,6 +98,19 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
     mutationFn: () => marketApi(session).deleteHostedAgent(agent.id),
     onSuccess: () => refresh(),
   });
+  const [exported, setExported] = useState<string | null>(null);
+  const exportKey = useMutation({
+    mutationFn: async () => {
+      const api = marketApi(session);
+      const challenge = await api.keyExportChallenge(agent.id);
+      const signature = (await session.provider.request({
+        method: "personal_sign",
+        params: [hexlify(toUtf8Bytes(challenge.message)), session.address],
+      })) as string;
+      return api.exportAgentKey(agent.id, { message: challenge.message, signature });
+    },
+    onSuccess: (key) => setExported(key.privateKey),
+  });
   const name = agent.slug ?? agent.id;
   return (
     <Card withBorder data-testid={`hosted-${name}`}>
@@ -157,12 +173,35 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
               {label}
             </Button>
           ))}
+          <Button
+            size="xs"
+            variant="light"
+            aria-label={`Export key of ${name}`}
+            loading={exportKey.isPending}
+            onClick={() => exportKey.mutate()}
+          >
+            Export key
+          </Button>
           {!confirmDelete && (
             <Button size="xs" color="red" variant="light" onClick={() => setConfirmDelete(true)}>
               Delete
             </Button>
           )}
         </Group>
+        {exported && (
+          <ShownOnce
+            title="The agent's private key: shown once. Whoever holds it controls the agent's wallet and its earnings"
+            value={exported}
+            copyLabel="Copy key"
+            testId="exported-key"
+            onDismiss={() => setExported(null)}
+          />
+        )}
+        {exportKey.isError && (
+          <Alert color="orange" role="alert" title="Not exported">
+            {describeError(exportKey.error)}
+          </Alert>
+        )}
         {confirmDelete && (
           <div role="alertdialog" aria-label={`Confirm deleting ${name}`}>
             <Alert color="red" title={`Delete ${name}?`}>
