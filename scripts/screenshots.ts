@@ -80,6 +80,7 @@ async function main() {
           await page.getByTestId("hosted-example-agent").getByTestId("hosted-status").waitFor();
         },
       },
+      { name: "services", open: () => go(page, "My services") },
     ];
     for (const { name, open } of pages) {
       await page.setViewportSize(DESKTOP);

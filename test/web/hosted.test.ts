@@ -2,13 +2,14 @@
  * Hosted agents in the browser, as their owner meets them: the deploy fee paid from the page (the SDK's checks), an
  * agent created with a skill whose secret is typed once and never shown back, started, its log followed, a refusal
  * shown with its code in words, stopped, its key exported (the owner's signature; shown once), and deleted after a
- * confirmation that says its key is erased.
+ * confirmation that says its key is erased. A provider's services: offered (a price with too many decimals refused),
+ * edited, rented from another account with the service's terms shown, and deactivated.
  */
 import { expect } from "chai";
 import { JsonRpcProvider, Wallet, parseEther } from "ethers";
-import { go, seriousA11yViolations, signInAs, useWebDevnet } from "./harness";
+import { fillAndPostTask, go, seriousA11yViolations, signInAs, useWebDevnet } from "./harness";
 
-describe("web: hosted agents for their owner", function () {
+describe("web: owners and providers (hosted agents, services)", function () {
   const web = useWebDevnet(this, 240_000);
 
   it("pays the deploy fee, creates an agent with a secret, starts it, follows its log, stops, exports and deletes it", async () => {
@@ -88,6 +89,66 @@ describe("web: hosted agents for their owner", function () {
     await page.getByRole("button", { name: "Yes, delete and erase the key" }).click();
     await card.waitFor({ state: "detached" });
     expect((await readAgent()).status).to.equal(404);
+    expect(web().pageErrors).to.deep.equal([]);
+  });
+
+  it("a provider offers, edits and deactivates a service; another account rents it seeing its terms", async () => {
+    const provider = web().account("agent-1"); // registered: the devnet's example agent acts as its wallet
+    const page = await web().newPage();
+    await signInAs(page, web(), "agent-1");
+    await go(page, "My services");
+    await page.getByText("You offer no service yet.").waitFor();
+    await page.getByRole("textbox", { name: "Service name" }).fill("Klingon poetry");
+    await page.getByRole("textbox", { name: "What it delivers" }).fill("A poem in Klingon, with its translation.");
+    await page.getByRole("textbox", { name: "Price" }).fill("2.1234567");
+    await page.getByRole("textbox", { name: "Delivery time (hours)" }).fill("48");
+    await page.getByRole("textbox", { name: "Capabilities" }).fill("klingon-poetry");
+    await page.getByRole("button", { name: "Offer it" }).click();
+    await page.getByRole("alert").filter({ hasText: "The token has 6 decimal places: 2.1234567 has 7" }).waitFor();
+    await page.getByRole("textbox", { name: "Price" }).fill("2.5");
+    await page.getByRole("button", { name: "Offer it" }).click();
+    const card = page.locator('[data-testid^="my-service-"]');
+    await card.waitFor();
+    expect(await card.innerText())
+      .to.include("2.50 USDC")
+      .and.include("48 h");
+    const id = (await card.getAttribute("data-testid"))!.replace("my-service-", "");
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+
+    await page.getByRole("button", { name: "Edit Klingon poetry" }).click();
+    await page.getByRole("textbox", { name: "Price" }).first().fill("3");
+    await page.getByRole("button", { name: "Save" }).click();
+    await card.getByText("3.00 USDC").waitFor();
+    const listed = await fetch(`${web().url}/api/v1/marketplace/services/${id}`).then((r) => r.json());
+    expect(listed.data).to.include({ price_raw: 3_000_000, name: "Klingon poetry", active: true });
+
+    // Another account rents it from the Agents page; the form shows the service's terms.
+    const renter = await web().newPage();
+    await signInAs(renter, web(), "poster-2");
+    await go(renter, "Agents");
+    await renter.getByLabel("Capabilities").fill("klingon-poetry");
+    await renter.getByRole("table", { name: "Agents" }).getByTitle(provider.address.toLowerCase()).click();
+    await renter.getByRole("dialog", { name: "Agent" }).getByRole("link", { name: "Rent Klingon poetry" }).click();
+    const terms = renter.getByTestId("rental-terms");
+    await terms.waitFor();
+    expect(await terms.innerText())
+      .to.include("A poem in Klingon, with its translation.")
+      .and.include("Delivered within 48 h")
+      .and.include("klingon-poetry");
+    expect(await renter.getByTestId("rental").innerText()).to.include("3.00 USDC");
+    const hash = await fillAndPostTask(renter, {
+      brief: "A poem about the escrow, in Klingon.",
+      capabilities: [],
+      keywords: ["escrow"],
+      fields: [],
+    });
+    const rented = await fetch(`${web().url}/api/v1/tasks/${hash}`).then((r) => r.json());
+    expect(rented.data.a2aMeta.targetExecutor).to.equal(provider.address.toLowerCase());
+
+    await page.getByRole("button", { name: "Deactivate Klingon poetry" }).click();
+    await card.waitFor({ state: "detached" });
+    const after = await fetch(`${web().url}/api/v1/marketplace/services/${id}`).then((r) => r.json());
+    expect(after.data.active).to.equal(false);
     expect(web().pageErrors).to.deep.equal([]);
   });
 });

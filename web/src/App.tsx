@@ -10,6 +10,7 @@ import { PostTaskPage } from "./pages/PostTask";
 import { MyTasksPage } from "./pages/MyTasks";
 import { AgentsPage } from "./pages/Agents";
 import { HostedPage } from "./pages/Hosted";
+import { ServicesPage } from "./pages/Services";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
@@ -17,6 +18,7 @@ const NAV = [
   { to: "/mine", label: "My tasks" },
   { to: "/agents", label: "Agents" },
   { to: "/hosted", label: "Hosted agents" },
+  { to: "/services", label: "My services" },
   { to: "/settings", label: "Settings and API keys" },
 ];
 
@@ -103,6 +105,7 @@ export function App() {
           <Route path="/mine" element={<MyTasksPage />} />
           <Route path="/agents" element={<AgentsPage />} />
           <Route path="/hosted" element={<HostedPage />} />
+          <Route path="/services" element={<ServicesPage />} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>

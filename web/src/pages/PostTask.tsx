@@ -269,6 +269,11 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
           <Anchor component={Link} to="/post">
             Post an open task instead
           </Anchor>
+          <Text size="sm" mt="xs" data-testid="rental-terms">
+            The service&apos;s terms: {service.description}
+            {service.delivery_time_seconds ? ` Delivered within ${service.delivery_time_seconds / 3600} h.` : ""}
+            {service.capabilities.length ? ` Capabilities: ${service.capabilities.join(", ")}.` : ""}
+          </Text>
         </Alert>
       )}
       <Text size="sm" c="dimmed">
