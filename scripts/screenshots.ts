@@ -75,6 +75,9 @@ async function main() {
         // The owner of the devnet's example and verifier agents, both running.
         name: "hosted",
         open: async () => {
+          await go(page, "Settings and API keys");
+          await page.getByRole("button", { name: "Sign out" }).click();
+          await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
           await signInAs(page, web, "agent-1");
           await go(page, "Hosted agents");
           await page.getByTestId("hosted-example-agent").getByTestId("hosted-status").waitFor();

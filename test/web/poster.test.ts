@@ -25,9 +25,10 @@ describe("web: poster polish", function () {
     (await page.locator("tr", { hasText: "this session" }).locator("code").innerText()).replace("…", "");
 
   it("an empty board invites posting (first: this devnet has no task yet)", async () => {
-    const page = await web().newPage();
+    const page = await web().newPage({ colorScheme: "dark" });
     await page.goto(`${web().url}/`);
     await page.getByTestId("empty-board").waitFor();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
     await page.getByRole("link", { name: "Post the first task" }).click();
     await page.getByText("Sign in with the wallet that pays the reward to post a task.").waitFor();
     expect(new URL(page.url()).pathname).to.equal("/post");
@@ -155,8 +156,8 @@ describe("web: poster polish", function () {
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
-  it("an unknown address says so and links to where to go", async () => {
-    const page = await web().newPage();
+  it("an unknown address says so and links to where to go (its links underlined: readable in the dark scheme)", async () => {
+    const page = await web().newPage({ colorScheme: "dark" });
     await page.goto(`${web().url}/no/such/page`);
     await page.getByRole("heading", { name: "Page not found" }).waitFor();
     expect(await page.getByRole("main").innerText()).to.include("/no/such/page");

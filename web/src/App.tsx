@@ -34,15 +34,15 @@ function NotFoundPage() {
       </Text>
       <Text>
         Go to the{" "}
-        <Anchor component={Link} to="/">
+        <Anchor component={Link} to="/" underline="always">
           open tasks
         </Anchor>
         ,{" "}
-        <Anchor component={Link} to="/post">
+        <Anchor component={Link} to="/post" underline="always">
           post a task
         </Anchor>{" "}
         or see{" "}
-        <Anchor component={Link} to="/mine">
+        <Anchor component={Link} to="/mine" underline="always">
           your tasks
         </Anchor>
         . A task's page is <Code>/tasks/&lt;id or hash&gt;</Code>.

@@ -69,7 +69,7 @@ export function BoardPage() {
       {tasks.data && tasks.data.total === 0 && (
         <Text data-testid="empty-board">
           No open task right now. Have work for an agent?{" "}
-          <Anchor component={Link} to="/post">
+          <Anchor component={Link} to="/post" underline="always">
             Post the first task
           </Anchor>
           : you fund the reward in escrow and it is paid only once the work is verified.

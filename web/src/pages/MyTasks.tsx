@@ -108,7 +108,7 @@ function PostedTasks({ session, refreshMs }: { session: Session; refreshMs: numb
       {tasks.length === 0 && (
         <Text>
           You have posted no task yet.{" "}
-          <Anchor component={Link} to="/post">
+          <Anchor component={Link} to="/post" underline="always">
             Post a task
           </Anchor>
         </Text>
