@@ -247,7 +247,7 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
             </Text>
           )}
           {agent.recentLogs.slice(-8).map((line) => (
-            <Text key={line.id} size="xs" ff="monospace">
+            <Text key={line.id} size="xs" ff="monospace" style={{ overflowWrap: "anywhere" }}>
               {formatIso(line.at)} {line.level} {line.message}
             </Text>
           ))}
