@@ -34,6 +34,8 @@ export interface DevnetOptions {
   dataDir?: string;
   /** Start the API and indexer (default true). */
   api?: boolean;
+  /** Told each step of the start as it begins (the first start takes about a minute). */
+  onProgress?: (line: string) => void;
 }
 
 export interface DemoAccount {
@@ -199,8 +201,42 @@ async function waitUntilRunning(deps: RunningServer["deps"], owner: string, ids:
   }
 }
 
+/**
+ * The devnet's service configuration: the environment, with the devnet's chain, keys and files. The limits stay the
+ * specification's (100 requests a minute per IP, unless RATE_IP_PER_WINDOW says otherwise): the web app and the
+ * example agent follow the event stream instead of polling, so a newcomer meets the limits a deployment has.
+ */
+export function devnetServerConfig(
+  env: NodeJS.ProcessEnv,
+  where: { rpcUrl: string; dataDir: string; apiPort: number; outDir: string },
+) {
+  const { rpcUrl, dataDir, apiPort, outDir } = where;
+  return loadConfig({
+    ...env,
+    NETWORK: "localhost",
+    DEVNET_RPC_URL: rpcUrl,
+    DATA_DIR: dataDir,
+    API_HOST: "127.0.0.1",
+    API_PORT: String(apiPort),
+    DATABASE_URL: "",
+    REDIS_URL: "",
+    // The marketplace verifier is the escrow's `verifier` role: Hardhat account #2 on the devnet.
+    VERIFIER_PRIVATE_KEY: hardhatWallet(2).privateKey,
+    // The service's custody key (posters may wrap brief keys to it); a fixed, public devnet key.
+    CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
+    // Webhooks may call local receivers (127.0.0.1) on the devnet; a deployed service refuses non-public addresses.
+    WEBHOOK_ALLOW_PRIVATE: env.WEBHOOK_ALLOW_PRIVATE ?? "true",
+    // The web app's devnet wallet picker reads the demo accounts (GET /api/v1/devnet/wallets): devnet only.
+    DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
+    // Prometheus metrics at /metrics on the API's port (a deployed service serves them on METRICS_PORT instead).
+    METRICS: env.METRICS ?? "on",
+    LOG_REQUESTS: env.LOG_REQUESTS ?? "off",
+  });
+}
+
 export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const { hostname = "127.0.0.1", port = 8545, apiPort = 8787, api = true } = options;
+  const progress = options.onProgress ?? (() => undefined);
   if (hre.network.name !== "hardhat") {
     throw new Error(`the devnet serves the in-process chain: run it without --network (got ${hre.network.name})`);
   }
@@ -215,6 +251,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     throw isAddressInUse(error) ? portTaken("DEVNET_PORT", hostname, port) : error;
   });
   const rpcUrl = `http://${listening.address}:${listening.port}`;
+  progress(`Deploying the escrow, the agent factory and MockUSDC on a new chain at ${rpcUrl}...`);
   const deployment = await deployAll({ networkName: "localhost" });
 
   const outDir = options.outDir ?? path.join(__dirname, "..", ".devnet");
@@ -225,32 +262,11 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   let mcpConfig: McpClientConfig | undefined;
   const accounts: DemoAccount[] = [];
   if (api) {
-    const config = loadConfig({
-      ...process.env,
-      NETWORK: "localhost",
-      DEVNET_RPC_URL: rpcUrl,
-      DATA_DIR: dataDir,
-      API_HOST: "127.0.0.1",
-      API_PORT: String(apiPort),
-      DATABASE_URL: "",
-      REDIS_URL: "",
-      // The marketplace verifier is the escrow's `verifier` role: Hardhat account #2 on the devnet.
-      VERIFIER_PRIVATE_KEY: hardhatWallet(2).privateKey,
-      // The service's custody key (posters may wrap brief keys to it); a fixed, public devnet key.
-      CUSTODY_PRIVATE_KEY: id("devnet custody key: public, never use elsewhere"),
-      // Webhooks may call local receivers (127.0.0.1) on the devnet; a deployed service refuses non-public addresses.
-      WEBHOOK_ALLOW_PRIVATE: process.env.WEBHOOK_ALLOW_PRIVATE ?? "true",
-      // The web app's devnet wallet picker reads the demo accounts (GET /api/v1/devnet/wallets): devnet only.
-      DEVNET_ACCOUNTS_FILE: path.join(outDir, "accounts.json"),
-      // One IP (127.0.0.1) carries the browser's polling and the user's own scripts: a wider window on the devnet.
-      RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW ?? "1000",
-      // Prometheus metrics at /metrics on the API's port (a deployed service serves them on METRICS_PORT instead).
-      METRICS: process.env.METRICS ?? "on",
-      LOG_REQUESTS: process.env.LOG_REQUESTS ?? "off",
-    });
+    const config = devnetServerConfig(process.env, { rpcUrl, dataDir, apiPort, outDir });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
     for (const suffix of ["-wal", "-shm"]) fs.rmSync(config.sqliteFile + suffix, { force: true });
+    progress(`Starting the API and its indexer on 127.0.0.1:${apiPort}...`);
     try {
       server = await startServer({ config, provider: hre.ethers.provider });
     } catch (error) {
@@ -258,6 +274,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       throw isAddressInUse(error) ? portTaken("DEVNET_API_PORT", "127.0.0.1", apiPort) : error;
     }
 
+    progress(`Funding the demo accounts (${DEMO_ROLES.join(", ")}) and giving each an API key...`);
     const usdc = deployment.mockUsdc!;
     for (const [i, role] of DEMO_ROLES.entries()) {
       const wallet = hardhatWallet(FIRST_DEMO_INDEX + i);
@@ -298,6 +315,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
 
     // The hosted agents of the demo owner agent-1: the example agent takes public tasks it can do and delivers
     // them; the verifier agent judges agent-mode tasks that name it.
+    progress("Starting the hosted example agent and verifier agent...");
     try {
       ({ agent, verifierAgent } = await startHostedAgents(
         server,
@@ -324,6 +342,10 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     },
   };
 }
+
+/** Said on every start: nothing survives a restart, so saved API keys and CLI logins stop working. */
+export const NEW_CHAIN_NOTICE =
+  "Restart       every start is a new chain with new keys: tasks, API keys and `market login` sessions of a previous run are gone (run `market login` again)";
 
 /** What the devnet prints on start: its endpoints, the MCP client configuration of a demo key, the accounts. */
 export function devnetSummary(devnet: Devnet): string[] {
@@ -355,14 +377,19 @@ export function devnetSummary(devnet: Devnet): string[] {
     `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
   );
   lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
+  lines.push(`Rate limits   as deployed: 100 requests a minute per IP (the web app follows the event stream)`);
+  lines.push(`Faucet        market faucet  (test USDC and gas for any wallet on this devnet)`);
+  lines.push(NEW_CHAIN_NOTICE);
   return lines;
 }
 
 async function main() {
-  ensureWebBuilt((line) => console.log(line));
+  console.log("Contracts compiled (by `hardhat run`).");
+  if (!ensureWebBuilt((line) => console.log(line))) console.log("The web app is built (web/dist is up to date).");
   const devnet = await startDevnet({
     port: devnetPort("DEVNET_PORT", process.env.DEVNET_PORT, 8545),
     apiPort: devnetPort("DEVNET_API_PORT", process.env.DEVNET_API_PORT, 8787),
+    onProgress: (line) => console.log(line),
   });
   for (const line of devnetSummary(devnet)) console.log(line);
   console.log("Running. Stop with Ctrl-C.");

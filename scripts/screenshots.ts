@@ -70,6 +70,20 @@ async function main() {
       { name: "settings", open: () => go(page, "Settings and API keys") },
       { name: "my-tasks", open: () => go(page, "My tasks") },
       { name: "agents", open: () => go(page, "Agents") },
+      { name: "not-found", open: () => page.goto(`${web.url}/no/such/page`).then(() => undefined) },
+      {
+        // The owner of the devnet's example and verifier agents, both running.
+        name: "hosted",
+        open: async () => {
+          await go(page, "Settings and API keys");
+          await page.getByRole("button", { name: "Sign out" }).click();
+          await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
+          await signInAs(page, web, "agent-1");
+          await go(page, "Hosted agents");
+          await page.getByTestId("hosted-example-agent").getByTestId("hosted-status").waitFor();
+        },
+      },
+      { name: "services", open: () => go(page, "My services") },
     ];
     for (const { name, open } of pages) {
       await page.setViewportSize(DESKTOP);

@@ -5,7 +5,9 @@
 import type { Command } from "commander";
 import { resolveConfig, type GlobalFlags, type ResolvedConfig } from "./config";
 import { Output, type OutputStreams } from "./output";
-import { toCliError } from "./errors";
+import { CliError, toCliError } from "./errors";
+import { MarketApi } from "../sdk";
+import { DEVNET_UNAUTHORIZED_HINT, isDevnet } from "./commands/devnet";
 import { EXIT, type ExitCode } from "./exitCodes";
 
 export interface Context {
@@ -48,13 +50,17 @@ export function action<A extends unknown[]>(state: RunState, run: (ctx: Context,
       }
       return interrupted;
     };
+    let config: ResolvedConfig | undefined;
     try {
-      const config = resolveConfig(flags, state.env);
+      config = resolveConfig(flags, state.env);
       const ctx: Context = { config, out, onClose: (release) => releases.push(release), interrupted: onInterrupt };
       await run(ctx, ...(args as A));
       state.exitCode = EXIT.OK;
     } catch (error) {
-      const failure = toCliError(error);
+      let failure = toCliError(error);
+      if (failure.code === "UNAUTHORIZED" && config && (await isDevnet(new MarketApi({ baseUrl: config.apiUrl })))) {
+        failure = new CliError({ ...failure, message: failure.message, hint: DEVNET_UNAUTHORIZED_HINT });
+      }
       out.error(failure);
       state.exitCode = failure.exit;
     } finally {

@@ -11,9 +11,10 @@ export interface TokenDisplay {
 
 export const USDC_DISPLAY: TokenDisplay = { symbol: "USDC", decimals: 6 };
 
+/** `1000000` -> `1 USDC`, `2500000` -> `2.5 USDC` (no trailing `.0`). */
 export function amountText(raw: string | bigint | null | undefined, token: TokenDisplay = USDC_DISPLAY): string {
   if (raw === null || raw === undefined) return "-";
-  return `${formatUnits(BigInt(raw), token.decimals)} ${token.symbol}`;
+  return `${formatUnits(BigInt(raw), token.decimals).replace(/\.0$/, "")} ${token.symbol}`;
 }
 
 export function timeText(unixSeconds: number | null | undefined): string {

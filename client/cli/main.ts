@@ -13,6 +13,7 @@ import * as posting from "./commands/posting";
 import * as tasks from "./commands/tasks";
 import * as agents from "./commands/agents";
 import * as hosted from "./commands/hosted";
+import * as devnet from "./commands/devnet";
 
 const EXIT_HELP = `
 Configuration (each value: flag, else environment, else the config file written by \`market login\`):
@@ -62,6 +63,21 @@ export function buildProgram(state: RunState): Command {
     .command("whoami")
     .description("the wallet the API key acts as, and where each setting comes from")
     .action(act(account.whoami));
+  const keys = program
+    .command("keys")
+    .description("the wallet's API keys: list them (default), or revoke one")
+    .action(act(account.listKeys));
+  keys
+    .command("revoke")
+    .description("revoke one of the wallet's API keys (it stops working at once)")
+    .argument("<id>", "the key's id, as `market keys` lists it")
+    .action(act(account.revokeKey));
+  program
+    .command("faucet")
+    .description("devnet only: give the signing wallet test USDC (1000 unless --amount) and gas money")
+    .option("--amount <usdc>", "how much, in USDC")
+    .option("--amount-raw <units>", "how much, in the token's smallest units")
+    .action(act(devnet.faucet));
 
   const privacy = () =>
     [
@@ -104,11 +120,12 @@ export function buildProgram(state: RunState): Command {
     .addArgument(tasks.whichArgument())
     .option("--limit <n>", "at most this many", "50")
     .action(act(tasks.list));
-  program.command("status").description("a task's state").argument("<task>", "the task hash").action(act(tasks.status));
+  const TASK_ARG = "the task: its hash, or its on-chain id (2 or #2, as `market post` prints it)";
+  program.command("status").description("a task's state").argument("<task>", TASK_ARG).action(act(tasks.status));
   program
     .command("watch")
-    .description("follow a task until it is settled (paid, refunded or cancelled)")
-    .argument("<task>", "the task hash")
+    .description("follow a task until it is settled (paid or refunded); --json gives the settling transaction")
+    .argument("<task>", TASK_ARG)
     .option("--timeout <time>", "give up after this long (exit 7): seconds or 90m, 1h", "1h")
     .action(act(tasks.watch));
   program
@@ -129,7 +146,7 @@ export function buildProgram(state: RunState): Command {
     program
       .command(name)
       .description(description)
-      .argument("<task>", "the task hash")
+      .argument("<task>", TASK_ARG)
       .action(act(tasks.operation(name)));
   }
 

@@ -4,6 +4,7 @@
  * error (exit 2) with the code a script can branch on. The service checks the terms again when it builds the task.
  */
 import { parseUnits } from "ethers";
+import type { VerificationCriteria } from "../sdk";
 import { usageError } from "./errors";
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };
@@ -14,6 +15,22 @@ export function parseDuration(text: string): number {
   if (!match) throw usageError("INVALID_DURATION", `--duration ${JSON.stringify(text)} is not seconds or <n>[smhdw]`);
   const seconds = Number(match[1]) * UNIT_SECONDS[(match[2] || "s").toLowerCase()];
   if (!Number.isSafeInteger(seconds)) throw usageError("INVALID_DURATION", `--duration ${text} is too large`);
+  return seconds;
+}
+
+/** A task's time to deliver, as the escrow takes it: 1 hour to 90 days. */
+export const MIN_DURATION_SECONDS = 3_600;
+export const MAX_DURATION_SECONDS = 90 * 86_400;
+
+/** `--duration` as a task's time to deliver: parsed, then within 1 hour to 90 days (INVALID_DURATION). */
+export function parseTaskDuration(text: string): number {
+  const seconds = parseDuration(text);
+  if (seconds < MIN_DURATION_SECONDS || seconds > MAX_DURATION_SECONDS) {
+    throw usageError(
+      "INVALID_DURATION",
+      `--duration ${text} is ${seconds} seconds: a task's time to deliver is 1 hour (3600) to 90 days (7776000)`,
+    );
+  }
   return seconds;
 }
 
@@ -77,15 +94,60 @@ export function parseJsonObject(
   return parsed as Record<string, unknown>;
 }
 
-/** `--criteria '{"required_fields":["summary"]}'` -> the object. */
+/** The rule keys of auto verification (the SDK's VerificationCriteria), for naming a misspelt one. */
+export const CRITERIA_KEYS = [
+  "min_length",
+  "contains_keywords",
+  "required_fields",
+  "regex_pattern",
+  "regex_flags",
+] as const satisfies readonly (keyof NonNullable<VerificationCriteria>)[];
+
+/** The edit distance of two short words (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++) {
+      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length];
+}
+
+/** The known word closest to `word` (ties: the first in `known`). */
+export function nearest(word: string, known: readonly string[]): string {
+  let best = known[0];
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const distance = editDistance(word.toLowerCase(), candidate);
+    if (distance < bestDistance) [best, bestDistance] = [candidate, distance];
+  }
+  return best;
+}
+
+/**
+ * `--criteria '{"required_fields":["summary"]}'` -> the object. A key that is not a rule is refused here, named with
+ * the nearest rule (the service would refuse it too, after the brief was uploaded).
+ */
 export function parseCriteria(text: string | undefined): Record<string, unknown> | undefined {
   if (text === undefined) return undefined;
-  return parseJsonObject(
+  const criteria = parseJsonObject(
     text,
     "INVALID_CRITERIA",
     "--criteria must be a JSON object",
     (reason) => `--criteria is not JSON: ${reason}`,
   );
+  const unknown = Object.keys(criteria).filter((key) => !(CRITERIA_KEYS as readonly string[]).includes(key));
+  if (unknown.length > 0) {
+    const named = unknown.map((key) => `${JSON.stringify(key)} (did you mean ${nearest(key, CRITERIA_KEYS)}?)`);
+    throw usageError(
+      "INVALID_CRITERIA",
+      `--criteria has no rule ${named.join(", ")}; the rules are ${CRITERIA_KEYS.join(", ")}`,
+    );
+  }
+  return criteria;
 }
 
 /** `--min-reward <units>`: a whole number of the token's smallest units, kept as the text given. */
@@ -103,6 +165,22 @@ export function parseList(text: string | undefined): string[] | undefined {
     .split(",")
     .map((item) => item.trim())
     .filter(Boolean);
+}
+
+/** A task as the user names it: its hash, or its on-chain id (`2` or `#2`, as `market post` prints it). */
+export type TaskRef = { taskHash: string } | { taskId: number };
+
+export function parseTaskRef(text: string): TaskRef {
+  const value = text.trim();
+  const id = /^#?([1-9][0-9]{0,14})$/.exec(value);
+  if (id) return { taskId: Number(id[1]) };
+  if (!/^0x[0-9a-fA-F]{64}$/.test(value)) {
+    throw usageError(
+      "INVALID_TASK",
+      `${JSON.stringify(text)} is not a task: give its hash (0x + 64 hex) or its on-chain id (2 or #2)`,
+    );
+  }
+  return { taskHash: value.toLowerCase() };
 }
 
 /** A task is named by its hash (0x + 64 hex), as every marketplace operation takes it. */

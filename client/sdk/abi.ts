@@ -21,6 +21,24 @@ export const ESCROW_ABI = [
   "function assignWorker(uint256 taskId, address worker)",
   "function completeVerification(uint256 taskId, bool passed)",
   "event TaskCreated(uint256 indexed taskId, address indexed agent, address token, uint256 amount, bytes32 taskHash, string category, string locationZone, uint256 deadline)",
+  // Every other per-task event (the indexed taskId first), for reading a task's history from the chain.
+  "event TaskVerifierSet(uint256 indexed taskId, address indexed verifier)",
+  "event WorkerAssigned(uint256 indexed taskId, address indexed worker)",
+  "event EvidenceSubmitted(uint256 indexed taskId, address indexed worker, bytes32 evidenceHash, uint8 attempt)",
+  "event VerificationCompleted(uint256 indexed taskId, bool passed)",
+  "event TEESettled(uint256 indexed taskId, bool passed, address indexed teeSigner)",
+  "event TaskCompleted(uint256 indexed taskId, uint256 workerPayout, uint256 platformFee)",
+  "event TaskCancelled(uint256 indexed taskId, uint256 refundAmount)",
+  "event DeadlineExpired(uint256 indexed taskId, uint256 refundAmount)",
+  "event TaskDisputed(uint256 indexed taskId, address indexed initiator)",
+  "event DisputeResolved(uint256 indexed taskId, bool workerFavored)",
+  "event UnjudgedWorkEscalated(uint256 indexed taskId)",
+  "event UnjudgedWorkReleased(uint256 indexed taskId, uint256 workerPayout, uint256 platformFee)",
+  "event OpenTaskCreated(uint256 indexed taskId)",
+  "event OpenSubmissionCommitted(uint256 indexed taskId, address indexed submitter, bytes32 commitment, uint256 bond)",
+  "event OpenSubmission(uint256 indexed taskId, address indexed submitter, bytes32 evidenceHash)",
+  "event WinnerSelected(uint256 indexed taskId, address indexed winner)",
+  "event OpenBondsForfeited(uint256 indexed taskId, address indexed recipient, uint256 amount)",
 ] as const;
 
 export const ERC20_ABI = [

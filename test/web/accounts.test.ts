@@ -86,6 +86,7 @@ describe("web: the app, sign-in and API keys", function () {
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
 
     await page.getByRole("button", { name: `Revoke key ${prefix}` }).click();
+    await page.getByRole("button", { name: `Yes, revoke key ${prefix}` }).click();
     await row.getByText(/^revoked/).waitFor();
     const after = await whoami();
     expect(after.status).to.equal(401);

@@ -182,9 +182,9 @@ export async function seriousA11yViolations(page: Page): Promise<string[]> {
     );
 }
 
-/** Follows a link of the main navigation (the session lives in the page: a reload would sign out). */
+/** Follows a link of the main navigation by its exact name ("Agents" is not "Hosted agents"), as a user clicks it. */
 export async function go(page: Page, label: string): Promise<void> {
-  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label }).click();
+  await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: label, exact: true }).click();
 }
 
 export interface NewTask {

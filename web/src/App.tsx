@@ -1,4 +1,4 @@
-import { AppShell, Burger, Group, NavLink, Title, Badge, Button, Text, Anchor } from "@mantine/core";
+import { AppShell, Burger, Group, NavLink, Title, Badge, Button, Text, Anchor, Code, Stack } from "@mantine/core";
 import { useDisclosure } from "@mantine/hooks";
 import { Link, Route, Routes, useLocation } from "react-router";
 import { useSession } from "./session";
@@ -9,14 +9,47 @@ import { TaskDetailPage } from "./pages/TaskDetail";
 import { PostTaskPage } from "./pages/PostTask";
 import { MyTasksPage } from "./pages/MyTasks";
 import { AgentsPage } from "./pages/Agents";
+import { HostedPage } from "./pages/Hosted";
+import { ServicesPage } from "./pages/Services";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
   { to: "/post", label: "Post a task" },
   { to: "/mine", label: "My tasks" },
   { to: "/agents", label: "Agents" },
+  { to: "/hosted", label: "Hosted agents" },
+  { to: "/services", label: "My services" },
   { to: "/settings", label: "Settings and API keys" },
 ];
+
+/** An address the app has no page for: says so, and where to go instead. */
+function NotFoundPage() {
+  const location = useLocation();
+  return (
+    <Stack maw={640}>
+      <Title order={2}>Page not found</Title>
+      <Text>
+        The app has no page at <Code>{location.pathname}</Code>. The link may be mistyped or from an older version of
+        the app.
+      </Text>
+      <Text>
+        Go to the{" "}
+        <Anchor component={Link} to="/" underline="always">
+          open tasks
+        </Anchor>
+        ,{" "}
+        <Anchor component={Link} to="/post" underline="always">
+          post a task
+        </Anchor>{" "}
+        or see{" "}
+        <Anchor component={Link} to="/mine" underline="always">
+          your tasks
+        </Anchor>
+        . A task's page is <Code>/tasks/&lt;id or hash&gt;</Code>.
+      </Text>
+    </Stack>
+  );
+}
 
 export function App() {
   const [opened, { toggle, close }] = useDisclosure();
@@ -71,8 +104,10 @@ export function App() {
           <Route path="/post" element={<PostTaskPage />} />
           <Route path="/mine" element={<MyTasksPage />} />
           <Route path="/agents" element={<AgentsPage />} />
+          <Route path="/hosted" element={<HostedPage />} />
+          <Route path="/services" element={<ServicesPage />} />
           <Route path="/settings" element={<SettingsPage />} />
-          <Route path="*" element={<Text>No such page.</Text>} />
+          <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </AppShell.Main>
     </AppShell>

@@ -1,33 +1,10 @@
-/** The escrow calls and per-task events the web app uses (from contracts/interfaces/ITaskEscrow.sol). */
-import { Interface, JsonRpcProvider, BrowserProvider, zeroPadValue, toBeHex, type Provider } from "ethers";
+/**
+ * Reading the chain in the page: a provider, and a task's escrow events (its timeline), decoded with the SDK's escrow
+ * ABI (client/sdk/abi.ts, the one copy, pinned to the compiled contracts by the SDK's tests).
+ */
+import { JsonRpcProvider, BrowserProvider, zeroPadValue, toBeHex, type Provider } from "ethers";
+import { escrowInterface } from "../../client/sdk";
 import type { Eip1193Provider } from "./wallet";
-
-export const ESCROW_ABI = [
-  "function createTask(bytes32 taskHash, address token, uint256 amount, string category, string locationZone, uint256 duration)",
-  "function createTaskWithVerifier(bytes32 taskHash, address token, uint256 amount, string category, string locationZone, uint256 duration, address verifier)",
-  "event TaskCreated(uint256 indexed taskId, address indexed agent, address token, uint256 amount, bytes32 taskHash, string category, string locationZone, uint256 deadline)",
-  "event TaskVerifierSet(uint256 indexed taskId, address indexed verifier)",
-  "event WorkerAssigned(uint256 indexed taskId, address indexed worker)",
-  "event EvidenceSubmitted(uint256 indexed taskId, address indexed worker, bytes32 evidenceHash, uint8 attempt)",
-  "event VerificationCompleted(uint256 indexed taskId, bool passed)",
-  "event TEESettled(uint256 indexed taskId, bool passed, address indexed teeSigner)",
-  "event TaskCompleted(uint256 indexed taskId, uint256 workerPayout, uint256 platformFee)",
-  "event TaskCancelled(uint256 indexed taskId, uint256 refundAmount)",
-  "event DeadlineExpired(uint256 indexed taskId, uint256 refundAmount)",
-  "event TaskDisputed(uint256 indexed taskId, address indexed initiator)",
-  "event DisputeResolved(uint256 indexed taskId, bool workerFavored)",
-  "event UnjudgedWorkEscalated(uint256 indexed taskId)",
-  "event UnjudgedWorkReleased(uint256 indexed taskId, uint256 workerPayout, uint256 platformFee)",
-  "event OpenTaskCreated(uint256 indexed taskId)",
-  "event OpenSubmission(uint256 indexed taskId, address indexed submitter, bytes32 evidenceHash)",
-  "event WinnerSelected(uint256 indexed taskId, address indexed winner)",
-];
-export const ERC20_ABI = [
-  "function approve(address spender, uint256 amount) returns (bool)",
-  "function allowance(address owner, address spender) view returns (uint256)",
-  "function balanceOf(address owner) view returns (uint256)",
-];
-export const escrowInterface = new Interface(ESCROW_ABI);
 
 /** A provider to read the chain with: the signed-in wallet's, else the devnet's RPC, else none. */
 export function readProvider(wallet: Eip1193Provider | undefined, devnetRpc: string | undefined): Provider | null {

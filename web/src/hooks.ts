@@ -1,12 +1,11 @@
 /** Server state shared by several pages (react-query caches it by key). */
 import { useQuery } from "@tanstack/react-query";
-import { api } from "./api";
-import type { DevnetWallets, Settlement } from "./types";
+import { marketApi } from "./api";
 
 export function useSettlement() {
   return useQuery({
     queryKey: ["settlement"],
-    queryFn: () => api<Settlement>("/api/v1/health/settlement"),
+    queryFn: () => marketApi().settlement(),
     staleTime: 60_000,
   });
 }
@@ -22,7 +21,10 @@ export function usePostingChain() {
 export function useDevnetWallets() {
   return useQuery({
     queryKey: ["devnet-wallets"],
-    queryFn: () => api<DevnetWallets>("/api/v1/devnet/wallets").catch(() => null),
+    queryFn: () =>
+      marketApi()
+        .devnetWallets()
+        .catch(() => null),
     staleTime: Infinity,
   });
 }

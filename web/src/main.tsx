@@ -1,3 +1,5 @@
+// First: the SDK uses Node's global Buffer, some of it as its modules evaluate (brief crypto constants).
+import "./shims/buffer";
 import "@mantine/core/styles.css";
 import { StrictMode } from "react";
 import { createRoot } from "react-dom/client";

@@ -8,6 +8,9 @@ import type { Context } from "../context";
 import { MarketApi } from "../../sdk";
 import { apiOf, signerOf } from "../clients";
 import { readConfigFile, writeConfigFile } from "../config";
+import { table } from "../output";
+import { CliError, usageError } from "../errors";
+import { EXIT } from "../exitCodes";
 
 export async function login(ctx: Context, options: { label: string }): Promise<void> {
   const { config, out } = ctx;
@@ -35,7 +38,7 @@ export async function login(ctx: Context, options: { label: string }): Promise<v
   out.result({ address: session.address, keyId: created.id, prefix: created.prefix, configPath: config.configPath }, [
     `Signed in as ${session.address}.`,
     `API key ${created.prefix}… saved in ${config.configPath} (mode 0600).`,
-    "Revoke it with the account's key list if it leaks.",
+    "`market keys` lists the wallet's keys; `market keys revoke <id>` revokes one (if it leaks).",
   ]);
 }
 
@@ -97,5 +100,52 @@ export async function whoami(ctx: Context): Promise<void> {
     `API              ${config.apiUrl}  (${config.sources.apiUrl})`,
     `RPC              ${config.rpcUrl}  (${config.sources.rpcUrl})`,
     `API key from     ${config.sources.apiKey}; config file ${config.configPath}`,
+  ]);
+}
+
+/** `market keys`: the wallet's API keys (active and revoked), the one in use marked. */
+export async function listKeys(ctx: Context): Promise<void> {
+  const { config, out } = ctx;
+  const { keys } = await apiOf(ctx).listApiKeys();
+  const current = config.apiKey;
+  const rows = keys.map((k) => ({ ...k, current: current !== undefined && current.startsWith(k.prefix) }));
+  out.result({ keys: rows }, () =>
+    rows.length === 0
+      ? "No API keys."
+      : table([
+          ["ID", "KEY", "LABEL", "CREATED", "LAST USED", "STATE"],
+          ...rows.map((k) => [
+            String(k.id),
+            `${k.prefix}…${k.current ? " (this one)" : ""}`,
+            k.label ?? "-",
+            k.createdAt,
+            k.lastUsedAt ?? "-",
+            k.revokedAt ? `revoked ${k.revokedAt}` : "active",
+          ]),
+        ]).concat(["Revoke one with: market keys revoke <id>"]),
+  );
+}
+
+/** `market keys revoke <id>`: revokes one of the wallet's keys (the one in use too, when asked). */
+export async function revokeKey(ctx: Context, idText: string): Promise<void> {
+  if (!/^[1-9][0-9]{0,9}$/.test(idText.trim())) {
+    throw usageError("INVALID_INPUT", `${JSON.stringify(idText)} is not a key id: \`market keys\` lists them`);
+  }
+  const id = Number(idText.trim());
+  const api = apiOf(ctx);
+  const key = (await api.listApiKeys()).keys.find((k) => k.id === id);
+  if (!key) {
+    throw new CliError({
+      code: "NOT_FOUND",
+      message: `the wallet has no API key ${id}`,
+      hint: "`market keys` lists the wallet's keys and their ids",
+      exit: EXIT.REFUSED,
+    });
+  }
+  const self = ctx.config.apiKey?.startsWith(key.prefix) ?? false;
+  await ctx.out.step(`revoking the API key ${key.prefix}… (id ${id})`, () => api.revokeApiKey(id));
+  ctx.out.result({ id, prefix: key.prefix, revoked: true, current: self }, [
+    `Revoked the API key ${key.prefix}… (id ${id}).`,
+    ...(self ? ["It was the key this command used: run `market login` for a new one."] : []),
   ]);
 }

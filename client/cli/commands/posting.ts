@@ -10,16 +10,18 @@ import { apiOf, walletOf } from "../clients";
 import { table } from "../output";
 import { amountText, type TokenDisplay } from "../format";
 import { FileJournal, pinSettlement, postTasks, type PostedTask, type PostingStage, type TaskDraft } from "../../sdk";
-import { usageError, type CliError } from "../errors";
+import { CliError, usageError } from "../errors";
+import { EXIT } from "../exitCodes";
+import { FAUCET_HINT, isDevnet } from "./devnet";
 import {
   amountRaw,
   invalidRows,
   parseAmountInput,
   parseCriteria,
-  parseDuration,
   parseList,
   parseMode,
   parseRows,
+  parseTaskDuration,
   type AmountInput,
   type InputRow,
   type Mode,
@@ -111,7 +113,7 @@ export function taskFromFlags(flags: PostFlags): TaskInput {
     criteria: parseCriteria(flags.criteria),
     capabilities: parseList(flags.capabilities) ?? [],
     amount: parseAmountInput(flags),
-    duration: parseDuration(flags.duration ?? "1d"),
+    duration: parseTaskDuration(flags.duration ?? "1d"),
     targetExecutor: addressOf(flags.to, "--to"),
     verifierAddress: addressOf(flags.verifier, "--verifier"),
   };
@@ -157,7 +159,7 @@ export function taskFromRow(row: InputRow, defaults: PostFlags, baseDir: string)
     amount: rowAmount
       ? parseAmountInput({ amount: str(f.amount), amountRaw: str(f.amount_raw) })
       : parseAmountInput(defaults),
-    duration: parseDuration(str(f.duration) ?? defaults.duration ?? "1d"),
+    duration: parseTaskDuration(str(f.duration) ?? defaults.duration ?? "1d"),
     targetExecutor: addressOf(f.to, "to"),
     verifierAddress: addressOf(f.verifier, "verifier"),
   };
@@ -232,23 +234,65 @@ async function postAll(ctx: Context, inputs: TaskInput[]) {
     ...(input.targetExecutor ? { targetExecutor: input.targetExecutor } : {}),
   }));
   const label = drafts.length === 1 ? "posting the task" : `posting ${drafts.length} tasks`;
-  const posted = await ctx.out.step(
-    `${label} from ${signer.address} on ${pin.postingChain} (chain ${pin.chainId})`,
-    (step) =>
-      postTasks(drafts, {
-        api,
-        signer,
-        journal: journalOf(ctx),
-        expect: { escrow: pin.escrow, token: pin.token, chainId: pin.chainId },
-        onStage: (stage) =>
-          step.update(
-            stage === "prepared" ? preparedText(inputs.map((input) => input.privacy)) : (STAGE_TEXT[stage] ?? stage),
-          ),
-      }),
-    (tasks) => tasks.map((t) => `#${t.onChainTaskId}`).join(", "),
-  );
   const token = { symbol: pin.symbol, decimals: pin.decimals };
+  const posted = await ctx.out
+    .step(
+      `${label} from ${signer.address} on ${pin.postingChain} (chain ${pin.chainId})`,
+      (step) =>
+        postTasks(drafts, {
+          api,
+          signer,
+          journal: journalOf(ctx),
+          expect: { escrow: pin.escrow, token: pin.token, chainId: pin.chainId },
+          onStage: (stage) =>
+            step.update(
+              stage === "prepared" ? preparedText(inputs.map((input) => input.privacy)) : (STAGE_TEXT[stage] ?? stage),
+            ),
+        }),
+      (tasks) => tasks.map((t) => `#${t.onChainTaskId}`).join(", "),
+    )
+    .catch(async (error: unknown) => {
+      throw await inTokenUnits(error, api, signer.address, token, drafts.length);
+    });
   return { posted, token };
+}
+
+/**
+ * The SDK's INSUFFICIENT_BALANCE counts in the token's smallest units: said again in the token's units, with where
+ * to get the token (on a devnet, `market faucet`).
+ */
+async function inTokenUnits(
+  error: unknown,
+  api: Parameters<typeof isDevnet>[0],
+  wallet: string,
+  token: TokenDisplay,
+  count: number,
+): Promise<unknown> {
+  const e = error as { code?: string; details?: { balance?: string; needed?: string } };
+  if (e?.code !== "INSUFFICIENT_BALANCE" || e.details?.balance === undefined || e.details.needed === undefined) {
+    return error;
+  }
+  const reward = count === 1 ? "the reward is" : `the ${count} rewards total`;
+  return new CliError({
+    code: "INSUFFICIENT_BALANCE",
+    message: `the wallet ${wallet} holds ${amountText(e.details.balance, token)}, ${reward} ${amountText(e.details.needed, token)}`,
+    hint: (await isDevnet(api))
+      ? FAUCET_HINT
+      : `fund the wallet with ${token.symbol} (and gas money for the transactions)`,
+    details: e.details,
+    exit: EXIT.REFUSED,
+  });
+}
+
+/**
+ * A single `post` is one task, not a batch of rows: the SDK's INVALID_ROWS of its one draft is reported as that
+ * draft's own code and message (INVALID_DURATION, AUTO_CRITERIA_REQUIRED, ...).
+ */
+function asSingleTask(error: unknown): unknown {
+  const e = error as { code?: string; details?: { errors?: { code: string; message: string }[] } };
+  const errors = e?.code === "INVALID_ROWS" ? e.details?.errors : undefined;
+  if (!Array.isArray(errors) || errors.length !== 1) return error;
+  return usageError(errors[0].code, `the task is refused: ${errors[0].message}`);
 }
 
 function view(task: PostedTask, token: TokenDisplay) {
@@ -268,11 +312,13 @@ function view(task: PostedTask, token: TokenDisplay) {
 
 export async function post(ctx: Context, flags: PostFlags): Promise<void> {
   const input = taskFromFlags(flags);
-  const { posted, token } = await postAll(ctx, [input]);
+  const { posted, token } = await postAll(ctx, [input]).catch((error: unknown) => {
+    throw asSingleTask(error);
+  });
   const task = view(posted[0], token);
   ctx.out.result(task, [
     `Task ${task.taskHash}`,
-    `  on-chain id ${task.onChainTaskId}, funded by ${task.txHash}`,
+    `  on-chain id ${task.onChainTaskId} (market status #${task.onChainTaskId}), funded by ${task.txHash}`,
     `  ${task.amountText}, ${task.privacy}, state ${task.state}`,
     `Follow it: market watch ${task.taskHash}`,
   ]);

@@ -5,8 +5,16 @@
 import { Argument } from "commander";
 import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
-import { parseDuration, parseTaskHash } from "../parse";
-import { resolveDispute, sendTaskOperation, waitForTask, type TaskOperation } from "../../sdk";
+import { parseDuration, parseTaskHash, parseTaskRef } from "../parse";
+import {
+  resolveDispute,
+  sendTaskOperation,
+  subscribe,
+  waitForTask,
+  type MarketApi,
+  type TaskDetail,
+  type TaskOperation,
+} from "../../sdk";
 import { EXIT } from "../exitCodes";
 import { table } from "../output";
 import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";
@@ -95,9 +103,21 @@ function rowOf(
   };
 }
 
+/** The task `text` names (hash, `2` or `#2`): its detail, read once. */
+async function readTask(api: MarketApi, text: string): Promise<TaskDetail> {
+  const ref = parseTaskRef(text);
+  return api.task("taskHash" in ref ? ref.taskHash : ref.taskId);
+}
+
+/** The hash of the task `text` names: a hash as given, an on-chain id looked up on the service. */
+async function taskHashOf(api: MarketApi, text: string): Promise<string> {
+  const ref = parseTaskRef(text);
+  if ("taskHash" in ref) return ref.taskHash;
+  return (await api.task(ref.taskId)).taskHash.toLowerCase();
+}
+
 export async function status(ctx: Context, task: string): Promise<void> {
-  const hash = parseTaskHash(task);
-  const detail = await apiOf(ctx, false).task(hash);
+  const detail = await readTask(apiOf(ctx, false), task);
   const state = detail.a2aState?.status ?? null;
   const data = {
     taskHash: detail.taskHash,
@@ -159,10 +179,40 @@ export async function review(
 /** How often `watch` reads the task (the event stream, when the service has one, reports changes at once). */
 const READ_INTERVAL_MS = 5_000;
 
+/** After the final state is read, how long `watch` waits for the stream's task.settled to name the settling tx. */
+const SETTLED_EVENT_WAIT_MS = 15_000;
+
+/**
+ * The hash of the transaction that settled `hash` (paid or refunded), from the caller's event stream replayed from
+ * its start: its task.settled event. Resolves to null when the stream is not available (no key, an older service).
+ */
+function settlingTx(api: MarketApi, hash: string) {
+  let found: (txHash: string | null) => void = () => undefined;
+  const txHash = new Promise<string | null>((resolve) => (found = resolve));
+  if (!api.apiKey) {
+    found(null);
+    return { txHash, close: async () => undefined };
+  }
+  const sub = subscribe(
+    api,
+    (event) => {
+      if (event.data.taskHash?.toLowerCase() === hash && event.data.type === "task.settled") found(event.data.txHash);
+    },
+    { lastEventId: "0" },
+  );
+  sub.done.then(
+    () => found(null),
+    () => found(null),
+  );
+  return { txHash, close: () => sub.close() };
+}
+
 export async function watch(ctx: Context, task: string, options: { timeout: string }): Promise<void> {
-  const hash = parseTaskHash(task);
   const timeoutMs = parseDuration(options.timeout) * 1000;
   const api = apiOf(ctx, false);
+  const hash = await taskHashOf(api, task);
+  const settled = settlingTx(api, hash);
+  ctx.onClose(() => settled.close());
   const changes: { state: string; at: string; via: string }[] = [];
   const abort = new AbortController();
   void ctx
@@ -184,10 +234,20 @@ export async function watch(ctx: Context, task: string, options: { timeout: stri
     (result) => `${result.state.status} (${outcomeOf(result.state.status)})`,
   );
   const state = final.state.status;
-  ctx.out.result(
-    { taskHash: hash, state, outcome: outcomeOf(state) ?? null, txHash: final.txHash, changes },
-    `Task ${hash} is ${state} (${outcomeOf(state)}).`,
-  );
+  const outcome = outcomeOf(state) ?? null;
+  let settledBy: string | null = null;
+  if (outcome) {
+    let timer: NodeJS.Timeout | undefined;
+    settledBy = await Promise.race([
+      settled.txHash,
+      new Promise<null>((resolve) => (timer = setTimeout(() => resolve(null), SETTLED_EVENT_WAIT_MS))),
+    ]);
+    clearTimeout(timer);
+  }
+  ctx.out.result({ taskHash: hash, state, outcome, txHash: settledBy ?? final.txHash, changes }, [
+    `Task ${hash} is ${state} (${outcome}).`,
+    ...(settledBy ? [`Settled by transaction ${settledBy}.`] : []),
+  ]);
 }
 
 const OPERATION_TEXT: Record<TaskOperation, string> = {
@@ -201,19 +261,44 @@ const OPERATION_TEXT: Record<TaskOperation, string> = {
 /** `cancel`, `reclaim`, `dispute`, `escalate`, `release`: the SDK builds, checks, signs and confirms the call. */
 export function operation(name: TaskOperation) {
   return async (ctx: Context, task: string): Promise<void> => {
-    const hash = parseTaskHash(task);
+    const api = apiOf(ctx);
+    const hash = await taskHashOf(api, task);
     const signer = walletOf(ctx);
-    const done = await ctx.out.step(
-      `${OPERATION_TEXT[name]} ${hash}`,
-      () => sendTaskOperation({ api: apiOf(ctx), signer }, name, hash),
-      (r) => `tx ${r.txHash}`,
-    );
+    const done = await ctx.out
+      .step(
+        `${OPERATION_TEXT[name]} ${hash}`,
+        () => sendTaskOperation({ api, signer }, name, hash),
+        (r) => `tx ${r.txHash}`,
+      )
+      .catch(async (error: unknown) => {
+        throw name === "reclaim" ? await reclaimAdvice(api, hash, error) : error;
+      });
     ctx.out.result({ operation: name, ...done }, [
       `${name}: task ${done.taskHash} (#${done.onChainTaskId}), transaction ${done.txHash} confirmed.`,
       ...(done.outcome ? [`Outcome: ${done.outcome === "refund" ? "the reward came back" : "escalated"}.`] : []),
       `market status ${done.taskHash} shows the task.`,
     ]);
   };
+}
+
+/**
+ * `reclaim` is for work that was taken: on a task nobody took (USE_CANCEL), the advice names `market cancel` with
+ * the task, and says whether its deadline has passed (an expired, untaken task is cancelled, not reclaimed).
+ */
+async function reclaimAdvice(api: MarketApi, hash: string, error: unknown): Promise<unknown> {
+  if ((error as { code?: string })?.code !== "USE_CANCEL") return error;
+  const detail = await api.task(hash).catch(() => undefined);
+  const deadline = detail?.effectiveDeadline ?? null;
+  const expired = detail?.a2aState?.status === "expired" || (deadline !== null && deadline * 1000 < Date.now());
+  return new CliError({
+    code: "USE_CANCEL",
+    message: expired
+      ? `nobody took task ${hash} before its deadline (${timeText(deadline)}): there is no work to reclaim, cancel it to get the reward back`
+      : `nobody has taken task ${hash} yet: there is no work to reclaim; cancel it to get the reward back`,
+    hint: `market cancel ${hash} refunds the whole reward to you`,
+    status: (error as { status?: number }).status,
+    exit: EXIT.REFUSED,
+  });
 }
 
 /** `admin resolve`: the escrow admin rules on a dispute (the devnet's admin is Hardhat account #0). */

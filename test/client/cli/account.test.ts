@@ -60,7 +60,7 @@ describe("market CLI: help, errors and login", () => {
   });
 
   it("a bad input shows the code, the message and what to do, and exits non-zero", async () => {
-    const human = await runCli(["status", "42"], {});
+    const human = await runCli(["status", "task-42"], {});
     expect(human.code).to.equal(2);
     expect(human.stderr).to.include("error INVALID_TASK:").and.to.include("what to do:");
 

@@ -55,6 +55,8 @@ export function startCli(args: string[], env: Record<string, string>, timeoutMs 
 
 export interface CliDevnet {
   devnet: Devnet;
+  /** What the devnet said while starting (startDevnet's onProgress), in order. */
+  progress: string[];
   /** A fresh home for the CLI's config file (nothing from the user's own). */
   home: string;
   /** The environment of one demo account (poster, agent-1, ...): API, RPC, key and private key, config in `home`. */
@@ -72,14 +74,22 @@ export async function startCliDevnet(): Promise<CliDevnet> {
   const saved = process.env.RATE_IP_PER_WINDOW;
   process.env.RATE_IP_PER_WINDOW = "100000";
   let devnet: Devnet;
+  const progress: string[] = [];
   try {
-    devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
+    devnet = await startDevnet({
+      port: await freePort(),
+      apiPort: await freePort(),
+      outDir,
+      dataDir,
+      onProgress: (line) => progress.push(line),
+    });
   } finally {
     if (saved === undefined) delete process.env.RATE_IP_PER_WINDOW;
     else process.env.RATE_IP_PER_WINDOW = saved;
   }
   return {
     devnet,
+    progress,
     home,
     env(role: string) {
       const account = devnet.accounts.find((a) => a.role === role);

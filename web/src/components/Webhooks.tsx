@@ -18,7 +18,8 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
+import type { WebhookBody } from "../../../client/sdk";
 import type { Session } from "../session";
 import { formatIso, formatTime } from "../format";
 import type { EventType, WebhookCreated, WebhookDelivery, WebhookView } from "../types";
@@ -51,14 +52,13 @@ export function Webhooks({ session }: { session: Session }) {
   const urlError = url.trim() && !/^https?:\/\/[^\s]+$/i.test(url.trim()) ? "An http(s) URL" : null;
   const webhooks = useQuery({
     queryKey: ["me", "webhooks", session.address],
-    queryFn: () => api<{ webhooks: WebhookView[] }>("/api/v1/webhooks", { auth: session }),
+    queryFn: () => marketApi(session).listWebhooks(),
   });
   const register = useMutation({
     mutationFn: () =>
-      api<WebhookCreated>("/api/v1/webhooks", {
-        body: events.length ? { url: url.trim(), events } : { url: url.trim() },
-        auth: session,
-      }),
+      marketApi(session).createWebhook(
+        events.length ? { url: url.trim(), events: events as WebhookBody["events"] } : { url: url.trim() },
+      ),
     onSuccess: (webhook) => {
       setCreated(webhook);
       setUrl("");
@@ -67,7 +67,7 @@ export function Webhooks({ session }: { session: Session }) {
     },
   });
   const remove = useMutation({
-    mutationFn: (id: number) => api(`/api/v1/webhooks/${id}`, { method: "DELETE", auth: session }),
+    mutationFn: (id: number) => marketApi(session).deleteWebhook(id),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "webhooks"] }),
   });
 
@@ -167,12 +167,11 @@ export function Webhooks({ session }: { session: Session }) {
 function Deliveries({ session, webhook }: { session: Session; webhook: WebhookView }) {
   const deliveries = useQuery({
     queryKey: ["me", "webhooks", webhook.id, "deliveries"],
-    queryFn: () =>
-      api<{ deliveries: WebhookDelivery[] }>(`/api/v1/webhooks/${webhook.id}/deliveries?limit=20`, { auth: session }),
+    queryFn: () => marketApi(session).webhookDeliveries(webhook.id),
     refetchInterval: 4000,
   });
   if (deliveries.isError) return <Alert color="red">{describeError(deliveries.error)}</Alert>;
-  const rows = deliveries.data?.deliveries ?? [];
+  const rows = (deliveries.data?.deliveries ?? []).slice(0, 20);
   if (deliveries.data && rows.length === 0)
     return (
       <Text size="sm" c="dimmed">

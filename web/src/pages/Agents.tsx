@@ -22,27 +22,9 @@ import {
 import { Link } from "react-router";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery } from "@tanstack/react-query";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { formatAmount, formatTime, shortAddress } from "../format";
 import { usePostingChain } from "../hooks";
-import type { ServiceView } from "../types";
-
-interface Executor {
-  address: string;
-  capabilities: string[];
-  reputation: number;
-  supportedChains: string[];
-  name?: string;
-}
-interface Reputation {
-  score: number;
-  completed: number;
-  failedVerdicts: number;
-  disputesLost: number;
-  timeouts: number;
-  lastActivityAt: number | null;
-  asPoster: { score: number; paidOut: number };
-}
 
 export function AgentsPage() {
   const [capabilities, setCapabilities] = useState("");
@@ -50,18 +32,11 @@ export function AgentsPage() {
   const [selected, setSelected] = useState<string | null>(null);
   const executors = useQuery({
     queryKey: ["executors", debounced],
-    queryFn: () => {
-      const query = new URLSearchParams({ limit: "100" });
-      if (debounced.trim()) query.set("capabilities", debounced);
-      return api<{ executors: Executor[]; total: number }>(`/api/v1/a2a/executors?${query}`);
-    },
+    queryFn: () => marketApi().executors({ limit: 100, ...(debounced.trim() ? { capabilities: debounced } : {}) }),
   });
   const leaderboard = useQuery({
     queryKey: ["leaderboard"],
-    queryFn: () =>
-      api<{ leaderboard: { rank: number; address: string; score: number; completed: number }[] }>(
-        "/api/v1/reputation/leaderboard",
-      ),
+    queryFn: () => marketApi().leaderboard(),
   });
   return (
     <Stack>
@@ -128,6 +103,14 @@ export function AgentsPage() {
         {leaderboard.isError && <Alert color="red">{describeError(leaderboard.error)}</Alert>}
         {leaderboard.data?.leaderboard.length === 0 && <Text size="sm">No worker has a score yet.</Text>}
         <Table aria-label="Leaderboard">
+          <Table.Thead>
+            <Table.Tr>
+              <Table.Th scope="col">Rank</Table.Th>
+              <Table.Th scope="col">Agent</Table.Th>
+              <Table.Th scope="col">Score</Table.Th>
+              <Table.Th scope="col">Paid tasks</Table.Th>
+            </Table.Tr>
+          </Table.Thead>
           <Table.Tbody>
             {leaderboard.data?.leaderboard.map((row) => (
               <Table.Tr key={row.address}>
@@ -144,7 +127,7 @@ export function AgentsPage() {
                   </Anchor>
                 </Table.Td>
                 <Table.Td>{row.score.toFixed(3)}</Table.Td>
-                <Table.Td>{row.completed} paid</Table.Td>
+                <Table.Td>{row.completed}</Table.Td>
               </Table.Tr>
             ))}
           </Table.Tbody>
@@ -168,11 +151,11 @@ function AgentCard({ address }: { address: string }) {
   const { chain } = usePostingChain();
   const reputation = useQuery({
     queryKey: ["reputation", address],
-    queryFn: () => api<Reputation>(`/api/v1/reputation/${address}`),
+    queryFn: () => marketApi().reputation(address),
   });
   const services = useQuery({
     queryKey: ["services", address],
-    queryFn: () => api<{ services: ServiceView[] }>(`/api/v1/marketplace/services?agent=${address}&limit=50`),
+    queryFn: () => marketApi().services({ agent: address, limit: 50 }),
   });
   return (
     <Stack>

@@ -3,15 +3,15 @@
  * wallet's event stream refreshes it as events arrive (polled every 30 s besides); otherwise polled every 5 s.
  */
 import { useState } from "react";
-import { Alert, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Alert, Anchor, Group, Loader, NumberInput, SimpleGrid, Stack, Text, TextInput, Title } from "@mantine/core";
+import { Link } from "react-router";
 import { useDebouncedValue } from "@mantine/hooks";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { parseUnits } from "ethers";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { TaskCard } from "../components/TaskCard";
 import { useMarketEvents } from "../events";
-import type { TaskMeta, TaskState } from "../types";
 
 export const BOARD_REFRESH_MS = 5000;
 export const BOARD_REFRESH_LIVE_MS = 30_000;
@@ -28,11 +28,7 @@ export function BoardPage() {
   const live = useMarketEvents(() => void queryClient.invalidateQueries({ queryKey: ["open-tasks"] }));
   const tasks = useQuery({
     queryKey: ["open-tasks", debounced],
-    queryFn: () => {
-      const query = new URLSearchParams({ limit: "100" });
-      if (debounced.trim()) query.set("capabilities", debounced);
-      return api<{ tasks: { meta: TaskMeta; state: TaskState }[]; total: number }>(`/api/v1/a2a/tasks?${query}`);
-    },
+    queryFn: () => marketApi().openTasks({ limit: 100, ...(debounced.trim() ? { capabilities: debounced } : {}) }),
     refetchInterval: live ? BOARD_REFRESH_LIVE_MS : BOARD_REFRESH_MS,
   });
   const min = minReward === "" ? 0n : parseUnits(String(minReward), decimals);
@@ -69,6 +65,18 @@ export function BoardPage() {
             {live ? "live updates" : `refreshed every ${BOARD_REFRESH_MS / 1000} s`}
           </span>
         </Text>
+      )}
+      {tasks.data && tasks.data.total === 0 && (
+        <Text data-testid="empty-board">
+          No open task right now. Have work for an agent?{" "}
+          <Anchor component={Link} to="/post" underline="always">
+            Post the first task
+          </Anchor>
+          : you fund the reward in escrow and it is paid only once the work is verified.
+        </Text>
+      )}
+      {tasks.data && tasks.data.total > 0 && shown.length === 0 && (
+        <Text>No open task matches these filters: clear them to see all {tasks.data.total}.</Text>
       )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {shown.map((t) => (

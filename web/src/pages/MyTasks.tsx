@@ -1,68 +1,71 @@
 /**
  * My tasks. As poster: the posted tasks with their state, and the actions the state allows (pass or fail a manual
  * task's submission, cancel, reclaim after the deadline, dispute). As agent: tasks offered to me, and the tasks I work
- * on (the escrow's WorkerAssigned events naming my wallet, read through my wallet).
+ * on (GET /api/v1/a2a/tasks/working). Transactions go through the SDK's `sendTaskOperation`, which checks each one
+ * (from this wallet, to the settlement escrow, exactly the call) before the wallet signs it. The wallet's event stream
+ * refreshes the lists as events arrive (every event concerns one of these lists); polling is only the fallback, every
+ * 60 s while the stream is up, every 10 s when it is not, so a page left open stays well within the 100 requests a
+ * minute per IP.
  */
 import { useState } from "react";
-import { Alert, Button, Card, Group, Loader, SimpleGrid, Stack, Tabs, Text, Title } from "@mantine/core";
+import { Alert, Anchor, Button, Card, Group, Loader, SimpleGrid, Stack, Tabs, Text, Title } from "@mantine/core";
+import { Link } from "react-router";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider, getAddress, zeroPadValue } from "ethers";
-import { api, describeError } from "../api";
+import { BrowserProvider } from "ethers";
+import { sendTaskOperation } from "../../../client/sdk";
+import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { TaskCard } from "../components/TaskCard";
-import { escrowInterface } from "../escrow";
-import type { OnChainTask, TaskMeta, TaskState } from "../types";
-
-interface Posted {
-  meta: TaskMeta;
-  state: TaskState;
-  onChain: OnChainTask | null;
-  resultData?: unknown;
-}
-type Detail = OnChainTask & { a2aMeta: TaskMeta | null; a2aState: TaskState | null };
-const REFRESH_MS = 4000;
+import { useMarketEvents } from "../events";
+/** Fallback polling: while the event stream is up, and when it is not. */
+export const MY_TASKS_REFRESH_LIVE_MS = 60_000;
+export const MY_TASKS_REFRESH_MS = 10_000;
 const [FUNDED, ASSIGNED, SUBMITTED] = [0, 1, 2];
 
 export function MyTasksPage() {
   const { session } = useSession();
   if (!session) return <SignInPanel reason="Sign in to see the tasks you posted and the tasks you work on." />;
+  return <SignedInTasks session={session} />;
+}
+
+function SignedInTasks({ session }: { session: Session }) {
+  const queryClient = useQueryClient();
+  const live = useMarketEvents(() => void queryClient.invalidateQueries({ queryKey: ["me"] }));
+  const refreshMs = live ? MY_TASKS_REFRESH_LIVE_MS : MY_TASKS_REFRESH_MS;
   return (
     <Stack>
       <Title order={2}>My tasks</Title>
+      <Text size="sm" c="dimmed">
+        <span data-testid="refresh-mode">
+          {live ? "live updates" : `refreshed every ${MY_TASKS_REFRESH_MS / 1000} s`}
+        </span>
+      </Text>
       <Tabs defaultValue="posted" keepMounted={false}>
         <Tabs.List>
           <Tabs.Tab value="posted">As poster</Tabs.Tab>
           <Tabs.Tab value="agent">As agent</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="posted" pt="md">
-          <PostedTasks session={session} />
+          <PostedTasks session={session} refreshMs={refreshMs} />
         </Tabs.Panel>
         <Tabs.Panel value="agent" pt="md">
-          <AgentTasks session={session} />
+          <AgentTasks session={session} refreshMs={refreshMs} />
         </Tabs.Panel>
       </Tabs>
     </Stack>
   );
 }
 
-/** Sends an unsigned transaction the API built, after checking it comes from this wallet and goes to the escrow. */
-async function signAndSend(session: Session, escrow: string, tx: { to: string; data: string; from: string }) {
-  if (tx.from.toLowerCase() !== session.address) throw new Error("The transaction is not from the signed-in wallet.");
-  if (tx.to.toLowerCase() !== escrow.toLowerCase()) throw new Error("The transaction is not to the settlement escrow.");
-  const signer = await new BrowserProvider(session.provider).getSigner();
-  await (await signer.sendTransaction({ to: tx.to, data: tx.data })).wait();
-}
-
-function PostedTasks({ session }: { session: Session }) {
+function PostedTasks({ session, refreshMs }: { session: Session; refreshMs: number }) {
   const { chain } = usePostingChain();
   const queryClient = useQueryClient();
   const [message, setMessage] = useState<string | null>(null);
   const posted = useQuery({
     queryKey: ["me", "posted", session.address],
-    queryFn: () => api<{ tasks: Posted[]; total: number }>("/api/v1/a2a/tasks/posted?limit=100", { auth: session }),
-    refetchInterval: REFRESH_MS,
+    queryFn: () => marketApi(session).postedTasks({ limit: 100 }),
+    refetchInterval: refreshMs,
   });
   const action = useMutation({
     mutationFn: async ({
@@ -72,22 +75,19 @@ function PostedTasks({ session }: { session: Session }) {
       hash: string;
       kind: "finalize" | "decline" | "cancel" | "reclaim" | "dispute";
     }) => {
-      const path = `/api/v1/a2a/tasks/${hash}/${kind}`;
-      if (kind === "finalize") return api(path, { body: {}, auth: session }).then(() => "Passed: the worker is paid.");
+      const api = marketApi(session);
+      if (kind === "finalize") return api.finalize(hash).then(() => "Passed: the worker is paid.");
       if (kind === "decline")
-        return api(path, { body: { reason: "declined in the web app" }, auth: session }).then(
-          () => "Failed verdict recorded: the worker may resubmit or appeal.",
-        );
-      const built = await api<{ unsignedTx: { to: string; data: string; from: string }; outcome?: string }>(path, {
-        body: {},
-        auth: session,
-      });
-      await signAndSend(session, chain!.escrowAddress!, built.unsignedTx);
+        return api
+          .decline(hash, { reason: "declined in the web app" })
+          .then(() => "Failed verdict recorded: the worker may resubmit or appeal.");
+      const signer = await new BrowserProvider(session.provider).getSigner();
+      const done = await sendTaskOperation({ api, signer }, kind, hash);
       return kind === "cancel"
         ? "Cancelled: the reward is refunded."
         : kind === "dispute"
           ? "Dispute raised."
-          : `Reclaimed (${built.outcome}).`;
+          : `Reclaimed (${done.outcome}).`;
     },
     onSuccess: (text) => {
       setMessage(text);
@@ -105,7 +105,14 @@ function PostedTasks({ session }: { session: Session }) {
         </Alert>
       )}
       {action.isError && <Alert color="red">{describeError(action.error)}</Alert>}
-      {tasks.length === 0 && <Text>You have posted no task yet.</Text>}
+      {tasks.length === 0 && (
+        <Text>
+          You have posted no task yet.{" "}
+          <Anchor component={Link} to="/post" underline="always">
+            Post a task
+          </Anchor>
+        </Text>
+      )}
       <SimpleGrid cols={{ base: 1, md: 2 }}>
         {tasks.map((t) => {
           const status = t.state.status;
@@ -166,35 +173,17 @@ function PostedTasks({ session }: { session: Session }) {
   );
 }
 
-function AgentTasks({ session }: { session: Session }) {
+function AgentTasks({ session, refreshMs }: { session: Session; refreshMs: number }) {
   const { chain } = usePostingChain();
   const offered = useQuery({
     queryKey: ["me", "offered", session.address],
-    queryFn: () =>
-      api<{ tasks: { meta: TaskMeta; state: TaskState }[] }>("/api/v1/a2a/tasks/offered?limit=100", { auth: session }),
-    refetchInterval: REFRESH_MS,
+    queryFn: () => marketApi(session).offeredTasks({ limit: 100 }),
+    refetchInterval: refreshMs,
   });
   const working = useQuery({
-    queryKey: ["me", "working", session.address, chain?.escrowAddress],
-    enabled: Boolean(chain?.escrowAddress),
-    refetchInterval: REFRESH_MS,
-    queryFn: async () => {
-      const provider = new BrowserProvider(session.provider);
-      const topic = escrowInterface.getEvent("WorkerAssigned")!.topicHash;
-      const logs = await provider.getLogs({
-        address: chain!.escrowAddress!,
-        fromBlock: 0,
-        toBlock: "latest",
-        topics: [topic, null, zeroPadValue(getAddress(session.address), 32)],
-      });
-      const ids = [...new Set(logs.map((log) => Number(BigInt(log.topics[1]))))].reverse();
-      const details = await Promise.all(
-        ids.map((id) => api<Detail>(`/api/v1/tasks/${id}`, { auth: session }).catch(() => null)),
-      );
-      return details.filter((d): d is Detail =>
-        Boolean(d?.a2aMeta && d.a2aState && d.worker.toLowerCase() === session.address),
-      );
-    },
+    queryKey: ["me", "working", session.address],
+    refetchInterval: refreshMs,
+    queryFn: () => marketApi(session).workingTasks({ limit: 100 }),
   });
   return (
     <Stack>
@@ -219,16 +208,11 @@ function AgentTasks({ session }: { session: Session }) {
       </Title>
       {working.isLoading && <Loader size="sm" role="status" aria-label="Loading" />}
       {working.isError && <Alert color="red">{describeError(working.error)}</Alert>}
-      {working.data?.length === 0 && <Text size="sm">You have not been assigned a task.</Text>}
+      {working.data?.tasks.length === 0 && <Text size="sm">You have not been assigned a task.</Text>}
       <SimpleGrid cols={{ base: 1, md: 2 }} data-testid="working">
-        {working.data?.map((t) => (
-          <Card key={t.taskHash} p={0} withBorder={false}>
-            <TaskCard
-              meta={t.a2aMeta!}
-              state={t.a2aState!}
-              symbol={chain?.token?.symbol}
-              decimals={chain?.token?.decimals}
-            />
+        {working.data?.tasks.map((t) => (
+          <Card key={t.meta.taskHash} p={0} withBorder={false}>
+            <TaskCard meta={t.meta} state={t.state} symbol={chain?.token?.symbol} decimals={chain?.token?.decimals} />
           </Card>
         ))}
       </SimpleGrid>

@@ -27,14 +27,13 @@ import {
   Title,
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider, Contract, formatUnits, getAddress, parseUnits, toBigInt, toQuantity } from "ethers";
+import { BrowserProvider, formatUnits, parseUnits, toBigInt, toQuantity } from "ethers";
 import { Link, useLocation, useSearchParams } from "react-router";
-import { api, describeError } from "../api";
+import { postTask } from "../../../client/sdk";
+import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
-import { ERC20_ABI, escrowInterface } from "../escrow";
-import { sealBrief } from "../briefCrypto";
 import { formatAmount, shortAddress } from "../format";
 import type { ServiceView } from "../types";
 
@@ -67,6 +66,16 @@ interface Check {
 }
 type Settlement = NonNullable<ReturnType<typeof usePostingChain>["chain"]>;
 
+/** Which of the four checks (in the order shown) an SDK refusal is. */
+const CHECK_OF_CODE: Record<string, number> = {
+  OWNER_MISMATCH: 0,
+  ESCROW_MISMATCH: 1,
+  WRONG_CHAIN: 2,
+  WRONG_RPC: 2,
+  CHAIN_MISMATCH: 2,
+  TX_MISMATCH: 3,
+};
+
 export function PostTaskPage() {
   const { session } = useSession();
   const { chain, isLoading } = usePostingChain();
@@ -75,7 +84,7 @@ export function PostTaskPage() {
   const serviceId = params.get("service");
   const service = useQuery({
     queryKey: ["service", serviceId],
-    queryFn: () => api<ServiceView>(`/api/v1/marketplace/services/${encodeURIComponent(serviceId!)}`),
+    queryFn: () => marketApi().service(Number(serviceId)),
     enabled: serviceId !== null,
   });
   if (!session) return <SignInPanel reason="Sign in with the wallet that pays the reward to post a task." />;
@@ -94,12 +103,6 @@ export function PostTaskPage() {
     );
   // Following "Post a task" again opens a fresh form (a new history entry, a new key).
   return <PostForm key={location.key} session={session} chain={chain} service={service.data ?? null} />;
-}
-
-function base64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const b of bytes) binary += String.fromCharCode(b);
-  return btoa(binary);
 }
 
 function regexProblem(pattern: string): string | null {
@@ -130,10 +133,7 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
   const [touched, setTouched] = useState(false);
   const executors = useQuery({
     queryKey: ["executors", "all"],
-    queryFn: () =>
-      api<{ executors: { address: string; publicKey: string; capabilities: string[] }[] }>(
-        "/api/v1/a2a/executors?limit=200",
-      ),
+    queryFn: () => marketApi().executors({ limit: 200 }),
     enabled: privacy === "private",
   });
   const [step, setStep] = useState(-1);
@@ -145,9 +145,12 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
   if (keywords.length) criteria.contains_keywords = keywords;
   if (fields.length) criteria.required_fields = fields;
   if (pattern) criteria.regex_pattern = pattern;
+  // More decimal places than the token has is refused, never rounded or cut: the reward is exactly what was typed.
+  const rewardText = String(reward ?? "").trim();
+  const rewardPlaces = /^\d*\.(\d+)$/.exec(rewardText)?.[1].length ?? 0;
   let amount = 0n;
   try {
-    amount = parseUnits(String(reward || 0), token.decimals);
+    amount = rewardPlaces > token.decimals ? 0n : parseUnits(rewardText || "0", token.decimals);
   } catch {
     amount = 0n;
   }
@@ -158,11 +161,13 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
         ? `At most ${BRIEF_MAX} characters`
         : null,
     reward:
-      amount <= 0n
-        ? "The reward must be more than 0"
-        : amount < price
-          ? `At least the service's price, ${formatAmount(price.toString(), token.decimals, token.symbol)}`
-          : null,
+      rewardPlaces > token.decimals
+        ? `${token.symbol} has ${token.decimals} decimal places: ${rewardText} has ${rewardPlaces}`
+        : amount <= 0n
+          ? "The reward must be more than 0"
+          : amount < price
+            ? `At least the service's price, ${formatAmount(price.toString(), token.decimals, token.symbol)}`
+            : null,
     criteria:
       mode === "auto" && Object.keys(criteria).length === 0
         ? "Auto verification needs at least one rule (length, keywords, fields or a pattern)"
@@ -177,32 +182,7 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
     mutationFn: async () => {
       setChecks([]);
       setListed(null);
-      const terms = {
-        verificationMode: mode,
-        ...(mode === "auto" ? { verificationCriteria: criteria } : {}),
-        ...(capabilities.length ? { requiredCapabilities: capabilities } : {}),
-      };
       setStep(0);
-      let data = base64(new TextEncoder().encode(brief));
-      let sealedTerms: { rootHash?: string; wrappedKeys?: Record<string, string> } = {};
-      if (privacy === "private") {
-        const chosen = (executors.data?.executors ?? []).filter((e) => agents.includes(e.address));
-        const sealed = sealBrief(brief, chosen);
-        data = sealed.blobBase64;
-        sealedTerms = { wrappedKeys: sealed.wrappedKeys };
-      }
-      const upload = await api<{ rootHash: string }>("/api/v1/storage/upload", { body: { data }, auth: session });
-      const taskHash = upload.rootHash;
-      if (privacy === "private") sealedTerms.rootHash = taskHash;
-      setStep(1);
-      const built = await api<{
-        unsignedTx: { to: string; data: string; from: string; value: string };
-        chainId: number;
-      }>("/api/v1/tasks", {
-        body: { taskHash, token: token.address, amount: amount.toString(), locationZone: "global", duration, ...terms },
-        auth: session,
-      });
-      setStep(2);
       const walletChainId = async () =>
         Number(toBigInt((await session.provider.request({ method: "eth_chainId" })) as string));
       let walletChain = await walletChainId();
@@ -213,49 +193,58 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
           .catch(() => undefined);
         walletChain = await walletChainId();
       }
-      const tx = built.unsignedTx;
-      const call = escrowInterface.parseTransaction({ data: tx.data });
-      const found: Check[] = [
-        { label: `Sent from the signed-in wallet ${session.address}`, ok: tx.from.toLowerCase() === session.address },
-        {
-          label: `Sent to the escrow of the settlement record ${chain.escrowAddress}`,
-          ok: tx.to.toLowerCase() === chain.escrowAddress!.toLowerCase(),
-        },
-        {
-          label: `The wallet's chain (${walletChain}) is the settlement record's (${chain.chainId})`,
-          ok: walletChain === chain.chainId && built.chainId === chain.chainId,
-        },
-        {
-          label: "The call is createTask for this brief and exactly this reward, with no value attached",
-          ok:
-            call?.name === "createTask" &&
-            call.args[0] === taskHash &&
-            getAddress(call.args[1]) === getAddress(token.address) &&
-            call.args[2] === amount &&
-            tx.value === "0",
-        },
-      ];
-      setChecks(found);
-      if (found.some((c) => !c.ok)) throw new Error("A check failed: nothing was signed.");
+      // The SDK's posting flow: upload (a private brief sealed in this page first), build, the careful client's
+      // checks, approve exactly the reward, fund, list. Each check refuses with its own code before anything is signed.
+      const checkList = (failed?: number): Check[] =>
+        [
+          `Sent from the signed-in wallet ${session.address}`,
+          `Sent to the escrow of the settlement record ${chain.escrowAddress}`,
+          `The wallet's chain (${walletChain}) is the settlement record's (${chain.chainId})`,
+          "The call is createTask for this brief and exactly this reward, with no value attached",
+        ].map((label, i) => ({ label, ok: i !== failed }));
       const signer = await new BrowserProvider(session.provider).getSigner();
-      setStep(3);
-      const erc20 = new Contract(token.address, ERC20_ABI, signer);
-      await (await erc20.approve(chain.escrowAddress!, amount)).wait();
-      setStep(4);
-      const sent = await signer.sendTransaction({ to: tx.to, data: tx.data });
-      await sent.wait();
-      setStep(5);
-      // A rental is pinned at listing: the escrow's task is the same, the listing names the agent and its service.
-      const rental = service ? { targetExecutor: service.agent_address, serviceId: service.id } : {};
-      const indexed = await api<{ onChainTaskId: number }>("/api/v1/a2a/tasks/index", {
-        body:
-          privacy === "public"
-            ? { txHash: sent.hash, taskHash, privacy, publicBrief: brief, ...terms, ...rental }
-            : { txHash: sent.hash, taskHash, privacy, ...terms, ...sealedTerms, ...rental },
-        auth: session,
-      });
+      const chosen = (executors.data?.executors ?? []).filter((e) => agents.includes(e.address));
+      let posted;
+      try {
+        posted = await postTask(
+          {
+            brief,
+            privacy: privacy as "public" | "private",
+            amount,
+            duration: Number(duration),
+            verificationMode: mode as "auto" | "manual",
+            ...(mode === "auto" ? { verificationCriteria: criteria } : {}),
+            ...(capabilities.length ? { requiredCapabilities: capabilities } : {}),
+            ...(privacy === "private"
+              ? { recipients: chosen.map((e) => ({ address: e.address, publicKey: e.publicKey! })) }
+              : {}),
+            // A rental is pinned at listing: the escrow's task is the same, the listing names the agent and service.
+            ...(service ? { targetExecutor: service.agent_address, serviceId: service.id } : {}),
+          },
+          {
+            api: marketApi(session),
+            signer,
+            expect: { chainId: chain.chainId!, escrow: chain.escrowAddress!.toLowerCase() },
+            onStage: (stage) => {
+              if (stage === "uploaded") setStep(1);
+              if (stage === "approve-signed") {
+                setChecks(checkList());
+                setStep(3);
+              }
+              if (stage === "approved") setStep(4);
+              if (stage === "create-sent") setStep(5);
+            },
+          },
+        );
+      } catch (error) {
+        const failed = CHECK_OF_CODE[(error as { code?: string }).code ?? ""];
+        if (failed === undefined) throw error;
+        setStep(2);
+        setChecks(checkList(failed));
+        throw new Error("A check failed: nothing was signed.", { cause: error });
+      }
       setStep(6);
-      setListed({ taskHash, onChainTaskId: indexed.onChainTaskId });
+      setListed({ taskHash: posted.taskHash, onChainTaskId: posted.onChainTaskId });
       // A fresh form for the next task; the progress and the link to this one stay.
       setBrief("");
       setCapabilities([]);
@@ -280,6 +269,11 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
           <Anchor component={Link} to="/post">
             Post an open task instead
           </Anchor>
+          <Text size="sm" mt="xs" data-testid="rental-terms">
+            The service&apos;s terms: {service.description}
+            {service.delivery_time_seconds ? ` Delivered within ${service.delivery_time_seconds / 3600} h.` : ""}
+            {service.capabilities.length ? ` Capabilities: ${service.capabilities.join(", ")}.` : ""}
+          </Text>
         </Alert>
       )}
       <Text size="sm" c="dimmed">
@@ -339,7 +333,6 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
             <NumberInput
               label={`Reward (${token.symbol})`}
               min={0}
-              decimalScale={token.decimals}
               required
               value={reward}
               onChange={setReward}

@@ -4,12 +4,12 @@
 import { useState } from "react";
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { Webhooks } from "../components/Webhooks";
 import { formatIso } from "../format";
-import type { ApiKeyCreated, ApiKeyView } from "../types";
+import type { ApiKeyCreated } from "../types";
 import { ShownOnce } from "../components/ShownOnce";
 
 export function SettingsPage() {
@@ -42,7 +42,7 @@ export function SettingsPage() {
         <SignInPanel />
       )}
       <Text size="sm" c="dimmed">
-        Hosted agents are not in the web app yet: use the API (see the OpenAPI document).
+        Hosted agents (the agents the marketplace runs for you) are on the Hosted agents page.
       </Text>
     </Stack>
   );
@@ -54,24 +54,26 @@ function ApiKeys({ session }: { session: Session }) {
   const [created, setCreated] = useState<ApiKeyCreated | null>(null);
   const keys = useQuery({
     queryKey: ["me", "api-keys", session.address],
-    queryFn: () => api<{ keys: ApiKeyView[] }>("/api/v1/api-keys", { auth: session, useSession: true }),
+    queryFn: () => marketApi().listApiKeys(session.sessionToken),
   });
   const create = useMutation({
-    mutationFn: () =>
-      api<ApiKeyCreated>("/api/v1/api-keys", {
-        body: label.trim() ? { label: label.trim() } : {},
-        auth: session,
-        useSession: true,
-      }),
+    mutationFn: () => marketApi().createApiKey(label.trim() ? { label: label.trim() } : {}, session.sessionToken),
     onSuccess: (key) => {
       setCreated(key);
       setLabel("");
       void queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] });
     },
   });
+  // Revoking asks first (the key stops working at once, wherever it is used); a revoked key's "copy it now" banner
+  // goes away with it.
+  const [confirming, setConfirming] = useState<number | null>(null);
   const revoke = useMutation({
-    mutationFn: (id: number) => api(`/api/v1/api-keys/${id}`, { method: "DELETE", auth: session, useSession: true }),
-    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] }),
+    mutationFn: (id: number) => marketApi().revokeApiKey(id, session.sessionToken),
+    onSuccess: (_answer, id) => {
+      setConfirming(null);
+      setCreated((shown) => (shown?.id === id ? null : shown));
+      return queryClient.invalidateQueries({ queryKey: ["me", "api-keys"] });
+    },
   });
 
   return (
@@ -153,15 +155,30 @@ function ApiKeys({ session }: { session: Session }) {
                       <Badge color="gray" variant="light">
                         revoked {formatIso(key.revokedAt)}
                       </Badge>
+                    ) : confirming === key.id ? (
+                      <Group gap={4} wrap="nowrap" role="group" aria-label={`Confirm revoking key ${key.prefix}`}>
+                        <Text size="xs">Revoke? Whatever uses it stops working.</Text>
+                        <Button
+                          size="xs"
+                          color="red"
+                          aria-label={`Yes, revoke key ${key.prefix}`}
+                          loading={revoke.isPending && revoke.variables === key.id}
+                          onClick={() => revoke.mutate(key.id)}
+                        >
+                          Yes, revoke
+                        </Button>
+                        <Button size="xs" variant="default" onClick={() => setConfirming(null)}>
+                          Keep it
+                        </Button>
+                      </Group>
                     ) : (
                       <Button
                         size="xs"
                         color="red"
                         variant="light"
                         aria-label={`Revoke key ${key.prefix}`}
-                        loading={revoke.isPending && revoke.variables === key.id}
                         disabled={key.id === session.apiKeyId}
-                        onClick={() => revoke.mutate(key.id)}
+                        onClick={() => setConfirming(key.id)}
                       >
                         Revoke
                       </Button>

@@ -15,7 +15,7 @@ import {
 } from "@mantine/core";
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useParams } from "react-router";
-import { api, describeError } from "../api";
+import { describeError, marketApi } from "../api";
 import { useDevnetWallets, usePostingChain } from "../hooks";
 import { useSession } from "../session";
 import { useMarketEvents } from "../events";
@@ -42,7 +42,7 @@ export function TaskDetailPage() {
   });
   const task = useQuery({
     queryKey: ["task", id, session?.address ?? null],
-    queryFn: () => api<TaskDetail>(`/api/v1/tasks/${encodeURIComponent(id)}`, { auth: session ?? undefined }),
+    queryFn: () => marketApi(session).task(id),
     refetchInterval: (query) =>
       query.state.data && [4, 5].includes(query.state.data.status) ? false : live ? 15_000 : 3000,
   });

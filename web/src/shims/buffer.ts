@@ -1,4 +1,4 @@
-/** Node's Buffer for the browser (the `buffer` package), installed before the brief crypto module evaluates. */
+/** Node's Buffer for the browser (the `buffer` package), installed before any SDK module evaluates (main.tsx). */
 import { Buffer } from "buffer";
 
 const scope = globalThis as unknown as { Buffer?: typeof Buffer };

@@ -1,0 +1,441 @@
+/**
+ * Hosted agents, for their owner: the agents the service runs for the signed-in wallet (status, desired state,
+ * restarts, last error, earnings, the latest log lines), their actions (start, stop, pause, resume, restart; a
+ * refusal shows the API's message and code), and deleting one after a confirmation that says its key is erased.
+ * Creating one: the deploy fee's terms, paid from the wallet through the SDK's `payDeployFee` (its checks: exactly
+ * the fee, to the factory, from this wallet), then the slug, the name and a skill from the catalog with the secret
+ * fields it needs (write-only: sent once, never shown back). Exporting an agent's key: the owner's wallet signs the
+ * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The list refreshes every
+ * 5 s while shown.
+ */
+import { useState } from "react";
+import {
+  Alert,
+  Badge,
+  Button,
+  Card,
+  Code,
+  Group,
+  Loader,
+  PasswordInput,
+  Select,
+  SimpleGrid,
+  Stack,
+  Table,
+  Text,
+  TextInput,
+  Title,
+} from "@mantine/core";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { BrowserProvider, hexlify, toUtf8Bytes } from "ethers";
+import { payDeployFee, type HostedAgent, type HostedAgentAction, type SkillCatalog } from "../../../client/sdk";
+import { describeError, marketApi } from "../api";
+import { formatAmount, formatIso, shortAddress } from "../format";
+import { usePostingChain } from "../hooks";
+import { useSession, type Session } from "../session";
+import { SignInPanel } from "../components/SignIn";
+import { ShownOnce } from "../components/ShownOnce";
+
+export const HOSTED_REFRESH_MS = 5000;
+const ACTIONS: { action: HostedAgentAction; label: string }[] = [
+  { action: "start", label: "Start" },
+  { action: "stop", label: "Stop" },
+  { action: "pause", label: "Pause" },
+  { action: "resume", label: "Resume" },
+  { action: "restart", label: "Restart" },
+];
+const STATUS_COLOR: Record<string, string> = { running: "teal", paused: "yellow", crashed: "red", starting: "blue" };
+
+export function HostedPage() {
+  const { session } = useSession();
+  if (!session) return <SignInPanel reason="Sign in with the wallet that owns the agents (or will pay the fee)." />;
+  return (
+    <Stack>
+      <Title order={2}>Hosted agents</Title>
+      <Text size="sm" c="dimmed">
+        Agents the marketplace runs for you: each has its own wallet, takes the tasks its skills can do and is paid
+        there.
+      </Text>
+      <AgentList session={session} />
+      <CreateAgent session={session} />
+    </Stack>
+  );
+}
+
+function AgentList({ session }: { session: Session }) {
+  const agents = useQuery({
+    queryKey: ["me", "hosted", session.address],
+    queryFn: () => marketApi(session).hostedAgents(),
+    refetchInterval: HOSTED_REFRESH_MS,
+  });
+  if (agents.isLoading) return <Loader role="status" aria-label="Loading your agents" />;
+  if (agents.isError) return <Alert color="red">{describeError(agents.error)}</Alert>;
+  const list = agents.data!.agents.filter((a) => a.status !== "deleted");
+  if (list.length === 0) return <Text>You have no hosted agent yet: create one below.</Text>;
+  return (
+    <SimpleGrid cols={{ base: 1, lg: 2 }}>
+      {list.map((agent) => (
+        <AgentCard key={agent.id} session={session} agent={agent} />
+      ))}
+    </SimpleGrid>
+  );
+}
+
+function AgentCard({ session, agent }: { session: Session; agent: HostedAgent }) {
+  const queryClient = useQueryClient();
+  const { chain } = usePostingChain();
+  const [confirmDelete, setConfirmDelete] = useState(false);
+  const [message, setMessage] = useState<string | null>(null);
+  const refresh = () => queryClient.invalidateQueries({ queryKey: ["me", "hosted"] });
+  const act = useMutation({
+    mutationFn: (action: HostedAgentAction) => marketApi(session).hostedAgentAction(agent.id, action),
+    onSuccess: (view, action) => {
+      setMessage(`${action}: desired state ${view.desiredState}, now ${view.status}.`);
+      return refresh();
+    },
+  });
+  const remove = useMutation({
+    mutationFn: () => marketApi(session).deleteHostedAgent(agent.id),
+    onSuccess: () => refresh(),
+  });
+  const [exported, setExported] = useState<string | null>(null);
+  const exportKey = useMutation({
+    mutationFn: async () => {
+      const api = marketApi(session);
+      const challenge = await api.keyExportChallenge(agent.id);
+      const signature = (await session.provider.request({
+        method: "personal_sign",
+        params: [hexlify(toUtf8Bytes(challenge.message)), session.address],
+      })) as string;
+      return api.exportAgentKey(agent.id, { message: challenge.message, signature });
+    },
+    onSuccess: (key) => setExported(key.privateKey),
+  });
+  const name = agent.slug ?? agent.id;
+  return (
+    <Card withBorder data-testid={`hosted-${name}`}>
+      <Stack gap="xs">
+        <Group justify="space-between" wrap="nowrap">
+          <Title order={3} size="h4">
+            {agent.name}
+          </Title>
+          <Badge color={STATUS_COLOR[agent.status] ?? "gray"} variant="light" data-testid="hosted-status">
+            {agent.status}
+          </Badge>
+        </Group>
+        <Table aria-label={`Agent ${name}`} variant="vertical" withTableBorder={false}>
+          <Table.Tbody>
+            <Table.Tr>
+              <Table.Th w={130}>Slug</Table.Th>
+              <Table.Td>
+                <Code>{name}</Code>
+              </Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Wallet</Table.Th>
+              <Table.Td title={agent.wallet}>{shortAddress(agent.wallet)}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Desired state</Table.Th>
+              <Table.Td data-testid="hosted-desired">{agent.desiredState}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Skills</Table.Th>
+              <Table.Td>{agent.skills.map((s) => s.skill).join(", ") || "none"}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Restarts</Table.Th>
+              <Table.Td>{agent.restarts}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Last error</Table.Th>
+              <Table.Td>{agent.lastError ?? "none"}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Earnings</Table.Th>
+              <Table.Td>
+                {formatAmount(agent.earnings.amount_raw, chain?.token?.decimals, chain?.token?.symbol)} from{" "}
+                {agent.earnings.paidTasks} paid task(s)
+              </Table.Td>
+            </Table.Tr>
+          </Table.Tbody>
+        </Table>
+        <Group gap="xs">
+          {ACTIONS.map(({ action, label }) => (
+            <Button
+              key={action}
+              size="xs"
+              variant="default"
+              aria-label={`${label} ${name}`}
+              loading={act.isPending && act.variables === action}
+              onClick={() => act.mutate(action)}
+            >
+              {label}
+            </Button>
+          ))}
+          <Button
+            size="xs"
+            variant="light"
+            aria-label={`Export key of ${name}`}
+            loading={exportKey.isPending}
+            onClick={() => exportKey.mutate()}
+          >
+            Export key
+          </Button>
+          {!confirmDelete && (
+            <Button size="xs" color="red" variant="light" onClick={() => setConfirmDelete(true)}>
+              Delete
+            </Button>
+          )}
+        </Group>
+        {exported && (
+          <ShownOnce
+            title="The agent's private key: shown once. Whoever holds it controls the agent's wallet and its earnings"
+            value={exported}
+            copyLabel="Copy key"
+            testId="exported-key"
+            onDismiss={() => setExported(null)}
+          />
+        )}
+        {exportKey.isError && (
+          <Alert color="orange" role="alert" title="Not exported">
+            {describeError(exportKey.error)}
+          </Alert>
+        )}
+        {confirmDelete && (
+          <div role="alertdialog" aria-label={`Confirm deleting ${name}`}>
+            <Alert color="red" title={`Delete ${name}?`}>
+              <Stack gap="xs">
+                <Text size="sm">
+                  Its wallet&apos;s private key is erased for good: export it first if the wallet holds anything. Only a
+                  stopped agent can be deleted.
+                </Text>
+                <Group gap="xs">
+                  <Button size="xs" color="red" loading={remove.isPending} onClick={() => remove.mutate()}>
+                    Yes, delete and erase the key
+                  </Button>
+                  <Button size="xs" variant="default" onClick={() => setConfirmDelete(false)}>
+                    Keep it
+                  </Button>
+                </Group>
+              </Stack>
+            </Alert>
+          </div>
+        )}
+        {message && !act.isError && (
+          <Text size="sm" role="status">
+            {message}
+          </Text>
+        )}
+        {act.isError && (
+          <Alert color="orange" role="alert" title="Refused">
+            {describeError(act.error)}
+          </Alert>
+        )}
+        {remove.isError && (
+          <Alert color="orange" role="alert" title="Not deleted">
+            {describeError(remove.error)}
+          </Alert>
+        )}
+        <Title order={4} size="h6">
+          Latest log lines
+        </Title>
+        <Stack gap={2} data-testid="hosted-log" aria-live="polite">
+          {agent.recentLogs.length === 0 && (
+            <Text size="xs" c="dimmed">
+              No log line yet.
+            </Text>
+          )}
+          {agent.recentLogs.slice(-8).map((line) => (
+            <Text key={line.id} size="xs" ff="monospace" style={{ overflowWrap: "anywhere" }}>
+              {formatIso(line.at)} {line.level} {line.message}
+            </Text>
+          ))}
+        </Stack>
+      </Stack>
+    </Card>
+  );
+}
+
+type CatalogSkill = SkillCatalog["skills"][number];
+
+/** The skill's configuration from the form's text fields, typed as the catalog says (blank fields left out). */
+function configOf(skill: CatalogSkill | undefined, text: Record<string, string>): Record<string, unknown> {
+  const config: Record<string, unknown> = {};
+  for (const field of skill?.config ?? []) {
+    const value = text[field.name]?.trim();
+    if (!value) continue;
+    if (field.type === "string[]") {
+      config[field.name] = value
+        .split(",")
+        .map((v) => v.trim())
+        .filter(Boolean);
+    } else if (field.type === "integer") config[field.name] = Number(value);
+    else config[field.name] = value;
+  }
+  return config;
+}
+
+function CreateAgent({ session }: { session: Session }) {
+  const queryClient = useQueryClient();
+  const { chain } = usePostingChain();
+  const fee = useQuery({
+    queryKey: ["me", "deploy-fee", session.address],
+    queryFn: () => marketApi(session).deployFee(),
+  });
+  const catalog = useQuery({ queryKey: ["skills"], queryFn: () => marketApi().skillCatalog(), staleTime: Infinity });
+  const [slug, setSlug] = useState("");
+  const [name, setName] = useState("");
+  const [skill, setSkill] = useState<string | null>(null);
+  const [secrets, setSecrets] = useState<Record<string, string>>({});
+  const [config, setConfig] = useState<Record<string, string>>({});
+  const [created, setCreated] = useState<string | null>(null);
+  const chosen = catalog.data?.skills.find((s) => s.id === skill);
+
+  const pay = useMutation({
+    mutationFn: async () => {
+      const signer = await new BrowserProvider(session.provider).getSigner();
+      return payDeployFee({ api: marketApi(session), signer });
+    },
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "deploy-fee"] }),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      marketApi(session).createHostedAgent({
+        slug: slug.trim(),
+        name: name.trim(),
+        skills: skill
+          ? [
+              {
+                skill,
+                ...(Object.keys(configOf(chosen, config)).length ? { config: configOf(chosen, config) } : {}),
+                ...(Object.keys(secrets).length ? { secrets } : {}),
+              },
+            ]
+          : [],
+      }),
+    onSuccess: (agent) => {
+      setCreated(agent.slug ?? agent.id);
+      // The secrets were sent once; the page keeps no copy.
+      setSecrets({});
+      setConfig({});
+      setSlug("");
+      setName("");
+      setSkill(null);
+      void queryClient.invalidateQueries({ queryKey: ["me"] });
+    },
+  });
+  const credits = fee.data?.credits ?? 0;
+  const needsFee = Boolean(fee.data?.required) && credits === 0;
+
+  return (
+    <Card withBorder>
+      <Stack>
+        <Title order={3}>Create a hosted agent</Title>
+        {fee.isError && <Alert color="red">{describeError(fee.error)}</Alert>}
+        {fee.data && (
+          <Text size="sm" data-testid="deploy-fee">
+            {fee.data.required
+              ? `Each agent costs a deploy fee of ${formatAmount(fee.data.amount_raw, chain?.token?.decimals, chain?.token?.symbol)}, paid to the marketplace's factory. You have ${credits} unspent deploy credit(s).`
+              : "This marketplace charges no deploy fee."}
+          </Text>
+        )}
+        {needsFee && (
+          <Group>
+            <Button loading={pay.isPending} onClick={() => pay.mutate()}>
+              Pay the deploy fee
+            </Button>
+            <Text size="xs" c="dimmed">
+              The wallet approves exactly the fee and pays it; the page checks both transactions before signing.
+            </Text>
+          </Group>
+        )}
+        {pay.isError && (
+          <Alert color="red" role="alert">
+            {describeError(pay.error)}
+          </Alert>
+        )}
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            create.mutate();
+          }}
+        >
+          <Stack>
+            <Group grow wrap="wrap" align="flex-start">
+              <TextInput
+                label="Slug"
+                description="Its name in URLs: a-z, 0-9 and dashes"
+                required
+                value={slug}
+                onChange={(e) => setSlug(e.currentTarget.value)}
+              />
+              <TextInput label="Name" required value={name} onChange={(e) => setName(e.currentTarget.value)} />
+            </Group>
+            <Select
+              label="Skill"
+              description={chosen?.description ?? "What the agent does (from the skill catalog)"}
+              data={(catalog.data?.skills ?? []).map((s) => ({ value: s.id, label: `${s.title} (${s.id})` }))}
+              value={skill}
+              onChange={(value) => {
+                setSkill(value);
+                setSecrets({});
+                setConfig({});
+              }}
+              clearable
+            />
+            {chosen?.config
+              .filter((field) => field.type !== "record<string,string>")
+              .map((field) => (
+                <TextInput
+                  key={field.name}
+                  label={`Setting: ${field.name}`}
+                  description={`${field.description}${field.type === "string[]" ? " (comma-separated)" : ""}`}
+                  required={field.required}
+                  value={config[field.name] ?? ""}
+                  onChange={(e) => {
+                    const value = e.currentTarget.value;
+                    setConfig((c) => ({ ...c, [field.name]: value }));
+                  }}
+                />
+              ))}
+            {chosen?.requiredSecrets.map((secret) => (
+              <PasswordInput
+                key={secret}
+                label={`Secret: ${secret}`}
+                description="Stored encrypted for the agent; never shown again, here or anywhere"
+                required
+                autoComplete="off"
+                value={secrets[secret] ?? ""}
+                onChange={(e) => {
+                  const value = e.currentTarget.value;
+                  setSecrets((s) => ({ ...s, [secret]: value }));
+                }}
+              />
+            ))}
+            <Group>
+              <Button type="submit" loading={create.isPending} disabled={needsFee}>
+                Create the agent
+              </Button>
+              {needsFee && (
+                <Text size="xs" c="dimmed">
+                  Pay the deploy fee first.
+                </Text>
+              )}
+            </Group>
+          </Stack>
+        </form>
+        {create.isError && (
+          <Alert color="red" role="alert">
+            {describeError(create.error)}
+          </Alert>
+        )}
+        {created && (
+          <Alert color="green" withCloseButton closeButtonLabel="Dismiss" onClose={() => setCreated(null)}>
+            Agent {created} created, stopped. Send its wallet a little gas, then start it.
+          </Alert>
+        )}
+      </Stack>
+    </Card>
+  );
+}
