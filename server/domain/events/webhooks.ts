@@ -23,13 +23,14 @@ import {
   claimDelivery,
   countWebhooksOf,
   deleteWebhook,
-  dueDeliveries,
+  dueWebhookIds,
   findWebhook,
   getFanOutCursor,
   insertDeliveries,
   insertWebhook,
   listDeliveries,
   listWebhooksOf,
+  nextDueDelivery,
   recordAttempt,
   setFanOutCursor,
   type DeliveryRecord,
@@ -217,21 +218,33 @@ export async function webhookDeliveries(
 // Delivery
 // ---------------------------------------------------------------------------------------------------------------
 
-const SEND_BATCH = 20;
 const FAN_OUT_PAGE = 500;
+/** Webhooks one process sends to at the same time (each webhook's deliveries go one at a time). */
+const PARALLEL_WEBHOOKS = 64;
+/** How long a claim outlives its attempt's deadline: room for recording the outcome. */
+const LEASE_MARGIN_MS = 30_000;
 
 /** The wait before attempt `attempts + 1`, after `attempts` failed ones: base, 2 x base, 4 x base, ... capped. */
 export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
 }
 
-/** Fans events out to webhooks and sends due deliveries; runs on each new event and on a timer for retries. */
+/**
+ * Fans events out to webhooks and sends due deliveries; runs on each new event and on a timer for retries.
+ *
+ * A pass only fans out and starts senders: each webhook with due deliveries gets its own sender, which sends them
+ * one at a time in event order while the passes (and other webhooks' senders) go on. An attempt has a hard deadline
+ * of WEBHOOK_TIMEOUT_MS from its claim, so a slow endpoint costs only its own deliveries that long, and the claim
+ * (the lease other processes respect) outlives the deadline.
+ */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  /** The senders running in this process, by webhook id. */
+  private readonly senders = new Map<number, Promise<void>>();
 
   constructor(
     private readonly deps: Deps,
@@ -251,6 +264,7 @@ export class WebhookDispatcher {
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    await Promise.all(this.senders.values());
   }
 
   /** Runs a pass now, or right after the running one. */
@@ -268,7 +282,7 @@ export class WebhookDispatcher {
       this.again = false;
       try {
         await this.fanOut();
-        await this.sendDue();
+        await this.startSenders();
       } catch (error) {
         this.deps.logger.warn("webhook pass failed; retrying on the next tick", { error });
       }
@@ -302,35 +316,40 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * Sends due deliveries: webhooks in parallel (a slow endpoint holds back only its own deliveries), each webhook's in
-   * event order. A delivery waiting for a retry does not hold back later events.
-   */
-  private async sendDue(): Promise<void> {
+  /** Starts a sender for each webhook with due deliveries that has none running here; does not wait for them. */
+  private async startSenders(): Promise<void> {
+    const room = PARALLEL_WEBHOOKS - this.senders.size;
+    if (room <= 0 || this.stopped) return;
+    const ids = await dueWebhookIds(this.deps.db, this.deps.clock.wallNowMs(), [...this.senders.keys()], room);
+    for (const id of ids) {
+      if (this.senders.has(id)) continue;
+      const sender = this.send(id)
+        .catch((error) => this.deps.logger.warn("webhook sender failed; retrying on the next tick", { error }))
+        .finally(() => {
+          this.senders.delete(id);
+          this.kick(); // a webhook left waiting for room may be due
+        });
+      this.senders.set(id, sender);
+    }
+  }
+
+  /** Sends one webhook's due deliveries, one at a time in event order, until none is due. */
+  private async send(webhookId: number): Promise<void> {
     const { db, clock } = this.deps;
     const { timeoutMs } = this.deps.config.push.webhooks;
-    for (;;) {
-      const due = await dueDeliveries(db, clock.wallNowMs(), SEND_BATCH);
-      if (due.length === 0 || this.stopped) return;
-      const byWebhook = new Map<number, DeliveryRecord[]>();
-      for (const d of due) byWebhook.set(d.webhookId, [...(byWebhook.get(d.webhookId) ?? []), d]);
-      let sent = 0;
-      await Promise.all(
-        [...byWebhook.values()].map(async (deliveries) => {
-          for (const delivery of deliveries) {
-            if (this.stopped) return;
-            if (!(await claimDelivery(db, delivery, clock.wallNowMs() + timeoutMs + 5_000))) continue;
-            await this.attempt(delivery);
-            sent++;
-          }
-        }),
-      );
-      if (sent === 0) return;
+    while (!this.stopped) {
+      const delivery = await nextDueDelivery(db, webhookId, clock.wallNowMs());
+      if (!delivery) return;
+      const claimedAtMs = clock.wallNowMs();
+      const deadlineMs = claimedAtMs + timeoutMs;
+      // Another process took it first: its lease moved the row out of the due ones.
+      if (!(await claimDelivery(db, delivery, deadlineMs + LEASE_MARGIN_MS))) continue;
+      await this.attempt(delivery, deadlineMs);
     }
   }
 
   /** One attempt of `delivery`; records its outcome and, on failure, the next try or the final failure. */
-  private async attempt(delivery: DeliveryRecord): Promise<void> {
+  private async attempt(delivery: DeliveryRecord, deadlineMs: number): Promise<void> {
     const { db, clock } = this.deps;
     const config = this.deps.config.push.webhooks;
     const hook = await findWebhook(db, delivery.webhookId);
@@ -350,7 +369,11 @@ export class WebhookDispatcher {
       return;
     }
     const body = JSON.stringify(eventData(event, role));
-    const outcome = await post(hook, delivery, body, clock.wallNow(), config);
+    const outcome = await post(hook, delivery, body, clock.wallNow(), {
+      allowPrivate: config.allowPrivate,
+      timeoutMs: config.timeoutMs,
+      budgetMs: Math.max(0, deadlineMs - clock.wallNowMs()),
+    });
     const nowMs = clock.wallNowMs();
     if (outcome.ok) {
       await recordAttempt(db, delivery.id, {
@@ -381,13 +404,17 @@ interface PostOutcome {
   error: string | null;
 }
 
-/** POSTs one signed delivery; any 2xx is a success, anything else (3xx included: no redirect is followed) a failure. */
+/**
+ * POSTs one signed delivery; any 2xx is a success, anything else (3xx included: no redirect is followed) a failure.
+ * The request is destroyed when `budgetMs` runs out, however the endpoint trickles its answer; the answer's body is
+ * never read (the connection closes once the status is known).
+ */
 function post(
   hook: WebhookRecord,
   delivery: DeliveryRecord,
   body: string,
   timestamp: number,
-  config: { allowPrivate: boolean; timeoutMs: number },
+  config: { allowPrivate: boolean; timeoutMs: number; budgetMs: number },
 ): Promise<PostOutcome> {
   return new Promise((resolve) => {
     let url: URL;
@@ -418,14 +445,22 @@ function post(
         },
       },
       (response) => {
-        response.resume(); // the answer's body is not read
+        clearTimeout(deadline);
         const status = response.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
         resolve({ ok, status, error: ok ? null : `the endpoint answered HTTP ${status}` });
+        request.destroy();
       },
     );
+    const deadline = setTimeout(
+      () => request.destroy(new Error(`no answer within ${config.timeoutMs} ms`)),
+      config.budgetMs,
+    );
     request.on("timeout", () => request.destroy(new Error(`no answer within ${config.timeoutMs} ms`)));
-    request.on("error", (error) => resolve({ ok: false, status: null, error: error.message }));
+    request.on("error", (error) => {
+      clearTimeout(deadline);
+      resolve({ ok: false, status: null, error: error.message });
+    });
     request.end(body);
   });
 }

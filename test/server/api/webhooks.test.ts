@@ -242,6 +242,88 @@ describe("/api/v1/webhooks", function () {
       { ...ALLOW, WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_MAX_ATTEMPTS: "5" },
     ));
 
+  it("gives each attempt a hard deadline: a trickling endpoint never delays another webhook's deliveries", () =>
+    withMarket(
+      async (m) => {
+        // One endpoint answers a header byte every 200 ms and never finishes: the socket is never idle.
+        const trickled: { closed: boolean }[] = [];
+        const slow = http.createServer((req, res) => {
+          const attempt = { closed: false };
+          trickled.push(attempt);
+          req.resume();
+          const socket = req.socket;
+          socket.write("HTTP/1.1 200 OK\r\n");
+          const timer = setInterval(() => socket.write("X-Slow: a\r\n"), 200);
+          socket.on("close", () => {
+            clearInterval(timer);
+            attempt.closed = true;
+          });
+          void res;
+        });
+        await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+        const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
+        const fast = await receiver();
+        try {
+          const slowHook = await register(m, slowUrl);
+          await register(m, fast.url);
+          await m.list();
+          await fast.waitForCalls(1);
+          // The slow webhook's first attempt is under way; later events still reach the other webhook.
+          await m.list();
+          await m.list();
+          const calls = await fast.waitForCalls(3, 8_000);
+          expect(new Set(calls.map((c) => c.headers["x-market-event-id"])).size).to.equal(3);
+          // The trickling attempt was cut at its deadline (the client closed it) and recorded as a failure.
+          const until = Date.now() + 10_000;
+          let list = await deliveries(m, slowHook.id);
+          while (!list.some((d: { attempts: number }) => d.attempts >= 1) && Date.now() < until) {
+            await new Promise((r) => setTimeout(r, 50));
+            list = await deliveries(m, slowHook.id);
+          }
+          const tried = list.find((d: { attempts: number }) => d.attempts >= 1);
+          expect(tried, JSON.stringify(list)).to.not.equal(undefined);
+          expect(tried.lastError).to.match(/no answer within 1000 ms/);
+          expect(trickled[0].closed).to.equal(true);
+        } finally {
+          slow.closeAllConnections();
+          await new Promise<void>((r) => slow.close(() => r()));
+          await fast.close();
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
+    ));
+
+  it("does not read a 2xx answer's endless body: the connection closes once the status is known", () =>
+    withMarket(
+      async (m) => {
+        let closed = false;
+        const endless = http.createServer((req, res) => {
+          req.resume();
+          res.writeHead(200, { "content-type": "text/plain" });
+          const timer = setInterval(() => res.write("x".repeat(16_384)), 10);
+          res.on("close", () => {
+            clearInterval(timer);
+            closed = true;
+          });
+        });
+        await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+        const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hook`;
+        try {
+          const hook = await register(m, url);
+          await m.list();
+          const [delivered] = await waitForDelivery(m, hook.id, "delivered");
+          expect(delivered).to.include({ attempts: 1, lastStatusCode: 200 });
+          const until = Date.now() + 5_000;
+          while (!closed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+          expect(closed).to.equal(true);
+        } finally {
+          endless.closeAllConnections();
+          await new Promise<void>((r) => endless.close(() => r()));
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "60000" },
+    ));
+
   it("refuses non-public addresses and names the field of every validation error", () =>
     withMarket(async (m) => {
       for (const url of [
