@@ -26,6 +26,7 @@ import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/reposit
 import { recordSignIn } from "../db/repositories/users";
 import { insertSession, pruneSessions } from "../db/repositories/sessions";
 import {
+  countActiveKeysOf,
   findActiveKeyByHash,
   findKeyOf,
   insertApiKey,
@@ -449,6 +450,12 @@ export async function createApiKey(
   label: string | null,
   nowMs = deps.clock.wallNowMs(),
 ): Promise<ApiKeyCreated> {
+  const { maxKeysPerWallet } = deps.config.api;
+  if ((await countActiveKeysOf(deps.db, wallet)) >= maxKeysPerWallet) {
+    fail("KEY_LIMIT", `a wallet has at most ${maxKeysPerWallet} active API keys: revoke one first`, {
+      details: { maxKeys: maxKeysPerWallet },
+    });
+  }
   const { key, keyHash, prefix } = newApiKey();
   const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
   return { id: row.id, key, prefix: row.prefix, label: row.label, createdAt: iso(row.createdAt) };
@@ -472,9 +479,11 @@ export async function revokeApiKey(
   const key = await findKeyOf(deps.db, wallet, id);
   if (!key) fail("NOT_FOUND", `path.id: no API key ${id} for this wallet`);
   if (key.revokedAt === null) await revokeKey(deps.db, wallet, id, unixNow(nowMs));
-  // Effective on this process's next request: its cached entry goes (other processes: ACTIVE_KEY_CACHE_MS).
+  // Effective on this process's next request: its cached entry goes (other processes: ACTIVE_KEY_CACHE_MS), and its
+  // open streams end now (other processes': EVENTS_CREDENTIAL_CHECK_MS).
   const cache = activeKeyCache(deps.db);
   for (const [hash, entry] of cache) if (entry.key.id === id) cache.delete(hash);
+  deps.streams?.endKey(id);
   return { id, revoked: true };
 }
 

@@ -47,22 +47,35 @@ export function ipWindowLimit(
   const agentPolicy = policy(limits.agentPerWindow, limits.windowMs);
   return async (ctx, next) => {
     const agentId = hostedAgents ? await tokenAgent(ctx, hostedAgents) : undefined;
-    const agent = agentId !== undefined;
-    const key = agent ? `agent:${agentId}` : `ip:${ctx.ip}`;
-    const limit = agent ? limits.agentPerWindow : limits.ipPerWindow;
-    const hit = await store.hitWindow(key, limits.windowMs);
-    ctx.set("RateLimit-Policy", agent ? agentPolicy : ipPolicy);
-    if (hit.count > limit) {
-      const who = agent ? `hosted agent ${agentId}` : "this address";
-      throw tooMany(
-        `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
-        hit.resetInMs,
-        limit,
-        limits.windowMs,
-      );
-    }
+    ctx.set("RateLimit-Policy", agentId !== undefined ? agentPolicy : ipPolicy);
+    await countRequests(store, limits, ctx.ip, agentId, 1);
     await next();
   };
+}
+
+/**
+ * Counts `count` requests in the window of a request from `ip` (or bearing hosted agent `agentId`'s valid token):
+ * RATE_LIMIT over it. The request itself is counted by ipWindowLimit; a JSON-RPC batch counts its further items here.
+ */
+export async function countRequests(
+  store: LimitStore,
+  limits: LimitsConfig,
+  ip: string,
+  agentId: string | undefined,
+  count: number,
+): Promise<void> {
+  const agent = agentId !== undefined;
+  const limit = agent ? limits.agentPerWindow : limits.ipPerWindow;
+  const hit = await store.hitWindow(agent ? `agent:${agentId}` : `ip:${ip}`, limits.windowMs, count);
+  if (hit.count > limit) {
+    const who = agent ? `hosted agent ${agentId}` : "this address";
+    throw tooMany(
+      `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+      hit.resetInMs,
+      limit,
+      limits.windowMs,
+    );
+  }
 }
 
 /** The agent of a valid hosted agent's token the request bears, if it bears one (auth answers the invalid ones). */

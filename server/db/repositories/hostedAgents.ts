@@ -369,3 +369,14 @@ export async function countKeyExports(db: Queryable, agentId: string): Promise<n
     { n?: number | string } | undefined;
   return Number(row?.n ?? 0);
 }
+
+/** The ids among `ids` of agents that exist, are not deleted and are wanted running or paused (their tokens act). */
+export async function standingAgentIds(db: Queryable, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db("hosted_agents")
+    .whereIn("id", ids)
+    .whereNull("deleted_at")
+    .whereIn("desired_state", ["running", "paused"])
+    .select("id");
+  return rows.map((r: { id: string }) => String(r.id));
+}
