@@ -58,8 +58,11 @@ export function signatureHeader(secret: string, timestamp: number, body: string)
 // Destinations
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Addresses a webhook never reaches unless private delivery is allowed: not on the public Internet. */
-const NON_PUBLIC = new net.BlockList();
+/**
+ * IPv4 ranges a webhook never reaches unless private delivery is allowed (the IANA IPv4 special-purpose registry:
+ * nothing here is a public unicast address).
+ */
+const NON_PUBLIC_V4 = new net.BlockList();
 for (const [prefix, bits] of [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -69,6 +72,7 @@ for (const [prefix, bits] of [
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
   ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
   ["198.51.100.0", 24],
@@ -76,28 +80,59 @@ for (const [prefix, bits] of [
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ] as const) {
-  NON_PUBLIC.addSubnet(prefix, bits, "ipv4");
-}
-for (const [prefix, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["2001:db8::", 32],
-  ["64:ff9b::", 96],
-] as const) {
-  NON_PUBLIC.addSubnet(prefix, bits, "ipv6");
+  NON_PUBLIC_V4.addSubnet(prefix, bits, "ipv4");
 }
 
-/** Whether `ip` is a public unicast address (IPv4-mapped IPv6 addresses are judged as their IPv4 address). */
+/**
+ * IPv6: only global unicast (2000::/3) can be public, less the IANA IPv6 special-purpose registry's ranges that are
+ * not globally reachable or that carry an IPv4 address (6to4, NAT64, Teredo in 2001::/23), which would otherwise
+ * reach any IPv4 address, private ones included. Outside 2000::/3 (::/128, ::1, the IPv4-compatible ::/96, 100::/64,
+ * 64:ff9b::/96, 64:ff9b:1::/48, the IPv4-mapped ::ffff:0:0/96, fc00::/7, fe80::/10, ff00::/8, ...) nothing is
+ * public. Addresses are compared as 128-bit numbers, so every spelling of one address (compressed or not, hex or
+ * dotted IPv4 tail, with a zone) gets the same answer.
+ */
+const NON_PUBLIC_GLOBAL_V6: readonly [string, number][] = [
+  ["2001::", 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID, AMT, ...
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: carries an IPv4 address
+  ["3fff::", 20], // documentation
+];
+
+/** The 128 bits of an IPv6 address in any spelling (compressed, dotted IPv4 tail, zone), or undefined. */
+function ipv6Bits(text: string): bigint | undefined {
+  const bare = text.replace(/%.*$/, "");
+  if (net.isIPv6(bare) === false) return undefined;
+  let head = bare;
+  const words: number[] = [];
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(head);
+  let tail: number[] = [];
+  if (dotted) {
+    const octets = dotted[1].split(".").map(Number);
+    tail = [(octets[0] << 8) | octets[1], (octets[2] << 8) | octets[3]];
+    head = head.slice(0, -dotted[1].length);
+    if (head.endsWith(":") && !head.endsWith("::")) head = head.slice(0, -1);
+  }
+  const [left, right] = head.includes("::") ? head.split("::") : [head, undefined];
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((h) => parseInt(h, 16)));
+  const leftWords = parse(left);
+  const rightWords = [...(right === undefined ? [] : parse(right)), ...tail];
+  if (right === undefined) words.push(...leftWords, ...tail);
+  else words.push(...leftWords, ...new Array(8 - leftWords.length - rightWords.length).fill(0), ...rightWords);
+  if (words.length !== 8) return undefined;
+  return words.reduce((acc, w) => (acc << 16n) | BigInt(w), 0n);
+}
+
+const inPrefix = (bits: bigint, prefix: string, length: number) =>
+  bits >> BigInt(128 - length) === ipv6Bits(prefix)! >> BigInt(128 - length);
+
+/** Whether `ip` (IPv4, or IPv6 in any spelling, bracketed or not) is a public unicast address. */
 export function isPublicAddress(ip: string): boolean {
   const bare = ip.replace(/^\[|\]$/g, "");
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return isPublicAddress(mapped[1]);
-  const family = net.isIP(bare);
-  if (family === 0) return false;
-  return !NON_PUBLIC.check(bare, family === 4 ? "ipv4" : "ipv6");
+  if (net.isIPv4(bare)) return !NON_PUBLIC_V4.check(bare, "ipv4");
+  const bits = ipv6Bits(bare);
+  if (bits === undefined) return false;
+  if (!inPrefix(bits, "2000::", 3)) return false;
+  return !NON_PUBLIC_GLOBAL_V6.some(([prefix, length]) => inPrefix(bits, prefix, length));
 }
 
 const notPublic = (url: URL, address: string): never =>

@@ -303,6 +303,32 @@ describe("Hosted agents API", () => {
       { ...NO_FEE, EVENTS_MAX_STREAMS_PER_KEY: "2" },
     ));
 
+  it("refuses a webhook skill whose endpoint is an IPv6 special-purpose address, in any spelling", () =>
+    withMarket(async (m) => {
+      const key = await m.api.createKey(m.worker.address);
+      const agent = await createAgent(m.api, key, { slug: "hooked" });
+      const skills = `${AGENTS}/${agent.id}/skills`;
+      const secrets = { signingSecret: "s".repeat(32) };
+      for (const host of [
+        "[::ffff:7f00:1]",
+        "[::ffff:169.254.169.254]",
+        "[64:ff9b::a9fe:a9fe]",
+        "[2002:a00:1::]",
+        "[::a00:1]",
+      ]) {
+        const res = await m.api.request("POST", skills, {
+          key,
+          body: { skill: "webhook", config: { url: `https://${host}/run`, capabilities: ["x"] }, secrets },
+        });
+        expectError(res, 400, "VALIDATION_ERROR", "is not a public address");
+      }
+      const ok = await m.api.request("POST", skills, {
+        key,
+        body: { skill: "webhook", config: { url: "https://[2606:4700::1111]/run", capabilities: ["x"] }, secrets },
+      });
+      expect(ok.status, ok.text).to.equal(200);
+    }, NO_FEE));
+
   it("runs the state machine: start, pause, resume, restart, stop, delete, with each refusal's code", () =>
     withMarket(async (m) => {
       const key = await m.api.createKey(m.worker.address);

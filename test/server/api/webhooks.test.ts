@@ -339,6 +339,27 @@ describe("/api/v1/webhooks", function () {
         "http://[fd00::1]/hook",
         "http://[::ffff:127.0.0.1]/hook",
         "http://0.0.0.0/hook",
+        // IPv6 special-purpose ranges, in every spelling: IPv4-mapped (hex and dotted), IPv4-compatible, NAT64,
+        // local-use NAT64, 6to4, discard-only, IETF protocol assignments (Teredo), documentation, site-local.
+        "http://[::ffff:7f00:1]/hook",
+        "http://[0:0:0:0:0:ffff:a00:1]/hook",
+        "http://[::ffff:8.8.8.8]/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[::7f00:1]/hook",
+        "http://[::]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[64:ff9b::a9fe:a9fe]/hook",
+        "http://[64:ff9b:1::1]/hook",
+        "http://[2002:7f00:1::1]/hook",
+        "http://[2002:a9fe:a9fe::]/hook",
+        "http://[100::1]/hook",
+        "http://[2001::1]/hook",
+        "http://[2001:1ff:ffff::1]/hook",
+        "http://[2001:db8::1]/hook",
+        "http://[3fff::1]/hook",
+        "http://[fec0::1]/hook",
+        "http://[ff02::1]/hook",
+        "http://192.88.99.1/hook",
       ]) {
         const res = await m.post(WEBHOOKS, m.posterKey, { url });
         expect(res.status, url).to.equal(400);
