@@ -106,6 +106,7 @@ const envSchema = z.object({
   AGENT_TOKEN_TTL_SECONDS: intFrom(900, 60),
   /** Running hosted agents per host process. */
   AGENT_HOST_CAPACITY: intFrom(10, 0),
+  AGENT_MAX_RUNNING_PER_OWNER: intFrom(3, 1),
   /** Run an agent host in the API process (default true); a separate host: npm run agents:host. */
   RUN_AGENT_HOST: z.enum(["true", "false"]).default("true"),
   AGENT_HOST_ID: z.string().max(80).optional(),
@@ -221,6 +222,8 @@ export interface HostedAgentsConfig {
   hostId: string;
   runHost: boolean;
   capacity: number;
+  /** Agents one owner may have running or paused at once, over every host: no owner takes all the capacity. */
+  maxRunningPerOwner: number;
   leaseMs: number;
   workerMemoryMb: number;
 }
@@ -393,6 +396,7 @@ function hostedAgentsConfig(e: z.output<typeof envSchema>, local: boolean): Host
     hostId: e.AGENT_HOST_ID || `${hostname()}-${process.pid}`,
     runHost: enabled && e.RUN_AGENT_HOST === "true",
     capacity: e.AGENT_HOST_CAPACITY,
+    maxRunningPerOwner: e.AGENT_MAX_RUNNING_PER_OWNER,
     leaseMs: e.AGENT_LEASE_MS,
     workerMemoryMb: e.AGENT_WORKER_MEMORY_MB,
   };

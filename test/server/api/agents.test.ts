@@ -303,6 +303,31 @@ describe("Hosted agents API", () => {
       { ...NO_FEE, EVENTS_MAX_STREAMS_PER_KEY: "2" },
     ));
 
+  it("limits the agents one owner runs at once (AGENT_MAX_RUNNING_PER_OWNER, AGENT_LIMIT), paused ones included", () =>
+    withMarket(
+      async (m) => {
+        await addLiveHost(m.api, "roomy-host", 10);
+        const key = await m.api.createKey(m.worker.address);
+        const mine = [];
+        for (const slug of ["own-1", "own-2", "own-3"]) mine.push(await createAgent(m.api, key, { slug }));
+        expect((await act(m.api, key, mine[0].id, "start")).status).to.equal(200);
+        expect((await act(m.api, key, mine[1].id, "start")).status).to.equal(200);
+        expect((await act(m.api, key, mine[1].id, "pause")).status).to.equal(200);
+        const refused = await act(m.api, key, mine[2].id, "start");
+        expectError(refused, 409, "AGENT_LIMIT", "at most 2 hosted agents");
+        expect(refused.json.error.details).to.deep.equal({ running: 2, maxRunning: 2 });
+        // Another owner still finds room on the hosts.
+        const otherKey = await m.api.createKey(m.poster.address);
+        const theirs = await createAgent(m.api, otherKey, { slug: "theirs-1" });
+        expect((await act(m.api, otherKey, theirs.id, "start")).status).to.equal(200);
+        // Stopping one of the owner's makes room for the next.
+        expect((await act(m.api, key, mine[0].id, "stop")).status).to.equal(200);
+        const started = await act(m.api, key, mine[2].id, "start");
+        expect(started.status, started.text).to.equal(200);
+      },
+      { ...NO_FEE, AGENT_MAX_RUNNING_PER_OWNER: "2" },
+    ));
+
   it("refuses a webhook skill whose endpoint is an IPv6 special-purpose address, in any spelling", () =>
     withMarket(async (m) => {
       const key = await m.api.createKey(m.worker.address);
