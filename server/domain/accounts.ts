@@ -242,21 +242,25 @@ export function newNonce(length = NONCE_LENGTH): string {
   return out;
 }
 
+/** What sign-in nonces are for; a hosted agent's key export binds its nonces to `key-export:<agent id>`. */
+export const SIGN_IN_PURPOSE = "sign-in";
+
 /**
- * A fresh single-use nonce for `address` (lower-case) and this service's EIP-4361 message naming it, with `statement`
- * (sign-in's, or a hosted agent's key export) and the nonce's expiry as its Expiration Time.
+ * A fresh single-use nonce for `address` (lower-case) and `purpose` (SIGN_IN_PURPOSE, or a key export's), and this
+ * service's EIP-4361 message naming it, with `statement` (sign-in's, or a hosted agent's key export) and the nonce's
+ * expiry as its Expiration Time. The nonce is spent only for its purpose (checkNonce, spendNonce).
  */
 export async function issueServiceMessage(
   deps: Deps,
   address: string,
   statement: string,
-  options: { nowMs?: number; requestId?: string } = {},
+  options: { purpose: string; nowMs?: number; requestId?: string },
 ): Promise<{ message: string; nonce: string; issuedAt: number; expiresAt: number; context: SignInContext }> {
   const context = signInContext(deps);
   const issuedAt = unixNow(options.nowMs ?? deps.clock.wallNowMs());
   const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
   const nonce = newNonce();
-  await insertNonce(deps.db, { nonce, address, issuedAt, expiresAt });
+  await insertNonce(deps.db, { nonce, address, purpose: options.purpose, issuedAt, expiresAt });
   const message = buildSiweMessage({
     domain: context.domain,
     address: getAddress(address),
@@ -275,6 +279,7 @@ export async function issueServiceMessage(
 /** Issues a sign-in nonce for `address` (lower-case) and the ready-to-sign message naming it. */
 export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock.wallNowMs()): Promise<NonceResponse> {
   const { message, nonce, issuedAt, expiresAt, context } = await issueServiceMessage(deps, address, SIGN_IN_STATEMENT, {
+    purpose: SIGN_IN_PURPOSE,
     nowMs,
   });
   await pruneNonces(deps.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
@@ -328,20 +333,31 @@ export function signerOf(message: string, signature: string): string {
 }
 
 /**
- * Checks that a signed message's nonce is usable by `address`, before anything is consumed: issued (NONCE_INVALID;
- * `renew` says how to get one), for this address (NONCE_MISMATCH), not used and not expired (NONCE_INVALID).
+ * Checks that a signed message's nonce is usable by `address` for `purpose`, before anything is consumed: issued
+ * (NONCE_INVALID; `renew` says how to get one), for this address (NONCE_MISMATCH), for this purpose, not used and not
+ * expired (NONCE_INVALID).
  */
-export async function checkNonce(deps: Deps, nonce: string, address: string, now: number, renew: string) {
+export async function checkNonce(
+  deps: Deps,
+  nonce: string,
+  address: string,
+  purpose: string,
+  now: number,
+  renew: string,
+) {
   const row = await findNonce(deps.db, nonce);
   if (!row) fail("NONCE_INVALID", `message.Nonce: unknown nonce: ${renew}`);
   if (row.address !== address) fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
+  if (row.purpose !== purpose) {
+    fail("NONCE_INVALID", `message.Nonce: this nonce was issued for ${row.purpose}, not ${purpose}: ${renew}`);
+  }
   if (row.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
   if (row.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
 }
 
 /** Consumes a checked nonce inside `trx`: NONCE_INVALID when a concurrent request used it first. */
-export async function spendNonce(trx: Knex.Transaction, nonce: string, address: string, now: number) {
-  if (!(await consumeNonce(trx, nonce, address, now))) {
+export async function spendNonce(trx: Knex.Transaction, nonce: string, address: string, purpose: string, now: number) {
+  if (!(await consumeNonce(trx, nonce, address, purpose, now))) {
     fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
   }
 }
@@ -361,18 +377,24 @@ export async function signIn(
   const message = parseSiweMessage(input.message);
   checkMessageContext(deps, message, nowMs);
 
+  // A message written for another purpose (a hosted agent's key export) never signs in, whatever its nonce.
+  if (message.statement !== undefined && message.statement !== SIGN_IN_STATEMENT) {
+    fail("BAD_SIGNATURE", `message.statement: not this service's sign-in statement "${SIGN_IN_STATEMENT}"`);
+  }
+
   const address = message.address.toLowerCase();
   if (signerOf(input.message, input.signature) !== address) {
     fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
   }
 
   const now = unixNow(nowMs);
-  await checkNonce(deps, message.nonce, address, now, "request one from POST /api/v1/auth/nonce");
+  const renew = "request one from POST /api/v1/auth/nonce";
+  await checkNonce(deps, message.nonce, address, SIGN_IN_PURPOSE, now, renew);
 
   const { token, tokenHash } = newSessionToken();
   const expiresAt = now + deps.config.api.sessionTtlSeconds;
   await deps.db.transaction(async (trx) => {
-    await spendNonce(trx, message.nonce, address, now);
+    await spendNonce(trx, message.nonce, address, SIGN_IN_PURPOSE, now);
     await recordSignIn(trx, address, now);
     await insertSession(trx, { tokenHash, address, createdAt: now, expiresAt });
   });

@@ -694,6 +694,62 @@ describe("Hosted agents API", () => {
         expect(await countKeyExports(m.api.deps.db, agent.id)).to.equal(2);
       }, NO_FEE));
 
+    it("binds each nonce to its purpose: an export challenge signed by the owner never signs in, nor the reverse", () =>
+      withMarket(async (m) => {
+        const key = await m.api.createKey(m.worker.address);
+        const agent = await createAgent(m.api, key, { slug: "purposed" });
+        const challenge = await m.api.request("POST", `${AGENTS}/${agent.id}/export/challenge`, { key });
+        expect(challenge.status, challenge.text).to.equal(200);
+        const { message, nonce } = challenge.json.data as { message: string; nonce: string };
+        const verify = async (text: string) =>
+          m.api.request("POST", "/api/v1/auth/verify", {
+            body: { message: text, signature: await m.worker.signMessage(text) },
+          });
+        // As issued: the export statement is not the sign-in statement.
+        expectError(await verify(message), 400, "BAD_SIGNATURE", "message.statement");
+        // The same nonce under the sign-in statement, or none: the nonce is the export's.
+        const signInStatement = message.replace(
+          /\n\n[^\n]+\n\nURI:/,
+          "\n\nSign in to the escrow task marketplace.\n\nURI:",
+        );
+        expect(signInStatement).to.contain("Sign in to the escrow task marketplace.");
+        expectError(await verify(signInStatement), 400, "NONCE_INVALID", `key-export:${agent.id}`);
+        const noStatement = message.replace(/\n\n[^\n]+\n\nURI:/, "\n\n\nURI:");
+        expectError(await verify(noStatement), 400, "NONCE_INVALID", "not sign-in");
+        // The export still works with its nonce (nothing was spent), and a sign-in nonce opens no export.
+        const signIn = (await m.api.request("POST", "/api/v1/auth/nonce", { body: { address: m.worker.address } })).json
+          .data;
+        const context = signInContext(m.api.deps);
+        const now = m.api.clock.wallNow();
+        const forged = buildSiweMessage({
+          domain: context.domain,
+          address: getAddress(m.worker.address),
+          statement: exportStatement(agent),
+          uri: context.uri,
+          version: "1",
+          chainId: context.chainId,
+          nonce: signIn.nonce,
+          issuedAt: new Date(now * 1000).toISOString(),
+          expirationTime: new Date((now + 300) * 1000).toISOString(),
+        });
+        const exportPath = `${AGENTS}/${agent.id}/export`;
+        expectError(
+          await m.api.request("POST", exportPath, {
+            key,
+            body: { message: forged, signature: await m.worker.signMessage(forged) },
+          }),
+          400,
+          "NONCE_INVALID",
+          "issued for sign-in",
+        );
+        const exported = await m.api.request("POST", exportPath, {
+          key,
+          body: { message, signature: await m.worker.signMessage(message) },
+        });
+        expect(exported.status, exported.text).to.equal(200);
+        expect(nonce).to.be.a("string");
+      }, NO_FEE));
+
     it("answers EXPORT_NOT_LOGGED when the record cannot be written (the nonce stays usable), NO_KEY once deleted", () =>
       withMarket(async (m) => {
         const key = await m.api.createKey(m.worker.address);
