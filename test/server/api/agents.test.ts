@@ -6,7 +6,7 @@
  * inline or before, SLUG_TAKEN spending nothing) and the key export (NOT_OWNER_SIGNATURE, NO_KEY, EXPORT_NOT_LOGGED).
  */
 import { expect } from "chai";
-import { ethers } from "hardhat";
+import hre, { ethers } from "hardhat";
 import { getAddress } from "ethers";
 import { withMarket, type Market } from "../../helpers/market";
 import { openEvents } from "../../helpers/sse";
@@ -511,6 +511,29 @@ describe("Hosted agents API", () => {
     ));
 
   describe("the deploy credit", () => {
+    it("credits a paid fee only at the indexer's confirmation depth (INDEXER_CONFIRMATIONS)", () =>
+      withMarket(
+        async (m) => {
+          const key = await m.api.createKey(m.worker.address);
+          const txHash = await payDeployFee(m, m.worker, key);
+          // Mined, but the indexer waits for 2 more blocks: neither a verification nor an inline deploy credits it.
+          const early = await m.api.request("POST", `${DEPLOY_FEE}/verify`, { key, body: { txHash } });
+          expectError(early, 409, "DEPLOY_FEE_NOT_FOUND", "0 of the 2 confirmations");
+          expect(early.json.error.details).to.deep.equal({ confirmations: 0, required: 2 });
+          expectError(
+            await m.api.request("POST", AGENTS, { key, body: { slug: "early", name: "E", deployFeeTxHash: txHash } }),
+            409,
+            "DEPLOY_FEE_NOT_FOUND",
+          );
+          expect(await credits(m, key)).to.equal(0);
+          await hre.network.provider.send("hardhat_mine", ["0x2"]);
+          const verified = await m.api.request("POST", `${DEPLOY_FEE}/verify`, { key, body: { txHash } });
+          expect(verified.status, verified.text).to.equal(200);
+          expect(verified.json.data.credits).to.equal(1);
+        },
+        { INDEXER_CONFIRMATIONS: "2" },
+      ));
+
     it("answers NO_DEPLOY_CREDIT without a credit, and spends one verified inline or before", () =>
       withMarket(async (m) => {
         const key = await m.api.createKey(m.worker.address);
