@@ -21,10 +21,10 @@ import { SiweMessage as SiweLibraryMessage } from "siwe";
 import type { Knex } from "knex";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
-import { hashSecret, newApiKey, newSessionToken } from "./credentials";
+import { SESSION_PATTERN, hashSecret, newApiKey, newSessionToken } from "./credentials";
 import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/repositories/authNonces";
 import { recordSignIn } from "../db/repositories/users";
-import { insertSession, pruneSessions } from "../db/repositories/sessions";
+import { deleteSession, insertSession, pruneSessions } from "../db/repositories/sessions";
 import {
   countActiveKeysOf,
   findActiveKeyByHash,
@@ -400,6 +400,21 @@ export async function signIn(
   });
   await pruneSessions(deps.db, now).catch((error) => deps.logger.warn("could not prune expired sessions", { error }));
   return { sessionToken: token, address, expiresAt: iso(expiresAt) };
+}
+
+/**
+ * Ends a session (sign-out): its token answers 401 from the next request on, in every process (sessions are read
+ * from the database on each request). An API key is not a session: VALIDATION_ERROR saying how to revoke one.
+ */
+export async function signOut(deps: Deps, presented: string): Promise<{ signedOut: true }> {
+  if (!SESSION_PATTERN.test(presented)) {
+    fail(
+      "VALIDATION_ERROR",
+      "Authorization: sign-out ends a session token (ses_...); revoke an API key with DELETE /api/v1/api-keys/{id}",
+    );
+  }
+  await deleteSession(deps.db, hashSecret(presented));
+  return { signedOut: true };
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@
  */
 import { defineRoute, type AnyRoute, type Caller } from "../route";
 import { address, z } from "../../domain/schemas/common";
-import { missingCredential } from "../middleware/auth";
-import { createApiKey, issueNonce, listApiKeys, revokeApiKey, signIn, whoami } from "../../domain/accounts";
+import { missingCredential, presentedCredential } from "../middleware/auth";
+import { createApiKey, issueNonce, listApiKeys, revokeApiKey, signIn, signOut, whoami } from "../../domain/accounts";
 import {
   apiKeyCreatedSchema,
   apiKeyListSchema,
@@ -79,6 +79,27 @@ export const verifyRoute = defineRoute({
   handler: ({ body, deps }) => signIn(deps, body),
 });
 
+const signedOutSchema = z.object({ signedOut: z.literal(true) }).openapi("SignOutResponse");
+
+export const signOutRoute = defineRoute({
+  method: "post",
+  path: "/api/v1/auth/signout",
+  summary: "Sign out: end the presented session token",
+  description:
+    "Takes the session token as Authorization: Bearer ses_...; it answers 401 from the next request on, on every " +
+    "API process. An API key is not a session (VALIDATION_ERROR): revoke it with DELETE /api/v1/api-keys/{id}.",
+  tags: ["accounts"],
+  auth: "required",
+  acceptsSession: true,
+  refusesAgentTokens: true,
+  response: signedOutSchema,
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "DELEGATION_DISABLED"],
+  handler: ({ caller, ctx, deps }) => {
+    walletOf(caller, true);
+    return signOut(deps, presentedCredential(ctx) ?? "");
+  },
+});
+
 export const createKeyRoute = defineRoute({
   method: "post",
   path: "/api/v1/api-keys",
@@ -140,6 +161,7 @@ export const revokeKeyRoute = defineRoute({
 export const accountRoutes: AnyRoute[] = [
   nonceRoute,
   verifyRoute,
+  signOutRoute,
   createKeyRoute,
   listKeysRoute,
   whoamiRoute,
