@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { withMarket, type Market } from "../../helpers/market";
-import { startPush, stopPush } from "../../../server/domain/events";
+import { WebhookDispatcher, startPush, stopPush } from "../../../server/domain/events";
 import { createPush } from "../../../server/domain/events";
 
 interface Received {
@@ -288,6 +288,41 @@ describe("/api/v1/webhooks", function () {
           slow.closeAllConnections();
           await new Promise<void>((r) => slow.close(() => r()));
           await fast.close();
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
+    ));
+
+  it("never sends one delivery twice at once from two processes: the claim outlives the attempt's deadline", () =>
+    withMarket(
+      async (m) => {
+        // An endpoint that trickles a header byte every 200 ms and never answers, counting its connections.
+        let connections = 0;
+        const slow = http.createServer((req) => {
+          connections++;
+          req.resume();
+          const socket = req.socket;
+          socket.write("HTTP/1.1 200 OK\r\n");
+          const timer = setInterval(() => socket.write("X-Slow: a\r\n"), 200);
+          socket.on("close", () => clearInterval(timer));
+        });
+        await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+        // A second process's dispatcher over the same database.
+        const second = new WebhookDispatcher(m.api.deps, m.api.deps.events!);
+        second.start();
+        try {
+          const hook = await register(m, `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
+          await m.list();
+          // Longer than the attempt's deadline plus the old 5 s lease: one attempt, cut at its deadline, no other.
+          await new Promise((r) => setTimeout(r, 7_000));
+          expect(connections).to.equal(1);
+          const [delivery] = await deliveries(m, hook.id);
+          expect(delivery).to.include({ status: "pending", attempts: 1 });
+          expect(delivery.lastError).to.match(/no answer within 1000 ms/);
+        } finally {
+          await second.stop();
+          slow.closeAllConnections();
+          await new Promise<void>((r) => slow.close(() => r()));
         }
       },
       { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
