@@ -76,6 +76,7 @@ const envSchema = z.object({
   API_IDLE_TIMEOUT_MS: intFrom(30_000, 100),
   API_KEEP_ALIVE_TIMEOUT_MS: intFrom(5_000, 100),
   SESSION_TTL_SECONDS: intFrom(3600, 60),
+  API_MAX_KEYS_PER_WALLET: intFrom(20, 1),
   SIWE_NONCE_TTL_SECONDS: intFrom(600, 1),
   HASH_RESERVATION_SECONDS: intFrom(24 * 3600, 1),
   RATE_WINDOW_MS: intFrom(60_000, 1),
@@ -86,6 +87,10 @@ const envSchema = z.object({
   RATE_MCP_CALLS_PER_MINUTE: intFrom(120, 1),
   EVENTS_HEARTBEAT_MS: intFrom(15_000, 10),
   EVENTS_MAX_STREAMS_PER_KEY: intFrom(5, 1),
+  EVENTS_MAX_STREAMS_PER_WALLET: intFrom(10, 1),
+  EVENTS_MAX_STREAMS_PER_IP: intFrom(20, 1),
+  EVENTS_MAX_STREAM_LIFETIME_MS: intFrom(3_600_000, 1000),
+  EVENTS_CREDENTIAL_CHECK_MS: intFrom(2_000, 10),
   EVENTS_POLL_MS: intFrom(2_000, 10),
   EVENTS_RETENTION_DAYS: intFrom(7, 7),
   WEBHOOK_ALLOW_PRIVATE: z.enum(["true", "false"]).optional(),
@@ -103,6 +108,7 @@ const envSchema = z.object({
   AGENT_TOKEN_TTL_SECONDS: intFrom(900, 60),
   /** Running hosted agents per host process. */
   AGENT_HOST_CAPACITY: intFrom(10, 0),
+  AGENT_MAX_RUNNING_PER_OWNER: intFrom(3, 1),
   /** Run an agent host in the API process (default true); a separate host: npm run agents:host. */
   RUN_AGENT_HOST: z.enum(["true", "false"]).default("true"),
   AGENT_HOST_ID: z.string().max(80).optional(),
@@ -183,8 +189,17 @@ export interface MarketplaceConfig {
 export interface PushConfig {
   /** Interval of the `: keep-alive` comment on an open stream. */
   heartbeatMs: number;
-  /** Concurrent streams per API key (per API process). */
+  /**
+   * Concurrent streams of one kind (event streams, log follows, MCP GET streams: counted apart) per API key, per
+   * wallet and per client IP, each per API process.
+   */
   maxStreamsPerKey: number;
+  maxStreamsPerWallet: number;
+  maxStreamsPerIp: number;
+  /** An open stream is ended after this long (a client resumes: Last-Event-ID). */
+  maxStreamLifetimeMs: number;
+  /** How often a process looks for revoked keys and stopped agents among its open streams' credentials. */
+  credentialCheckMs: number;
   /** Slow poll of the event log, for events written by another process (an indexer of its own). */
   pollMs: number;
   /** How long events (and finished deliveries) are kept; at least 7 days. */
@@ -213,11 +228,18 @@ export interface HostedAgentsConfig {
   keyEncryptionKey: Buffer;
   /** Signs hosted agents' tokens; absent off the devnet when not configured (NO_JWT_SECRET). */
   jwtSecret?: string;
+  /**
+   * Whether a public development secret (the key-encryption key or the token secret of local networks) is in use:
+   * the server then starts only on a local chain (id 31337; checkDevelopmentSecrets).
+   */
+  developmentSecrets: boolean;
   tokenTtlSeconds: number;
   /** This host process: its id, whether it runs agents, how many at most. */
   hostId: string;
   runHost: boolean;
   capacity: number;
+  /** Agents one owner may have running or paused at once, over every host: no owner takes all the capacity. */
+  maxRunningPerOwner: number;
   leaseMs: number;
   workerMemoryMb: number;
 }
@@ -240,6 +262,8 @@ export interface ApiConfig {
   /** HTTP server timeouts (docs/api.md, "Connections"): a stalled or slow client is disconnected. */
   timeouts: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
   sessionTtlSeconds: number;
+  /** Active (unrevoked) API keys a wallet may hold: minting keys never multiplies its per-key limits past this. */
+  maxKeysPerWallet: number;
   /** How long a sign-in nonce stays usable (EIP-4361 sign-in; 10 minutes). */
   nonceTtlSeconds: number;
   hashReservationSeconds: number;
@@ -331,6 +355,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         keepAliveMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
       },
       sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+      maxKeysPerWallet: e.API_MAX_KEYS_PER_WALLET,
       nonceTtlSeconds: e.SIWE_NONCE_TTL_SECONDS,
       hashReservationSeconds: e.HASH_RESERVATION_SECONDS,
       limits: {
@@ -356,6 +381,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     push: {
       heartbeatMs: e.EVENTS_HEARTBEAT_MS,
       maxStreamsPerKey: e.EVENTS_MAX_STREAMS_PER_KEY,
+      maxStreamsPerWallet: Math.max(e.EVENTS_MAX_STREAMS_PER_KEY, e.EVENTS_MAX_STREAMS_PER_WALLET),
+      maxStreamsPerIp: e.EVENTS_MAX_STREAMS_PER_IP,
+      maxStreamLifetimeMs: e.EVENTS_MAX_STREAM_LIFETIME_MS,
+      credentialCheckMs: e.EVENTS_CREDENTIAL_CHECK_MS,
       pollMs: e.EVENTS_POLL_MS,
       retentionMs: e.EVENTS_RETENTION_DAYS * 24 * 3600 * 1000,
       webhooks: {
@@ -400,13 +429,40 @@ function hostedAgentsConfig(e: z.output<typeof envSchema>, local: boolean): Host
     enabled,
     keyEncryptionKey,
     jwtSecret: e.AGENT_JWT_SECRET ?? (local ? DEVNET_JWT_SECRET : undefined),
+    developmentSecrets: enabled && local && (!e.AGENT_KEY_ENCRYPTION_KEY || !e.AGENT_JWT_SECRET),
     tokenTtlSeconds: e.AGENT_TOKEN_TTL_SECONDS,
     hostId: e.AGENT_HOST_ID || `${hostname()}-${process.pid}`,
     runHost: enabled && e.RUN_AGENT_HOST === "true",
     capacity: e.AGENT_HOST_CAPACITY,
+    maxRunningPerOwner: e.AGENT_MAX_RUNNING_PER_OWNER,
     leaseMs: e.AGENT_LEASE_MS,
     workerMemoryMb: e.AGENT_WORKER_MEMORY_MB,
   };
+}
+
+/** The chain id of the local networks (Hardhat's, the devnet's): the only chain development secrets may serve. */
+export const LOCAL_CHAIN_ID = 31337n;
+
+/**
+ * Refuses to start with public development secrets (hosted agents on a local NETWORK without AGENT_KEY_ENCRYPTION_KEY
+ * and AGENT_JWT_SECRET) unless the chain is a local one (id 31337): anyone could forge agents' tokens and read their
+ * keys. `chainId` reads the chain's id; a chain that cannot be asked is refused too.
+ */
+export async function checkDevelopmentSecrets(config: Readonly<Config>, chainId: () => Promise<bigint>): Promise<void> {
+  if (!config.hostedAgents.developmentSecrets) return;
+  let id: bigint | undefined;
+  try {
+    id = await chainId();
+  } catch {
+    id = undefined;
+  }
+  if (id === LOCAL_CHAIN_ID) return;
+  throw new ConfigError(
+    `AGENT_KEY_ENCRYPTION_KEY, AGENT_JWT_SECRET: the public development secrets of NETWORK=${config.network} serve ` +
+      `only a local chain (id ${LOCAL_CHAIN_ID}), but ${config.rpcUrl} ` +
+      `${id === undefined ? "did not answer its chain id" : `is chain ${id}`}: set both secrets ` +
+      "(`openssl rand -hex 32`; the token secret at least 32 characters), or set HOSTED_AGENTS=off",
+  );
 }
 
 function deepFreeze<T>(value: T): Readonly<T> {

@@ -130,6 +130,8 @@ export const ERROR_STATUS = {
   // Push (events, webhooks) and later brief keys
   WEBHOOK_URL_NOT_PUBLIC: 400,
   WEBHOOK_LIMIT: 409,
+  KEY_LIMIT: 409,
+  AGENT_LIMIT: 409,
   KEY_ALREADY_WRAPPED: 409,
   NO_PUBKEY: 400,
   REWRAP_FAILED: 503,

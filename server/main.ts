@@ -4,7 +4,7 @@
  */
 import type { AddressInfo } from "node:net";
 import { JsonRpcProvider, type Provider } from "ethers";
-import { loadConfig, type Config } from "./config";
+import { checkDevelopmentSecrets, loadConfig, type Config } from "./config";
 import { createLogger, type Logger } from "./logger";
 import { createDb, dbOptions, type Db } from "./db/knex";
 import { migrateLatest } from "./db/migrations";
@@ -98,6 +98,12 @@ export async function buildDeps(
 
 export async function startServer(options: StartOptions = {}): Promise<RunningServer> {
   const config = options.config ?? loadConfig();
+  await checkDevelopmentSecrets(
+    config,
+    async () =>
+      (await (options.provider ?? new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true })).getNetwork())
+        .chainId,
+  );
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);

@@ -151,6 +151,8 @@ export class MarketApi {
     const nonce = await this.authNonce(await signer.getAddress());
     return this.authVerify({ message: nonce.message, signature: await signer.signMessage(nonce.message) });
   }
+  /** Ends a sign-in session: its token answers 401 from the next request on. */
+  signOut = (session: string) => this.request<{ signedOut: true }>("POST", "/api/v1/auth/signout", { bearer: session });
   /** Creates an API key (shown once). `session`: a sign-in session token; without it the API key is used. */
   createApiKey = (body: { label?: string } = {}, session?: string) =>
     this.request<T.ApiKeyCreated>("POST", "/api/v1/api-keys", { body, bearer: session });

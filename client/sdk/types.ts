@@ -1158,6 +1158,8 @@ export type ServiceErrorCode =
   | "NEEDS_WRAP"
   | "WEBHOOK_URL_NOT_PUBLIC"
   | "WEBHOOK_LIMIT"
+  | "KEY_LIMIT"
+  | "AGENT_LIMIT"
   | "KEY_ALREADY_WRAPPED"
   | "NO_PUBKEY"
   | "REWRAP_FAILED"

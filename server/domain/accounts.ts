@@ -21,11 +21,12 @@ import { SiweMessage as SiweLibraryMessage } from "siwe";
 import type { Knex } from "knex";
 import type { Deps } from "./deps";
 import { AppError, fail } from "../errors";
-import { hashSecret, newApiKey, newSessionToken } from "./credentials";
+import { SESSION_PATTERN, hashSecret, newApiKey, newSessionToken } from "./credentials";
 import { consumeNonce, findNonce, insertNonce, pruneNonces } from "../db/repositories/authNonces";
 import { recordSignIn } from "../db/repositories/users";
-import { insertSession, pruneSessions } from "../db/repositories/sessions";
+import { deleteSession, insertSession, pruneSessions } from "../db/repositories/sessions";
 import {
+  countActiveKeysOf,
   findActiveKeyByHash,
   findKeyOf,
   insertApiKey,
@@ -241,21 +242,25 @@ export function newNonce(length = NONCE_LENGTH): string {
   return out;
 }
 
+/** What sign-in nonces are for; a hosted agent's key export binds its nonces to `key-export:<agent id>`. */
+export const SIGN_IN_PURPOSE = "sign-in";
+
 /**
- * A fresh single-use nonce for `address` (lower-case) and this service's EIP-4361 message naming it, with `statement`
- * (sign-in's, or a hosted agent's key export) and the nonce's expiry as its Expiration Time.
+ * A fresh single-use nonce for `address` (lower-case) and `purpose` (SIGN_IN_PURPOSE, or a key export's), and this
+ * service's EIP-4361 message naming it, with `statement` (sign-in's, or a hosted agent's key export) and the nonce's
+ * expiry as its Expiration Time. The nonce is spent only for its purpose (checkNonce, spendNonce).
  */
 export async function issueServiceMessage(
   deps: Deps,
   address: string,
   statement: string,
-  options: { nowMs?: number; requestId?: string } = {},
+  options: { purpose: string; nowMs?: number; requestId?: string },
 ): Promise<{ message: string; nonce: string; issuedAt: number; expiresAt: number; context: SignInContext }> {
   const context = signInContext(deps);
   const issuedAt = unixNow(options.nowMs ?? deps.clock.wallNowMs());
   const expiresAt = issuedAt + deps.config.api.nonceTtlSeconds;
   const nonce = newNonce();
-  await insertNonce(deps.db, { nonce, address, issuedAt, expiresAt });
+  await insertNonce(deps.db, { nonce, address, purpose: options.purpose, issuedAt, expiresAt });
   const message = buildSiweMessage({
     domain: context.domain,
     address: getAddress(address),
@@ -274,6 +279,7 @@ export async function issueServiceMessage(
 /** Issues a sign-in nonce for `address` (lower-case) and the ready-to-sign message naming it. */
 export async function issueNonce(deps: Deps, address: string, nowMs = deps.clock.wallNowMs()): Promise<NonceResponse> {
   const { message, nonce, issuedAt, expiresAt, context } = await issueServiceMessage(deps, address, SIGN_IN_STATEMENT, {
+    purpose: SIGN_IN_PURPOSE,
     nowMs,
   });
   await pruneNonces(deps.db, issuedAt - NONCE_RETENTION_SECONDS).catch((error) =>
@@ -327,20 +333,31 @@ export function signerOf(message: string, signature: string): string {
 }
 
 /**
- * Checks that a signed message's nonce is usable by `address`, before anything is consumed: issued (NONCE_INVALID;
- * `renew` says how to get one), for this address (NONCE_MISMATCH), not used and not expired (NONCE_INVALID).
+ * Checks that a signed message's nonce is usable by `address` for `purpose`, before anything is consumed: issued
+ * (NONCE_INVALID; `renew` says how to get one), for this address (NONCE_MISMATCH), for this purpose, not used and not
+ * expired (NONCE_INVALID).
  */
-export async function checkNonce(deps: Deps, nonce: string, address: string, now: number, renew: string) {
+export async function checkNonce(
+  deps: Deps,
+  nonce: string,
+  address: string,
+  purpose: string,
+  now: number,
+  renew: string,
+) {
   const row = await findNonce(deps.db, nonce);
   if (!row) fail("NONCE_INVALID", `message.Nonce: unknown nonce: ${renew}`);
   if (row.address !== address) fail("NONCE_MISMATCH", "message.Nonce: this nonce was issued for another address");
+  if (row.purpose !== purpose) {
+    fail("NONCE_INVALID", `message.Nonce: this nonce was issued for ${row.purpose}, not ${purpose}: ${renew}`);
+  }
   if (row.usedAt !== null) fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
   if (row.expiresAt <= now) fail("NONCE_INVALID", "message.Nonce: this nonce has expired: request a new one");
 }
 
 /** Consumes a checked nonce inside `trx`: NONCE_INVALID when a concurrent request used it first. */
-export async function spendNonce(trx: Knex.Transaction, nonce: string, address: string, now: number) {
-  if (!(await consumeNonce(trx, nonce, address, now))) {
+export async function spendNonce(trx: Knex.Transaction, nonce: string, address: string, purpose: string, now: number) {
+  if (!(await consumeNonce(trx, nonce, address, purpose, now))) {
     fail("NONCE_INVALID", "message.Nonce: this nonce was already used: request a new one");
   }
 }
@@ -360,23 +377,44 @@ export async function signIn(
   const message = parseSiweMessage(input.message);
   checkMessageContext(deps, message, nowMs);
 
+  // A message written for another purpose (a hosted agent's key export) never signs in, whatever its nonce.
+  if (message.statement !== undefined && message.statement !== SIGN_IN_STATEMENT) {
+    fail("BAD_SIGNATURE", `message.statement: not this service's sign-in statement "${SIGN_IN_STATEMENT}"`);
+  }
+
   const address = message.address.toLowerCase();
   if (signerOf(input.message, input.signature) !== address) {
     fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
   }
 
   const now = unixNow(nowMs);
-  await checkNonce(deps, message.nonce, address, now, "request one from POST /api/v1/auth/nonce");
+  const renew = "request one from POST /api/v1/auth/nonce";
+  await checkNonce(deps, message.nonce, address, SIGN_IN_PURPOSE, now, renew);
 
   const { token, tokenHash } = newSessionToken();
   const expiresAt = now + deps.config.api.sessionTtlSeconds;
   await deps.db.transaction(async (trx) => {
-    await spendNonce(trx, message.nonce, address, now);
+    await spendNonce(trx, message.nonce, address, SIGN_IN_PURPOSE, now);
     await recordSignIn(trx, address, now);
     await insertSession(trx, { tokenHash, address, createdAt: now, expiresAt });
   });
   await pruneSessions(deps.db, now).catch((error) => deps.logger.warn("could not prune expired sessions", { error }));
   return { sessionToken: token, address, expiresAt: iso(expiresAt) };
+}
+
+/**
+ * Ends a session (sign-out): its token answers 401 from the next request on, in every process (sessions are read
+ * from the database on each request). An API key is not a session: VALIDATION_ERROR saying how to revoke one.
+ */
+export async function signOut(deps: Deps, presented: string): Promise<{ signedOut: true }> {
+  if (!SESSION_PATTERN.test(presented)) {
+    fail(
+      "VALIDATION_ERROR",
+      "Authorization: sign-out ends a session token (ses_...); revoke an API key with DELETE /api/v1/api-keys/{id}",
+    );
+  }
+  await deleteSession(deps.db, hashSecret(presented));
+  return { signedOut: true };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -449,6 +487,12 @@ export async function createApiKey(
   label: string | null,
   nowMs = deps.clock.wallNowMs(),
 ): Promise<ApiKeyCreated> {
+  const { maxKeysPerWallet } = deps.config.api;
+  if ((await countActiveKeysOf(deps.db, wallet)) >= maxKeysPerWallet) {
+    fail("KEY_LIMIT", `a wallet has at most ${maxKeysPerWallet} active API keys: revoke one first`, {
+      details: { maxKeys: maxKeysPerWallet },
+    });
+  }
   const { key, keyHash, prefix } = newApiKey();
   const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
   return { id: row.id, key, prefix: row.prefix, label: row.label, createdAt: iso(row.createdAt) };
@@ -472,9 +516,11 @@ export async function revokeApiKey(
   const key = await findKeyOf(deps.db, wallet, id);
   if (!key) fail("NOT_FOUND", `path.id: no API key ${id} for this wallet`);
   if (key.revokedAt === null) await revokeKey(deps.db, wallet, id, unixNow(nowMs));
-  // Effective on this process's next request: its cached entry goes (other processes: ACTIVE_KEY_CACHE_MS).
+  // Effective on this process's next request: its cached entry goes (other processes: ACTIVE_KEY_CACHE_MS), and its
+  // open streams end now (other processes': EVENTS_CREDENTIAL_CHECK_MS).
   const cache = activeKeyCache(deps.db);
   for (const [hash, entry] of cache) if (entry.key.id === id) cache.delete(hash);
+  deps.streams?.endKey(id);
   return { id, revoked: true };
 }
 

@@ -5,7 +5,9 @@
  * the key's wallet, with a token transfer of at least the current fee to the factory's treasury. A paid fee is one
  * deploy credit of the wallet, recorded once (the payment's primary key) by whichever sees it first: a verification,
  * or the indexer following the factory's AgentDeployed events. A payment is verified once, whatever the number of
- * concurrent or repeated verifications and restarts (DEPLOY_FEE_IN_USE after). Deploying a hosted agent spends one
+ * concurrent or repeated verifications and restarts (DEPLOY_FEE_IN_USE after). A verification credits a payment only
+ * at the indexer's confirmation depth (INDEXER_CONFIRMATIONS): the indexer rolls back the unspent credits of blocks a
+ * reorg drops, so no credit is spent on a payment shallower than that (docs/api.md, "The agent deploy fee"). Deploying a hosted agent spends one
  * credit (spendDeployCredit: NO_DEPLOY_CREDIT without one); the hosted-agents routes are another issue's.
  */
 import { Interface } from "ethers";
@@ -87,6 +89,24 @@ export async function verifyDeployFee(deps: Deps, wallet: string, txHash: string
   }
   if (!receipt) return fail("DEPLOY_FEE_NOT_FOUND", `txHash: no mined transaction ${txHash} (yet): retry once mined`);
   if (receipt.status !== 1) fail("DEPLOY_FEE_REVERTED", `txHash: transaction ${txHash} reverted: no fee was paid`);
+  const required = deps.config.indexer.confirmations;
+  if (required > 0) {
+    let head: number;
+    try {
+      head = await deps.chain!.provider.getBlockNumber();
+    } catch (cause) {
+      return fail("DEPLOY_FEE_CHECK_FAILED", `could not read the chain's head to confirm ${txHash}; retry`, { cause });
+    }
+    const confirmations = Math.max(0, head - receipt.blockNumber);
+    if (confirmations < required) {
+      fail(
+        "DEPLOY_FEE_NOT_FOUND",
+        `txHash: transaction ${txHash} has ${confirmations} of the ${required} confirmations this server waits ` +
+          `for (INDEXER_CONFIRMATIONS): retry in ${required - confirmations} block(s)`,
+        { details: { confirmations, required } },
+      );
+    }
+  }
   const [payment] = agentDeployedEvents(receipt, factory);
   if (!payment) {
     return fail("DEPLOY_FEE_NOT_FOUND", `txHash: transaction ${txHash} paid no deploy fee to the factory ${factory}`);

@@ -10,6 +10,7 @@ import type { IndexerStatus } from "../indexer/sync";
 import type { MarketplaceVerifier } from "../verifier/types";
 import type { EventHub } from "./events/hub";
 import type { WebhookDispatcher } from "./events/webhooks";
+import type { StreamRegistry } from "./events/streams";
 
 export interface Deps {
   config: Readonly<Config>;
@@ -24,6 +25,8 @@ export interface Deps {
   verifier?: MarketplaceVerifier;
   /** The push event hub: live SSE streams; `notify()` after writing event rows (server/domain/events). */
   events?: EventHub;
+  /** The open streams (event streams, log follows, MCP GET streams): their caps, lifetime and revocation. */
+  streams?: StreamRegistry;
   /** Webhook fan-out and delivery. */
   webhooks?: WebhookDispatcher;
   /** The agent host of this process (server/hosting), when it runs one: told to look again after an owner's change. */

@@ -16,7 +16,7 @@
  * stopped only for agents desired stopped: on a whole-service shutdown agents stay desired running and the next host
  * takes them) and leaves agent_hosts. Keys and credentials are never logged.
  */
-import { Worker } from "node:worker_threads";
+import { Worker, type WorkerOptions } from "node:worker_threads";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { Db } from "../db/knex";
@@ -68,6 +68,38 @@ export interface AgentHostOptions {
 
 /** Young generation of a worker's heap, in MB. */
 const WORKER_YOUNG_GENERATION_MB = 8;
+
+/**
+ * The only variables of the host's environment a worker sees: none it acts on. A worker gets everything it needs in
+ * its workerData (its agent's key, token, skills and their secrets), never the host's own secrets (the key-encryption
+ * key, the token secret, the verifier's and custody keys, DATABASE_URL) that a skill's bug could leak.
+ */
+export const WORKER_ENV_KEYS: readonly string[] = ["NODE_ENV", "TZ", "LANG", "LC_ALL"];
+
+/** The thread options of an agent's worker (the host's, exported so a test can start a thread the same way). */
+export function workerThreadOptions(
+  workerData: unknown,
+  memoryMb: number,
+  env: NodeJS.ProcessEnv = process.env,
+): WorkerOptions {
+  return {
+    eval: true,
+    workerData,
+    env: Object.fromEntries(WORKER_ENV_KEYS.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]]))),
+    // Not the parent's --require hooks (hardhat runs with ts-node and hardhat/register: a whole Hardhat runtime
+    // and the TypeScript compiler in every agent): the bootstrap brings the precompiled code it needs.
+    execArgv: [],
+    // The young generation capped too: V8's default (up to 3 x 16 MB semi-spaces per isolate) would be most of
+    // an idle agent's memory (bench:agents).
+    resourceLimits: {
+      maxOldGenerationSizeMb: memoryMb,
+      maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB,
+    },
+    // The worker's own output is its log lines (to the database), not the host's stdout.
+    stdout: true,
+    stderr: true,
+  };
+}
 
 interface Slot {
   agentId: string;
@@ -411,22 +443,13 @@ export class AgentHost {
     }
     // Stopped, or the agent left this host, while its secrets were read: no worker.
     if (!this.running || this.slots.get(slot.agentId) !== slot) return;
-    const worker = new Worker(WORKER_BOOTSTRAP, {
-      eval: true,
-      workerData: { ...init, entry: WORKER_ENTRY, sources: compileWorkerSources() },
-      // Not the parent's --require hooks (hardhat runs with ts-node and hardhat/register: a whole Hardhat runtime
-      // and the TypeScript compiler in every agent): the bootstrap brings the precompiled code it needs.
-      execArgv: [],
-      // The young generation capped too: V8's default (up to 3 x 16 MB semi-spaces per isolate) would be most of
-      // an idle agent's memory (bench:agents).
-      resourceLimits: {
-        maxOldGenerationSizeMb: this.settings.workerMemoryMb,
-        maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB,
-      },
-      // The worker's own output is its log lines (to the database), not the host's stdout.
-      stdout: true,
-      stderr: true,
-    });
+    const worker = new Worker(
+      WORKER_BOOTSTRAP,
+      workerThreadOptions(
+        { ...init, entry: WORKER_ENTRY, sources: compileWorkerSources() },
+        this.settings.workerMemoryMb,
+      ),
+    );
     slot.worker = worker;
     slot.ready = false;
     slot.lastError = undefined;

@@ -30,8 +30,8 @@ export interface Bucket {
 }
 
 export interface LimitStore {
-  /** Counts a hit in the fixed window that contains now. */
-  hitWindow(key: string, windowMs: number): Promise<WindowHit>;
+  /** Counts a hit (or `count` hits: a batch's further items) in the fixed window that contains now. */
+  hitWindow(key: string, windowMs: number, count?: number): Promise<WindowHit>;
   /** Reads the current window without counting. */
   peekWindow(key: string, windowMs: number): Promise<WindowHit>;
   /**
@@ -53,8 +53,8 @@ export class MemoryLimitStore implements LimitStore {
 
   constructor(private readonly now: () => number = Date.now) {}
 
-  async hitWindow(key: string, windowMs: number): Promise<WindowHit> {
-    return this.window(key, windowMs, 1);
+  async hitWindow(key: string, windowMs: number, count = 1): Promise<WindowHit> {
+    return this.window(key, windowMs, count);
   }
 
   async peekWindow(key: string, windowMs: number): Promise<WindowHit> {
@@ -182,8 +182,8 @@ export class RedisLimitStore implements LimitStore {
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
   }
 
-  async hitWindow(key: string, windowMs: number): Promise<WindowHit> {
-    return this.window(key, windowMs, 1);
+  async hitWindow(key: string, windowMs: number, count = 1): Promise<WindowHit> {
+    return this.window(key, windowMs, count);
   }
 
   async peekWindow(key: string, windowMs: number): Promise<WindowHit> {

@@ -86,7 +86,9 @@ export const createKeyRoute = defineOperation({
   method: "post",
   path: "/api/v1/api-keys",
   summary: "Create an API key acting as the signed-in wallet (the key is shown once)",
-  description: "Takes a session or an API key of the wallet. Send {} when there is no label.",
+  description:
+    "Takes a session or an API key of the wallet. Send {} when there is no label. A wallet holds at most " +
+    "API_MAX_KEYS_PER_WALLET (20) active keys: over it 409 KEY_LIMIT (revoke one first).",
   tags: ["accounts"],
   auth: "required",
   acceptsSession: true,
@@ -94,7 +96,7 @@ export const createKeyRoute = defineOperation({
   request: { body: createKeyBody },
   response: apiKeyCreatedSchema,
   successStatus: 201,
-  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "DELEGATION_DISABLED"],
+  errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "DELEGATION_DISABLED", "KEY_LIMIT"],
   handler: ({ body, caller, deps }) => createApiKey(deps, walletOf(caller, true), body.label ?? null),
 });
 
@@ -106,8 +108,9 @@ export const listKeysRoute = defineOperation({
   tags: ["accounts"],
   auth: "required",
   acceptsSession: true,
+  refusesAgentTokens: true,
   response: apiKeyListSchema,
-  errors: ["UNAUTHORIZED"],
+  errors: ["UNAUTHORIZED", "DELEGATION_DISABLED"],
   handler: ({ caller, deps }) => listApiKeys(deps, walletOf(caller, true)),
 });
 

@@ -132,7 +132,8 @@ export const agentActionRoute = defineOperation({
   path: "/api/v1/agents/action",
   summary: "Start, stop, pause, resume or restart a hosted agent",
   description:
-    "start: only a stopped agent (AGENT_RUNNING), when the hosts have room (AGENT_CAPACITY) and tokens can be " +
+    "start: only a stopped agent (AGENT_RUNNING), when the owner runs fewer than AGENT_MAX_RUNNING_PER_OWNER (3) " +
+    "agents, paused ones included (AGENT_LIMIT), the hosts have room (AGENT_CAPACITY) and tokens can be " +
     "signed (NO_JWT_SECRET). pause: running; resume: paused; stop and restart: running or paused " +
     "(AGENT_ACTION_FAILED otherwise).",
   request: { body: agentActionBodySchema },
@@ -142,6 +143,7 @@ export const agentActionRoute = defineOperation({
     "AGENT_RUNNING",
     "AGENT_ACTION_FAILED",
     "AGENT_CAPACITY",
+    "AGENT_LIMIT",
     "NO_JWT_SECRET",
     "NOT_FOUND",
     "DELEGATION_DISABLED",

@@ -1,7 +1,8 @@
 /**
  * The posting token buckets (spec: uploads, task builds, task listings), taken by every adapter through invoke: per
- * wallet per family, and per client address across posting operations. A bulk call takes one token per item. Over a
- * limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
+ * wallet per family, and per client address across posting operations. A bulk call takes one token per item. And the
+ * per-request window (per IP, or per hosted agent), which REST counts per request and MCP per JSON-RPC batch item.
+ * Over a limit: 429 RATE_LIMIT with Retry-After (seconds) and RateLimit-Policy (`<limit>;w=<window seconds>`).
  */
 import { AppError } from "../errors";
 import type { LimitsConfig } from "../config";
@@ -66,6 +67,33 @@ export async function takePostingTokens(
       ipTake.retryAfterMs,
       limits.ipPostingPerMinute,
       BUCKET_REFILL_MS,
+    );
+  }
+}
+
+/**
+ * Counts `count` requests in the window of a request from `client.ip` (or bearing hosted agent `agentId`'s valid
+ * token, which counts against the agent's own window instead): RATE_LIMIT over it, the refusing window left in
+ * `client.state.rateLimited`. The REST frame counts each request; a JSON-RPC batch counts its further items here.
+ */
+export async function countRequests(
+  store: LimitStore,
+  limits: LimitsConfig,
+  client: { ip: string; state?: Record<string, unknown> },
+  agentId: string | undefined,
+  count: number,
+): Promise<void> {
+  const agent = agentId !== undefined;
+  const limit = agent ? limits.agentPerWindow : limits.ipPerWindow;
+  const hit = await store.hitWindow(agent ? `agent:${agentId}` : `ip:${client.ip}`, limits.windowMs, count);
+  if (hit.count > limit) {
+    if (client.state) client.state.rateLimited = agent ? "agent" : "ip";
+    const who = agent ? `hosted agent ${agentId}` : "this address";
+    throw tooMany(
+      `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
+      hit.resetInMs,
+      limit,
+      limits.windowMs,
     );
   }
 }

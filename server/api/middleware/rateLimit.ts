@@ -10,7 +10,7 @@ import type { HostedAgentsConfig, LimitsConfig } from "../../config";
 import { AGENT_TOKEN_PATTERN } from "../../domain/agents/tokens";
 import { presentedCredential, verifiedAgentToken } from "./auth";
 import type { LimitStore } from "../../limits/store";
-import { policy, tooMany } from "../../operations/postingLimits";
+import { countRequests, policy, tooMany } from "../../operations/postingLimits";
 
 /**
  * Every request, by IP: `ipPerWindow` per fixed window. A request bearing a valid hosted agent's token counts against
@@ -26,21 +26,8 @@ export function ipWindowLimit(
   const agentPolicy = policy(limits.agentPerWindow, limits.windowMs);
   return async (ctx, next) => {
     const agentId = hostedAgents ? await tokenAgent(ctx, hostedAgents) : undefined;
-    const agent = agentId !== undefined;
-    const key = agent ? `agent:${agentId}` : `ip:${ctx.ip}`;
-    const limit = agent ? limits.agentPerWindow : limits.ipPerWindow;
-    const hit = await store.hitWindow(key, limits.windowMs);
-    ctx.set("RateLimit-Policy", agent ? agentPolicy : ipPolicy);
-    if (hit.count > limit) {
-      ctx.state.rateLimited = agent ? "agent" : "ip";
-      const who = agent ? `hosted agent ${agentId}` : "this address";
-      throw tooMany(
-        `too many requests from ${who}: retry in ${Math.ceil(hit.resetInMs / 1000)} s`,
-        hit.resetInMs,
-        limit,
-        limits.windowMs,
-      );
-    }
+    ctx.set("RateLimit-Policy", agentId !== undefined ? agentPolicy : ipPolicy);
+    await countRequests(store, limits, ctx, agentId, 1);
     await next();
   };
 }

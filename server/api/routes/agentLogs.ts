@@ -20,7 +20,8 @@ export const agentLogsRoute = defineOperation({
     "JSON: { logs } after ?after=<id> (oldest first), or the last `limit` lines without it. With Accept: " +
     "text/event-stream: one `id:`/`event: log`/`data:` record per line (after ?after= or Last-Event-ID, else the " +
     "new ones), polled every 500 ms, until the client goes. At most EVENTS_MAX_STREAMS_PER_KEY (5) concurrent follows " +
-    "per API key (counted apart from event streams): over it 429 RATE_LIMIT.",
+    "per API key, EVENTS_MAX_STREAMS_PER_WALLET (10) per wallet and EVENTS_MAX_STREAMS_PER_IP (20) per client " +
+    "address (counted apart from event streams): over one, 429 RATE_LIMIT.",
   request: { params: agentParams, query: logsQuery },
   response: logsSchema,
   errors: ["NOT_FOUND", "DELEGATION_DISABLED", "RATE_LIMIT"],
@@ -33,10 +34,11 @@ export const agentLogsRoute = defineOperation({
       agent,
       query.after ?? (Number.isSafeInteger(lastEventId) ? lastEventId : undefined),
     );
-    // At most EVENTS_MAX_STREAMS_PER_KEY follows per API key (429 RATE_LIMIT), each polling the database.
-    const release = takeStreamSlot(deps, caller!, "log");
-    const body = new PassThrough();
+    // Capped per key, wallet and client address (429 RATE_LIMIT), each polling the database; ended by the registry
+    // at its lifetime or its credential's revocation.
     const gone = new AbortController();
+    const release = takeStreamSlot(deps, caller!, ctx.ip, "log", () => gone.abort());
+    const body = new PassThrough();
     startSseResponse(ctx, body, () => {
       gone.abort();
       body.end();

@@ -37,7 +37,9 @@ export const eventsRoute = defineOperation({
     "schema) records, and a `: keep-alive` comment every EVENTS_HEARTBEAT_MS (15 s). Resume with the Last-Event-ID " +
     "header (or ?lastEventId=): every later event of the caller is replayed, then live ones follow; without it the " +
     "stream starts with events from now on. Events are kept EVENTS_RETENTION_DAYS (7). At most " +
-    "EVENTS_MAX_STREAMS_PER_KEY (5) concurrent streams per API key: over it 429 RATE_LIMIT. The open stream does " +
+    "EVENTS_MAX_STREAMS_PER_KEY (5) concurrent streams per API key, EVENTS_MAX_STREAMS_PER_WALLET (10) per wallet " +
+    "and EVENTS_MAX_STREAMS_PER_IP (20) per client address: over one, 429 RATE_LIMIT. A stream ends after " +
+    "EVENTS_MAX_STREAM_LIFETIME_MS (1 h), and within seconds of its key's revocation. The open stream does " +
     "not count against the per-IP request budget (its opening request does, once).",
   tags: ["push"],
   auth: "required",
@@ -58,7 +60,7 @@ export const eventsRoute = defineOperation({
     const body = new PassThrough();
     let ended = false;
     const timers: { heartbeat?: NodeJS.Timeout } = {};
-    const stream = await openEventStream(deps, caller!, lastEventId, {
+    const stream = await openEventStream(deps, caller!, ctx.ip, lastEventId, {
       send(event) {
         if (ended) return;
         if (body.writableLength > MAX_BUFFERED_BYTES) return end();

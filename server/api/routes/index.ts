@@ -6,15 +6,18 @@
 import type { AnyOperation } from "../../operations/operation";
 import { operationGroups as op } from "../../operations";
 import { deleteAgentRoute } from "../../operations/agents";
+import { verifyRoute } from "../../operations/accounts";
 import { openApiRoute } from "./openapi";
 import { cardRoutes } from "./cards";
 import { agentLogsRoute } from "./agentLogs";
 import { eventRoutes } from "./events";
+import { signOutRoute } from "./signOut";
 
 export const allRoutes: AnyOperation[] = [
   ...op.system,
   openApiRoute,
-  ...op.accounts,
+  // Sign-out beside sign-in (it reads the presented credential itself, so REST holds it).
+  ...op.accounts.flatMap((route) => (route === verifyRoute ? [route, signOutRoute] : [route])),
   ...op.storage,
   ...op.taskBuild,
   ...op.listings,

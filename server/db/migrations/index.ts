@@ -16,6 +16,7 @@ import { indexedDeployCredits } from "./008_indexed_deploy_credits";
 import { eventsAndWebhooks } from "./009_events_and_webhooks";
 import { hostedAgents } from "./010_hosted_agents";
 import { openTaskIndexes } from "./011_open_task_indexes";
+import { noncePurpose } from "./012_nonce_purpose";
 
 export type { Migration };
 
@@ -31,6 +32,7 @@ export const MIGRATIONS: readonly Migration[] = [
   eventsAndWebhooks,
   hostedAgents,
   openTaskIndexes,
+  noncePurpose,
 ];
 
 /** A knex migration source over MIGRATIONS. */

@@ -65,3 +65,16 @@ export async function findKeyOf(db: Queryable, address: string, id: number): Pro
   const row = await db("api_keys").where({ id, address }).first();
   return row ? fromRow(row) : undefined;
 }
+
+/** The ids among `ids` of keys that are revoked. */
+export async function revokedKeyIds(db: Queryable, ids: readonly number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db("api_keys").whereIn("id", ids).whereNotNull("revoked_at").select("id");
+  return rows.map((r: { id: number | string }) => Number(r.id));
+}
+
+/** Active (not revoked) keys of `address`. */
+export async function countActiveKeysOf(db: Queryable, address: string): Promise<number> {
+  const [row] = await db("api_keys").where({ address }).whereNull("revoked_at").count({ n: "*" });
+  return Number(row.n);
+}

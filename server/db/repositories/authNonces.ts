@@ -1,9 +1,13 @@
-/** Sign-in nonces: issued for one wallet, usable once before they expire (unix seconds). */
+/**
+ * Nonces of signed EIP-4361 messages: issued for one wallet and one purpose ("sign-in", "key-export:<agent id>"),
+ * usable once before they expire (unix seconds).
+ */
 import type { Queryable } from "./util";
 
 export interface AuthNonceRow {
   nonce: string;
   address: string;
+  purpose: string;
   issuedAt: number;
   expiresAt: number;
   usedAt: number | null;
@@ -13,6 +17,7 @@ export interface AuthNonceRow {
 const fromRow = (r: any): AuthNonceRow => ({
   nonce: r.nonce,
   address: r.address,
+  purpose: r.purpose,
   issuedAt: Number(r.issued_at),
   expiresAt: Number(r.expires_at),
   usedAt: r.used_at === null ? null : Number(r.used_at),
@@ -20,11 +25,12 @@ const fromRow = (r: any): AuthNonceRow => ({
 
 export async function insertNonce(
   db: Queryable,
-  nonce: { nonce: string; address: string; issuedAt: number; expiresAt: number },
+  nonce: { nonce: string; address: string; purpose: string; issuedAt: number; expiresAt: number },
 ): Promise<void> {
   await db("auth_nonces").insert({
     nonce: nonce.nonce,
     address: nonce.address,
+    purpose: nonce.purpose,
     issued_at: nonce.issuedAt,
     expires_at: nonce.expiresAt,
   });
@@ -36,12 +42,18 @@ export async function findNonce(db: Queryable, nonce: string): Promise<AuthNonce
 }
 
 /**
- * Marks the nonce used if it is still unused and unexpired at `now`, for `address`. One statement, so of two
- * concurrent sign-ins with the same nonce exactly one gets true.
+ * Marks the nonce used if it is still unused and unexpired at `now`, for `address` and `purpose`. One statement, so
+ * of two concurrent sign-ins with the same nonce exactly one gets true.
  */
-export async function consumeNonce(db: Queryable, nonce: string, address: string, now: number): Promise<boolean> {
+export async function consumeNonce(
+  db: Queryable,
+  nonce: string,
+  address: string,
+  purpose: string,
+  now: number,
+): Promise<boolean> {
   const updated = await db("auth_nonces")
-    .where({ nonce, address })
+    .where({ nonce, address, purpose })
     .whereNull("used_at")
     .where("expires_at", ">", now)
     .update({ used_at: now });

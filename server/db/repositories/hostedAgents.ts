@@ -254,12 +254,17 @@ export async function markAgentDeleted(db: Queryable, id: string, now: number): 
 
 /**
  * Starts a stopped agent (desired running, status starting) only while the agents wanted running or paused are fewer
- * than the capacity of the hosts seen at or after `sinceMs`: one conditional UPDATE, so concurrent starts never
- * exceed the capacity (SQLite has one writer; on PostgreSQL the starts are serialised by a transaction-scoped
+ * than the capacity of the hosts seen at or after `sinceMs`, and its owner's fewer than `perOwner`: one conditional
+ * UPDATE, so concurrent starts never exceed either (SQLite has one writer; on PostgreSQL the starts are serialised by a transaction-scoped
  * advisory lock, as each statement would otherwise count with its own snapshot). False when it did not start: not
  * stopped (or deleted), or no room.
  */
-export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: number, now: number): Promise<boolean> {
+export async function startAgentWithinCapacity(
+  db: Knex,
+  id: string,
+  limits: { sinceMs: number; perOwner: number },
+  now: number,
+): Promise<boolean> {
   return db.transaction(async (trx) => {
     if (trx.client.config.client === "pg")
       await trx.raw("select pg_advisory_xact_lock(hashtext('hosted_agents.start'))");
@@ -267,8 +272,10 @@ export async function startAgentWithinCapacity(db: Knex, id: string, sinceMs: nu
       `update "hosted_agents" set "desired_state" = 'running', "status" = 'starting', "updated_at" = ? ` +
         `where "id" = ? and "deleted_at" is null and "desired_state" = 'stopped' ` +
         `and (select count(*) from "hosted_agents" where "desired_state" in ${ACTING_IN_SQL} ` +
-        `and "deleted_at" is null) < (select coalesce(sum("capacity"), 0) from "agent_hosts" where "seen_at_ms" >= ?)`,
-      [now, id, sinceMs],
+        `and "deleted_at" is null) < (select coalesce(sum("capacity"), 0) from "agent_hosts" where "seen_at_ms" >= ?) ` +
+        `and (select count(*) from "hosted_agents" as "mine" where "mine"."owner" = "hosted_agents"."owner" ` +
+        `and "mine"."desired_state" in ${ACTING_IN_SQL} and "mine"."deleted_at" is null) < ?`,
+      [now, id, limits.sinceMs, limits.perOwner],
     );
     // knex.raw answers { changes } on better-sqlite3 and { rowCount } on pg.
     return Number(updated.rowCount ?? updated.changes ?? 0) > 0;
@@ -374,5 +381,27 @@ export async function recordKeyExport(
 export async function countKeyExports(db: Queryable, agentId: string): Promise<number> {
   const row = (await db("hosted_agent_key_exports").where({ agent_id: agentId }).count({ n: "*" }).first()) as
     { n?: number | string } | undefined;
+  return Number(row?.n ?? 0);
+}
+
+/** The ids among `ids` of agents that exist, are not deleted and are wanted running or paused (their tokens act). */
+export async function standingAgentIds(db: Queryable, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db("hosted_agents")
+    .whereIn("id", ids)
+    .whereNull("deleted_at")
+    .whereIn("desired_state", ["running", "paused"])
+    .select("id");
+  return rows.map((r: { id: string }) => String(r.id));
+}
+
+/** The agents `owner` wants running (desired running or paused). */
+export async function countOwnerAgentsWantedRunning(db: Queryable, owner: string): Promise<number> {
+  const row = (await db("hosted_agents")
+    .where({ owner: owner.toLowerCase() })
+    .whereIn("desired_state", ["running", "paused"])
+    .whereNull("deleted_at")
+    .count({ n: "*" })
+    .first()) as { n?: number | string } | undefined;
   return Number(row?.n ?? 0);
 }

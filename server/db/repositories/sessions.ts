@@ -18,6 +18,11 @@ export async function findSessionAddress(db: Queryable, tokenHash: string, now: 
   return row?.address;
 }
 
+/** Deletes one session (sign-out); false when there was none. */
+export async function deleteSession(db: Queryable, tokenHash: string): Promise<boolean> {
+  return (await db("sessions").where({ token_hash: tokenHash }).delete()) > 0;
+}
+
 /** Deletes sessions that expired before `before`. */
 export async function pruneSessions(db: Queryable, before: number): Promise<number> {
   return db("sessions").where("expires_at", "<", before).delete();

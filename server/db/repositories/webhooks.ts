@@ -3,7 +3,7 @@
  * (webhook, event) with its attempts and outcome, and the fan-out cursor. The secret is key material: it leaves
  * only in the registration answer.
  */
-import { queryRows, type Queryable } from "./util";
+import type { Queryable } from "./util";
 
 export interface WebhookRecord {
   id: number;
@@ -125,14 +125,41 @@ export async function insertDeliveries(
     .ignore();
 }
 
-/** Pending deliveries due at `nowMs`, oldest event first. */
-export async function dueDeliveries(db: Queryable, nowMs: number, limit: number): Promise<DeliveryRecord[]> {
-  const rows = await queryRows(
-    db,
-    `select * from "webhook_deliveries" where "status" = 'pending' and "next_attempt_at_ms" <= ? order by "event_id", "id" limit ?`,
-    [nowMs, limit],
-  );
-  return rows.map(deliveryFromRow);
+/**
+ * Webhooks with a delivery due at `nowMs`, the one with the oldest due event first, leaving out `except` (the ones
+ * this process is already sending to).
+ */
+export async function dueWebhookIds(
+  db: Queryable,
+  nowMs: number,
+  except: readonly number[],
+  limit: number,
+): Promise<number[]> {
+  const query = db("webhook_deliveries")
+    .where({ status: "pending" })
+    .andWhere("next_attempt_at_ms", "<=", nowMs)
+    .groupBy("webhook_id")
+    .select("webhook_id")
+    .min({ first: "event_id" })
+    .orderBy("first")
+    .limit(limit);
+  if (except.length > 0) query.whereNotIn("webhook_id", except);
+  const rows = (await query) as unknown as { webhook_id: number | string }[];
+  return rows.map((r) => Number(r.webhook_id));
+}
+
+/** A webhook's next delivery due at `nowMs` (oldest event first), if any. */
+export async function nextDueDelivery(
+  db: Queryable,
+  webhookId: number,
+  nowMs: number,
+): Promise<DeliveryRecord | undefined> {
+  const row = await db("webhook_deliveries")
+    .where({ webhook_id: webhookId, status: "pending" })
+    .andWhere("next_attempt_at_ms", "<=", nowMs)
+    .orderBy([{ column: "event_id" }, { column: "id" }])
+    .first();
+  return row ? deliveryFromRow(row) : undefined;
 }
 
 /**

@@ -28,6 +28,7 @@ import { isUniqueViolation } from "../../db/repositories/listings";
 import {
   bumpGeneration,
   countAgentsWantedRunning,
+  countOwnerAgentsWantedRunning,
   deleteInstalledSkill,
   findHostedAgent,
   findOwnedAgent,
@@ -353,10 +354,19 @@ export async function actOnAgent(
     requireJwtSecret(deps.config.hostedAgents);
     // The hosts' room and the start in one statement: concurrent starts never exceed the capacity.
     const sinceMs = deps.clock.wallNowMs() - deps.config.hostedAgents.leaseMs;
-    if (!(await startAgentWithinCapacity(deps.db, agent.id, sinceMs, now))) {
+    const perOwner = deps.config.hostedAgents.maxRunningPerOwner;
+    if (!(await startAgentWithinCapacity(deps.db, agent.id, { sinceMs, perOwner }, now))) {
       const current = await findHostedAgent(deps.db, agent.id);
       if (current && current.deletedAt === null && current.desiredState !== "stopped") {
         fail("AGENT_RUNNING", `agent ${agent.id} was started meanwhile`);
+      }
+      const mine = await countOwnerAgentsWantedRunning(deps.db, owner);
+      if (mine >= perOwner) {
+        fail(
+          "AGENT_LIMIT",
+          `an owner runs at most ${perOwner} hosted agents at once (${mine} running or paused): stop one first`,
+          { details: { running: mine, maxRunning: perOwner } },
+        );
       }
       await capacityFull(deps, sinceMs);
     }

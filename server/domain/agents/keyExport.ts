@@ -29,6 +29,9 @@ const iso = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 export const exportStatement = (agent: Pick<HostedAgentRow, "id" | "wallet">) =>
   `Export the private key of hosted agent ${agent.id} with wallet ${agent.wallet}.`;
 
+/** The purpose an export challenge's nonce is bound to: this agent's key export, and nothing else (no sign-in). */
+const exportPurpose = (agent: Pick<HostedAgentRow, "id">) => `key-export:${agent.id}`;
+
 function requireKey(agent: HostedAgentRow): string {
   if (!agent.encryptedKey) {
     return fail("NO_KEY", `agent ${agent.id} has no stored key (it was deleted): there is nothing to export`);
@@ -45,6 +48,7 @@ export async function exportChallenge(
   const agent = await ownedAgent(deps, owner, idOrSlug, true);
   requireKey(agent);
   const { message, nonce, expiresAt } = await issueServiceMessage(deps, agent.owner, exportStatement(agent), {
+    purpose: exportPurpose(agent),
     requestId: `export:${agent.id}`,
   });
   return { message, nonce, expiresAt: iso(expiresAt) };
@@ -74,10 +78,10 @@ export async function exportAgentKey(
     fail("BAD_SIGNATURE", `signature is not by the message's address ${message.address}`);
   }
   const now = Math.floor(nowMs / 1000);
-  await checkNonce(deps, message.nonce, agent.owner, now, "request a new export challenge");
+  await checkNonce(deps, message.nonce, agent.owner, exportPurpose(agent), now, "request a new export challenge");
 
   const sealed = await deps.db.transaction(async (trx) => {
-    await spendNonce(trx, message.nonce, agent.owner, now);
+    await spendNonce(trx, message.nonce, agent.owner, exportPurpose(agent), now);
     const current = await findHostedAgent(trx, agent.id);
     const key = requireKey(current ?? { ...agent, encryptedKey: null });
     try {

@@ -48,7 +48,6 @@ export class EventHub {
   private cursor = 0;
   private readonly subscribers = new Set<Subscriber>();
   private readonly listeners = new Set<() => void>();
-  private readonly streams = new Map<string, number>();
   private draining: Promise<void> | undefined;
   private again = false;
   private timers: NodeJS.Timeout[] = [];
@@ -89,20 +88,6 @@ export class EventHub {
   onEvents(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
-  }
-
-  /** Takes one of `key`'s concurrent streams; false when it has config.maxStreamsPerKey open already. */
-  acquireStream(key: string): boolean {
-    const open = this.streams.get(key) ?? 0;
-    if (open >= this.options.config.maxStreamsPerKey) return false;
-    this.streams.set(key, open + 1);
-    return true;
-  }
-
-  releaseStream(key: string): void {
-    const open = (this.streams.get(key) ?? 1) - 1;
-    if (open <= 0) this.streams.delete(key);
-    else this.streams.set(key, open);
   }
 
   /**

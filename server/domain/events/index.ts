@@ -4,30 +4,36 @@ import { fail } from "../../errors";
 import { findExecutor } from "../../db/repositories/executors";
 import { EventHub, type EventSink, type Subscription } from "./hub";
 import { WebhookDispatcher } from "./webhooks";
+import { StreamRegistry, type StreamKind } from "./streams";
 
 export { EventHub } from "./hub";
 export { WebhookDispatcher } from "./webhooks";
+export { StreamRegistry } from "./streams";
 
-/** The hub and webhook dispatcher of `deps` (not started). */
-export function createPush(deps: Deps): { events: EventHub; webhooks: WebhookDispatcher } {
+/** The hub, the open streams' registry and the webhook dispatcher of `deps` (not started). */
+export function createPush(deps: Deps): { events: EventHub; streams: StreamRegistry; webhooks: WebhookDispatcher } {
+  const logger = deps.logger.child({ component: "events" });
   const events = new EventHub({
     db: deps.db,
-    logger: deps.logger.child({ component: "events" }),
+    logger,
     config: deps.config.push,
     wallNowMs: () => deps.clock.wallNowMs(),
   });
-  return { events, webhooks: new WebhookDispatcher(deps, events) };
+  const streams = new StreamRegistry({ db: deps.db, logger, config: deps.config.push });
+  return { events, streams, webhooks: new WebhookDispatcher(deps, events) };
 }
 
-/** Starts the hub (reads the log's newest id) and the webhook dispatcher. */
+/** Starts the hub (reads the log's newest id), the streams' credential check and the webhook dispatcher. */
 export async function startPush(deps: Deps): Promise<void> {
   await deps.events?.start();
+  deps.streams?.start();
   deps.webhooks?.start();
 }
 
 /** Ends every open stream and stops delivering (server stop). */
 export async function stopPush(deps: Deps): Promise<void> {
   await deps.webhooks?.stop();
+  deps.streams?.stop();
   await deps.events?.stop();
 }
 
@@ -46,31 +52,26 @@ export interface EventStream {
 }
 
 /**
- * Takes one of the caller's concurrent streams of a `kind` (event streams, log follows: counted apart, each up to
- * PushConfig.maxStreamsPerKey per API key, per process): 429 RATE_LIMIT over it. Answers the release (idempotent).
+ * Takes one of the caller's concurrent streams of a `kind` (StreamRegistry: caps per key, wallet and client address,
+ * a maximum lifetime, ended when the credential stops acting): 429 RATE_LIMIT over a cap. `end` closes the response
+ * when the stream must end; answers the release (idempotent), run when the stream ends for any reason.
  */
 export function takeStreamSlot(
   deps: Deps,
-  caller: { wallet: string; keyId: number | null },
-  kind: "event" | "log",
+  caller: { wallet: string; keyId: number | null; agentId?: string },
+  ip: string,
+  kind: StreamKind,
+  end: () => void,
+  maxLifetimeMs?: number,
 ): () => void {
-  const hub = deps.events;
-  if (!hub) return fail("INTERNAL_ERROR", "the event hub is not running");
-  const { maxStreamsPerKey } = deps.config.push;
-  const slot = `${kind}:${caller.keyId !== null ? `key:${caller.keyId}` : `wallet:${caller.wallet}`}`;
-  if (!hub.acquireStream(slot)) {
-    const what = kind === "event" ? "event streams" : "log follows";
-    fail(
-      "RATE_LIMIT",
-      `at most ${maxStreamsPerKey} concurrent ${what} per API key: close one first (a stream resumes with Last-Event-ID)`,
-      { headers: { "Retry-After": "5" }, details: { maxStreams: maxStreamsPerKey } },
-    );
-  }
-  let released = false;
-  return () => {
-    if (!released) hub.releaseStream(slot);
-    released = true;
-  };
+  const streams = deps.streams;
+  if (!streams) return fail("INTERNAL_ERROR", "the stream registry is not running");
+  return streams.take(
+    kind,
+    { wallet: caller.wallet, keyId: caller.keyId, agentId: caller.agentId, ip },
+    end,
+    maxLifetimeMs,
+  );
 }
 
 /**
@@ -79,13 +80,14 @@ export function takeStreamSlot(
  */
 export async function openEventStream(
   deps: Deps,
-  caller: { wallet: string; keyId: number | null },
+  caller: { wallet: string; keyId: number | null; agentId?: string },
+  ip: string,
   lastEventId: number | undefined,
   sink: EventSink,
 ): Promise<EventStream> {
   const hub = deps.events;
   if (!hub) return fail("INTERNAL_ERROR", "the event hub is not running");
-  const release = takeStreamSlot(deps, caller, "event");
+  const release = takeStreamSlot(deps, caller, ip, "event", () => sink.close());
   let closed = false;
   let subscription: Subscription | undefined;
   const close = () => {

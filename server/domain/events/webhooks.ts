@@ -23,13 +23,14 @@ import {
   claimDelivery,
   countWebhooksOf,
   deleteWebhook,
-  dueDeliveries,
+  dueWebhookIds,
   findWebhook,
   getFanOutCursor,
   insertDeliveries,
   insertWebhook,
   listDeliveries,
   listWebhooksOf,
+  nextDueDelivery,
   recordAttempt,
   setFanOutCursor,
   type DeliveryRecord,
@@ -57,8 +58,11 @@ export function signatureHeader(secret: string, timestamp: number, body: string)
 // Destinations
 // ---------------------------------------------------------------------------------------------------------------
 
-/** Addresses a webhook never reaches unless private delivery is allowed: not on the public Internet. */
-const NON_PUBLIC = new net.BlockList();
+/**
+ * IPv4 ranges a webhook never reaches unless private delivery is allowed (the IANA IPv4 special-purpose registry:
+ * nothing here is a public unicast address).
+ */
+const NON_PUBLIC_V4 = new net.BlockList();
 for (const [prefix, bits] of [
   ["0.0.0.0", 8],
   ["10.0.0.0", 8],
@@ -68,6 +72,7 @@ for (const [prefix, bits] of [
   ["172.16.0.0", 12],
   ["192.0.0.0", 24],
   ["192.0.2.0", 24],
+  ["192.88.99.0", 24],
   ["192.168.0.0", 16],
   ["198.18.0.0", 15],
   ["198.51.100.0", 24],
@@ -75,28 +80,59 @@ for (const [prefix, bits] of [
   ["224.0.0.0", 4],
   ["240.0.0.0", 4],
 ] as const) {
-  NON_PUBLIC.addSubnet(prefix, bits, "ipv4");
-}
-for (const [prefix, bits] of [
-  ["::", 128],
-  ["::1", 128],
-  ["fc00::", 7],
-  ["fe80::", 10],
-  ["ff00::", 8],
-  ["2001:db8::", 32],
-  ["64:ff9b::", 96],
-] as const) {
-  NON_PUBLIC.addSubnet(prefix, bits, "ipv6");
+  NON_PUBLIC_V4.addSubnet(prefix, bits, "ipv4");
 }
 
-/** Whether `ip` is a public unicast address (IPv4-mapped IPv6 addresses are judged as their IPv4 address). */
+/**
+ * IPv6: only global unicast (2000::/3) can be public, less the IANA IPv6 special-purpose registry's ranges that are
+ * not globally reachable or that carry an IPv4 address (6to4, NAT64, Teredo in 2001::/23), which would otherwise
+ * reach any IPv4 address, private ones included. Outside 2000::/3 (::/128, ::1, the IPv4-compatible ::/96, 100::/64,
+ * 64:ff9b::/96, 64:ff9b:1::/48, the IPv4-mapped ::ffff:0:0/96, fc00::/7, fe80::/10, ff00::/8, ...) nothing is
+ * public. Addresses are compared as 128-bit numbers, so every spelling of one address (compressed or not, hex or
+ * dotted IPv4 tail, with a zone) gets the same answer.
+ */
+const NON_PUBLIC_GLOBAL_V6: readonly [string, number][] = [
+  ["2001::", 23], // IETF protocol assignments: Teredo (2001::/32), benchmarking, ORCHID, AMT, ...
+  ["2001:db8::", 32], // documentation
+  ["2002::", 16], // 6to4: carries an IPv4 address
+  ["3fff::", 20], // documentation
+];
+
+/** The 128 bits of an IPv6 address in any spelling (compressed, dotted IPv4 tail, zone), or undefined. */
+function ipv6Bits(text: string): bigint | undefined {
+  const bare = text.replace(/%.*$/, "");
+  if (net.isIPv6(bare) === false) return undefined;
+  let head = bare;
+  const words: number[] = [];
+  const dotted = /(\d+\.\d+\.\d+\.\d+)$/.exec(head);
+  let tail: number[] = [];
+  if (dotted) {
+    const octets = dotted[1].split(".").map(Number);
+    tail = [(octets[0] << 8) | octets[1], (octets[2] << 8) | octets[3]];
+    head = head.slice(0, -dotted[1].length);
+    if (head.endsWith(":") && !head.endsWith("::")) head = head.slice(0, -1);
+  }
+  const [left, right] = head.includes("::") ? head.split("::") : [head, undefined];
+  const parse = (part: string) => (part === "" ? [] : part.split(":").map((h) => parseInt(h, 16)));
+  const leftWords = parse(left);
+  const rightWords = [...(right === undefined ? [] : parse(right)), ...tail];
+  if (right === undefined) words.push(...leftWords, ...tail);
+  else words.push(...leftWords, ...new Array(8 - leftWords.length - rightWords.length).fill(0), ...rightWords);
+  if (words.length !== 8) return undefined;
+  return words.reduce((acc, w) => (acc << 16n) | BigInt(w), 0n);
+}
+
+const inPrefix = (bits: bigint, prefix: string, length: number) =>
+  bits >> BigInt(128 - length) === ipv6Bits(prefix)! >> BigInt(128 - length);
+
+/** Whether `ip` (IPv4, or IPv6 in any spelling, bracketed or not) is a public unicast address. */
 export function isPublicAddress(ip: string): boolean {
   const bare = ip.replace(/^\[|\]$/g, "");
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return isPublicAddress(mapped[1]);
-  const family = net.isIP(bare);
-  if (family === 0) return false;
-  return !NON_PUBLIC.check(bare, family === 4 ? "ipv4" : "ipv6");
+  if (net.isIPv4(bare)) return !NON_PUBLIC_V4.check(bare, "ipv4");
+  const bits = ipv6Bits(bare);
+  if (bits === undefined) return false;
+  if (!inPrefix(bits, "2000::", 3)) return false;
+  return !NON_PUBLIC_GLOBAL_V6.some(([prefix, length]) => inPrefix(bits, prefix, length));
 }
 
 const notPublic = (url: URL, address: string): never =>
@@ -217,21 +253,33 @@ export async function webhookDeliveries(
 // Delivery
 // ---------------------------------------------------------------------------------------------------------------
 
-const SEND_BATCH = 20;
 const FAN_OUT_PAGE = 500;
+/** Webhooks one process sends to at the same time (each webhook's deliveries go one at a time). */
+const PARALLEL_WEBHOOKS = 64;
+/** How long a claim outlives its attempt's deadline: room for recording the outcome. */
+const LEASE_MARGIN_MS = 30_000;
 
 /** The wait before attempt `attempts + 1`, after `attempts` failed ones: base, 2 x base, 4 x base, ... capped. */
 export function retryDelayMs(attempts: number, baseMs: number, maxMs: number): number {
   return Math.min(maxMs, baseMs * 2 ** Math.max(0, attempts - 1));
 }
 
-/** Fans events out to webhooks and sends due deliveries; runs on each new event and on a timer for retries. */
+/**
+ * Fans events out to webhooks and sends due deliveries; runs on each new event and on a timer for retries.
+ *
+ * A pass only fans out and starts senders: each webhook with due deliveries gets its own sender, which sends them
+ * one at a time in event order while the passes (and other webhooks' senders) go on. An attempt has a hard deadline
+ * of WEBHOOK_TIMEOUT_MS from its claim, so a slow endpoint costs only its own deliveries that long, and the claim
+ * (the lease other processes respect) outlives the deadline.
+ */
 export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
+  /** The senders running in this process, by webhook id. */
+  private readonly senders = new Map<number, Promise<void>>();
 
   constructor(
     private readonly deps: Deps,
@@ -251,6 +299,7 @@ export class WebhookDispatcher {
     this.unsubscribe?.();
     if (this.timer) clearInterval(this.timer);
     await this.running;
+    await Promise.all(this.senders.values());
   }
 
   /** Runs a pass now, or right after the running one. */
@@ -268,7 +317,7 @@ export class WebhookDispatcher {
       this.again = false;
       try {
         await this.fanOut();
-        await this.sendDue();
+        await this.startSenders();
       } catch (error) {
         this.deps.logger.warn("webhook pass failed; retrying on the next tick", { error });
       }
@@ -302,35 +351,40 @@ export class WebhookDispatcher {
     }
   }
 
-  /**
-   * Sends due deliveries: webhooks in parallel (a slow endpoint holds back only its own deliveries), each webhook's in
-   * event order. A delivery waiting for a retry does not hold back later events.
-   */
-  private async sendDue(): Promise<void> {
+  /** Starts a sender for each webhook with due deliveries that has none running here; does not wait for them. */
+  private async startSenders(): Promise<void> {
+    const room = PARALLEL_WEBHOOKS - this.senders.size;
+    if (room <= 0 || this.stopped) return;
+    const ids = await dueWebhookIds(this.deps.db, this.deps.clock.wallNowMs(), [...this.senders.keys()], room);
+    for (const id of ids) {
+      if (this.senders.has(id)) continue;
+      const sender = this.send(id)
+        .catch((error) => this.deps.logger.warn("webhook sender failed; retrying on the next tick", { error }))
+        .finally(() => {
+          this.senders.delete(id);
+          this.kick(); // a webhook left waiting for room may be due
+        });
+      this.senders.set(id, sender);
+    }
+  }
+
+  /** Sends one webhook's due deliveries, one at a time in event order, until none is due. */
+  private async send(webhookId: number): Promise<void> {
     const { db, clock } = this.deps;
     const { timeoutMs } = this.deps.config.push.webhooks;
-    for (;;) {
-      const due = await dueDeliveries(db, clock.wallNowMs(), SEND_BATCH);
-      if (due.length === 0 || this.stopped) return;
-      const byWebhook = new Map<number, DeliveryRecord[]>();
-      for (const d of due) byWebhook.set(d.webhookId, [...(byWebhook.get(d.webhookId) ?? []), d]);
-      let sent = 0;
-      await Promise.all(
-        [...byWebhook.values()].map(async (deliveries) => {
-          for (const delivery of deliveries) {
-            if (this.stopped) return;
-            if (!(await claimDelivery(db, delivery, clock.wallNowMs() + timeoutMs + 5_000))) continue;
-            await this.attempt(delivery);
-            sent++;
-          }
-        }),
-      );
-      if (sent === 0) return;
+    while (!this.stopped) {
+      const delivery = await nextDueDelivery(db, webhookId, clock.wallNowMs());
+      if (!delivery) return;
+      const claimedAtMs = clock.wallNowMs();
+      const deadlineMs = claimedAtMs + timeoutMs;
+      // Another process took it first: its lease moved the row out of the due ones.
+      if (!(await claimDelivery(db, delivery, deadlineMs + LEASE_MARGIN_MS))) continue;
+      await this.attempt(delivery, deadlineMs);
     }
   }
 
   /** One attempt of `delivery`; records its outcome and, on failure, the next try or the final failure. */
-  private async attempt(delivery: DeliveryRecord): Promise<void> {
+  private async attempt(delivery: DeliveryRecord, deadlineMs: number): Promise<void> {
     const { db, clock } = this.deps;
     const config = this.deps.config.push.webhooks;
     const hook = await findWebhook(db, delivery.webhookId);
@@ -350,7 +404,11 @@ export class WebhookDispatcher {
       return;
     }
     const body = JSON.stringify(eventData(event, role));
-    const outcome = await post(hook, delivery, body, clock.wallNow(), config);
+    const outcome = await post(hook, delivery, body, clock.wallNow(), {
+      allowPrivate: config.allowPrivate,
+      timeoutMs: config.timeoutMs,
+      budgetMs: Math.max(0, deadlineMs - clock.wallNowMs()),
+    });
     const nowMs = clock.wallNowMs();
     if (outcome.ok) {
       await recordAttempt(db, delivery.id, {
@@ -381,13 +439,17 @@ interface PostOutcome {
   error: string | null;
 }
 
-/** POSTs one signed delivery; any 2xx is a success, anything else (3xx included: no redirect is followed) a failure. */
+/**
+ * POSTs one signed delivery; any 2xx is a success, anything else (3xx included: no redirect is followed) a failure.
+ * The request is destroyed when `budgetMs` runs out, however the endpoint trickles its answer; the answer's body is
+ * never read (the connection closes once the status is known).
+ */
 function post(
   hook: WebhookRecord,
   delivery: DeliveryRecord,
   body: string,
   timestamp: number,
-  config: { allowPrivate: boolean; timeoutMs: number },
+  config: { allowPrivate: boolean; timeoutMs: number; budgetMs: number },
 ): Promise<PostOutcome> {
   return new Promise((resolve) => {
     let url: URL;
@@ -418,14 +480,22 @@ function post(
         },
       },
       (response) => {
-        response.resume(); // the answer's body is not read
+        clearTimeout(deadline);
         const status = response.statusCode ?? 0;
         const ok = status >= 200 && status < 300;
         resolve({ ok, status, error: ok ? null : `the endpoint answered HTTP ${status}` });
+        request.destroy();
       },
     );
+    const deadline = setTimeout(
+      () => request.destroy(new Error(`no answer within ${config.timeoutMs} ms`)),
+      config.budgetMs,
+    );
     request.on("timeout", () => request.destroy(new Error(`no answer within ${config.timeoutMs} ms`)));
-    request.on("error", (error) => resolve({ ok: false, status: null, error: error.message }));
+    request.on("error", (error) => {
+      clearTimeout(deadline);
+      resolve({ ok: false, status: null, error: error.message });
+    });
     request.end(body);
   });
 }

@@ -24,6 +24,7 @@ import { AppError } from "../../errors";
 import { readJsonBody } from "../http/body";
 import { MarketplaceA2AHandler } from "./requestHandler";
 import { V03_STATE_NAME } from "./states";
+import { invalidParams } from "./params";
 
 export const A2A_PATH = "/a2a/v1";
 /** Largest JSON-RPC body (a batch included). */
@@ -119,6 +120,10 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
 
   async function answer(ctx: Context, r: Record<string, unknown>, id: Id): Promise<Reply> {
     const method = r.method as string;
+    // The SDK's method tables are plain objects: `toString`, `constructor`, `__proto__` would pass their lookups.
+    if (method in Object.prototype) return errorReply(id, JSON_RPC.METHOD_NOT_FOUND, `method ${method} not found`);
+    const invalid = invalidParams(method, r.params ?? {});
+    if (invalid !== undefined) return errorReply(id, JSON_RPC.INVALID_PARAMS, invalid);
     try {
       if (STREAMING_METHODS.has(method)) {
         return errorReply(id, JSON_RPC.UNSUPPORTED_OPERATION, `${method}: streaming is not supported`);

@@ -1,9 +1,12 @@
 /**
  * The marketplace as an A2A agent (@a2a-js/sdk's A2ARequestHandler), unauthenticated and read-only:
  * - ListTasks / tasks/list: the open tasks, with the same public metadata as GET /api/v1/a2a/tasks;
- * - GetTask / tasks/get: one listed task by its hash (public projection only: never a brief, a key or a result);
+ * - GetTask / tasks/get: one listed task by its hash (public projection only: never a brief, a key or a result); the
+ *   id is an opaque string, so one that names no listed task (a hash or not) is TaskNotFound (-32001);
  * - SendMessage / message/send: acknowledges with a message saying how to post or take work; changes nothing;
  * - CancelTask / tasks/cancel: refused (TaskNotCancelable, -32002): the poster cancels on-chain (POST .../cancel);
+ *   an id that names no listed task is TaskNotFound (-32001);
+ * - params the SDK cannot tell apart once decoded are checked on the raw JSON first (./params.ts, -32602);
  * - streaming and push notifications: not supported (-32004, -32003).
  */
 import crypto from "node:crypto";
@@ -103,7 +106,7 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
 
   async getTask(params: GetTaskRequest): Promise<Task> {
     if (!TASK_HASH.test(params.id ?? "")) {
-      throw new RequestMalformedError("params.id must be a task hash: 0x followed by 64 hex characters");
+      throw new TaskNotFoundError(`task ${params.id}: no task has this id (a task's id is its hash: 0x and 64 hex)`);
     }
     let read;
     try {
@@ -130,9 +133,11 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
     }
     const offset = token === "" ? 0 : Number(token);
     // Every task here is open (SUBMITTED): another status, or another context, lists nothing.
+    // UNRECOGNIZED is how the official client encodes an unset status (unknown names were refused before).
     const wantsOther =
       params.status !== undefined &&
       params.status !== TaskState.TASK_STATE_UNSPECIFIED &&
+      params.status !== TaskState.UNRECOGNIZED &&
       params.status !== TaskState.TASK_STATE_SUBMITTED;
     if (wantsOther) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     // The REST listing's cached page (same query, same second): A2A and REST readers share it.
@@ -151,6 +156,7 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {
+    await this.getTask({ tenant: params.tenant, id: params.id, historyLength: undefined });
     throw new TaskNotCancelableError(
       `task ${params.id ?? ""} cannot be cancelled here: this endpoint is unauthenticated. The poster cancels ` +
         "on-chain: POST /api/v1/a2a/tasks/{hash}/cancel answers the unsigned cancelTask to sign",

@@ -19,6 +19,8 @@ import { API_VERSION, type Caller } from "../../operations/operation";
 import { MCP_TOOLS, plain } from "./tools";
 import { SerializedData } from "../../domain/readCache";
 import { SharedPostTransport } from "./transport";
+import { takeStreamSlot } from "../../domain/events";
+import { countRequests } from "../../operations/postingLimits";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -219,7 +221,11 @@ export function mcpEndpoint(deps: Deps): Middleware {
   const allowedHost = hostCheck(deps);
   // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
   // transport would (./transport.ts: why).
-  const shared = new SharedPostTransport(encodePageResult);
+  // Each item of a batch counts against the per-IP (or hosted agent's) window, as a request of its own would.
+  const shared = new SharedPostTransport(encodePageResult, (authInfo, extraItems) => {
+    const { caller, ctx } = authInfo.extra!.scope as RequestScope;
+    return countRequests(deps.limits, deps.config.api.limits, ctx, caller.agentId, extraItems);
+  });
   void shared.attach(mcpServer(deps));
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
@@ -241,11 +247,18 @@ export function mcpEndpoint(deps: Deps): Middleware {
     if (!caller) throw withMcpChallenge(missingCredential(false));
     const scope: RequestScope = { caller, ctx };
     const authInfo = { token: "api-key", clientId: caller.wallet, scopes: [], extra: { scope } };
-    ctx.respond = false; // the transport writes the response itself
     if (ctx.method === "POST") {
+      ctx.respond = false; // the transport writes the response itself
       await shared.handlePost(ctx.req, ctx.res, authInfo);
       return;
     }
+    // A GET is a stream: capped and ended like event streams, and never open past the idle timeout (a stateless
+    // server sends nothing on it).
+    const releaseStream =
+      ctx.method === "GET"
+        ? takeStreamSlot(deps, caller, ctx.ip, "mcp", () => ctx.res.end(), deps.config.api.timeouts.idleMs)
+        : () => undefined;
+    ctx.respond = false;
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
@@ -255,6 +268,7 @@ export function mcpEndpoint(deps: Deps): Middleware {
     const server = pool.take();
     let released = false;
     ctx.res.on("close", () => {
+      releaseStream();
       if (released) return;
       released = true;
       void transport.close().finally(() => pool.give(server));

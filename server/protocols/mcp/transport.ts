@@ -29,6 +29,7 @@ import {
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
 import { isJsonContentType } from "@modelcontextprotocol/sdk/shared/mediaType.js";
+import { AppError } from "../../errors";
 import {
   DEFAULT_MAX_REQUEST_BODY_SIZE,
   MAX_BATCH_SIZE,
@@ -69,7 +70,11 @@ export class SharedPostTransport implements Transport {
   /** Internal id -> the exchange (POST) waiting for its answer. */
   private readonly pending = new Map<number, Exchange>();
 
-  constructor(private readonly encodeResult: ResultEncoder = () => undefined) {}
+  constructor(
+    private readonly encodeResult: ResultEncoder = () => undefined,
+    /** Admits a batch's items beyond the first (the request itself was counted): throws an AppError to refuse. */
+    private readonly admitBatch: (authInfo: AuthInfo, extraItems: number) => Promise<void> = async () => undefined,
+  ) {}
 
   async start(): Promise<void> {}
 
@@ -140,6 +145,15 @@ export class SharedPostTransport implements Transport {
       messages = (Array.isArray(raw) ? raw : [raw]).map((m) => JSONRPCMessageSchema.parse(m));
     } catch {
       return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
+    }
+    if (messages.length > 1) {
+      try {
+        await this.admitBatch(authInfo, messages.length - 1);
+      } catch (error) {
+        if (!(error instanceof AppError)) throw error;
+        res.setHeader("Retry-After", String(error.headers?.["Retry-After"] ?? 1));
+        return this.refuse(res, error.status, -32000, error.message);
+      }
     }
     // The method test first: isInitializeRequest is a schema parse, slow when it fails (every other call).
     const initializing = messages.some((m) => "method" in m && m.method === "initialize" && isInitializeRequest(m));

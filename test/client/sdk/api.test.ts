@@ -21,6 +21,7 @@ async function callEverything(api: MarketApi) {
     () => api.openApi(),
     () => api.authNonce(ADDRESS),
     () => api.authVerify({ message: "m", signature: "0x" }),
+    () => api.signOut("ses_x"),
     () => api.createApiKey({ label: "x" }),
     () => api.listApiKeys(),
     () => api.revokeApiKey(1),

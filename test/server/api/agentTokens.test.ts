@@ -1,6 +1,6 @@
 /**
  * Hosted agents' tokens over HTTP: acting as the agent's wallet (whoami), refused where delegation is disabled (API
- * keys, the owner's agent routes, webhooks), BAD_TOKEN (garbage, expired, wrong secret, stopped or deleted agent,
+ * keys, listing them included, the owner's agent routes, webhooks), BAD_TOKEN (garbage, expired, wrong secret, stopped or deleted agent,
  * another wallet), NO_JWT_SECRET, and the agent's own window of 300 requests a minute instead of the IP's.
  */
 import { expect } from "chai";
@@ -38,6 +38,7 @@ describe("Hosted agents' tokens", () => {
 
       const refused: [string, string, unknown?][] = [
         ["POST", "/api/v1/api-keys", {}],
+        ["GET", "/api/v1/api-keys"],
         ["DELETE", "/api/v1/api-keys/1"],
         ["GET", AGENTS],
         ["POST", AGENTS, { slug: "child", name: "Child" }],

@@ -6,7 +6,7 @@
  * inline or before, SLUG_TAKEN spending nothing) and the key export (NOT_OWNER_SIGNATURE, NO_KEY, EXPORT_NOT_LOGGED).
  */
 import { expect } from "chai";
-import { ethers } from "hardhat";
+import hre, { ethers } from "hardhat";
 import { getAddress } from "ethers";
 import { withMarket, type Market } from "../../helpers/market";
 import { openEvents } from "../../helpers/sse";
@@ -303,6 +303,57 @@ describe("Hosted agents API", () => {
       { ...NO_FEE, EVENTS_MAX_STREAMS_PER_KEY: "2" },
     ));
 
+  it("limits the agents one owner runs at once (AGENT_MAX_RUNNING_PER_OWNER, AGENT_LIMIT), paused ones included", () =>
+    withMarket(
+      async (m) => {
+        await addLiveHost(m.api, "roomy-host", 10);
+        const key = await m.api.createKey(m.worker.address);
+        const mine = [];
+        for (const slug of ["own-1", "own-2", "own-3"]) mine.push(await createAgent(m.api, key, { slug }));
+        expect((await act(m.api, key, mine[0].id, "start")).status).to.equal(200);
+        expect((await act(m.api, key, mine[1].id, "start")).status).to.equal(200);
+        expect((await act(m.api, key, mine[1].id, "pause")).status).to.equal(200);
+        const refused = await act(m.api, key, mine[2].id, "start");
+        expectError(refused, 409, "AGENT_LIMIT", "at most 2 hosted agents");
+        expect(refused.json.error.details).to.deep.equal({ running: 2, maxRunning: 2 });
+        // Another owner still finds room on the hosts.
+        const otherKey = await m.api.createKey(m.poster.address);
+        const theirs = await createAgent(m.api, otherKey, { slug: "theirs-1" });
+        expect((await act(m.api, otherKey, theirs.id, "start")).status).to.equal(200);
+        // Stopping one of the owner's makes room for the next.
+        expect((await act(m.api, key, mine[0].id, "stop")).status).to.equal(200);
+        const started = await act(m.api, key, mine[2].id, "start");
+        expect(started.status, started.text).to.equal(200);
+      },
+      { ...NO_FEE, AGENT_MAX_RUNNING_PER_OWNER: "2" },
+    ));
+
+  it("refuses a webhook skill whose endpoint is an IPv6 special-purpose address, in any spelling", () =>
+    withMarket(async (m) => {
+      const key = await m.api.createKey(m.worker.address);
+      const agent = await createAgent(m.api, key, { slug: "hooked" });
+      const skills = `${AGENTS}/${agent.id}/skills`;
+      const secrets = { signingSecret: "s".repeat(32) };
+      for (const host of [
+        "[::ffff:7f00:1]",
+        "[::ffff:169.254.169.254]",
+        "[64:ff9b::a9fe:a9fe]",
+        "[2002:a00:1::]",
+        "[::a00:1]",
+      ]) {
+        const res = await m.api.request("POST", skills, {
+          key,
+          body: { skill: "webhook", config: { url: `https://${host}/run`, capabilities: ["x"] }, secrets },
+        });
+        expectError(res, 400, "VALIDATION_ERROR", "is not a public address");
+      }
+      const ok = await m.api.request("POST", skills, {
+        key,
+        body: { skill: "webhook", config: { url: "https://[2606:4700::1111]/run", capabilities: ["x"] }, secrets },
+      });
+      expect(ok.status, ok.text).to.equal(200);
+    }, NO_FEE));
+
   it("runs the state machine: start, pause, resume, restart, stop, delete, with each refusal's code", () =>
     withMarket(async (m) => {
       const key = await m.api.createKey(m.worker.address);
@@ -460,6 +511,29 @@ describe("Hosted agents API", () => {
     ));
 
   describe("the deploy credit", () => {
+    it("credits a paid fee only at the indexer's confirmation depth (INDEXER_CONFIRMATIONS)", () =>
+      withMarket(
+        async (m) => {
+          const key = await m.api.createKey(m.worker.address);
+          const txHash = await payDeployFee(m, m.worker, key);
+          // Mined, but the indexer waits for 2 more blocks: neither a verification nor an inline deploy credits it.
+          const early = await m.api.request("POST", `${DEPLOY_FEE}/verify`, { key, body: { txHash } });
+          expectError(early, 409, "DEPLOY_FEE_NOT_FOUND", "0 of the 2 confirmations");
+          expect(early.json.error.details).to.deep.equal({ confirmations: 0, required: 2 });
+          expectError(
+            await m.api.request("POST", AGENTS, { key, body: { slug: "early", name: "E", deployFeeTxHash: txHash } }),
+            409,
+            "DEPLOY_FEE_NOT_FOUND",
+          );
+          expect(await credits(m, key)).to.equal(0);
+          await hre.network.provider.send("hardhat_mine", ["0x2"]);
+          const verified = await m.api.request("POST", `${DEPLOY_FEE}/verify`, { key, body: { txHash } });
+          expect(verified.status, verified.text).to.equal(200);
+          expect(verified.json.data.credits).to.equal(1);
+        },
+        { INDEXER_CONFIRMATIONS: "2" },
+      ));
+
     it("answers NO_DEPLOY_CREDIT without a credit, and spends one verified inline or before", () =>
       withMarket(async (m) => {
         const key = await m.api.createKey(m.worker.address);
@@ -641,6 +715,62 @@ describe("Hosted agents API", () => {
         });
         expect(ok.json.data.address, ok.text).to.equal(agent.wallet);
         expect(await countKeyExports(m.api.deps.db, agent.id)).to.equal(2);
+      }, NO_FEE));
+
+    it("binds each nonce to its purpose: an export challenge signed by the owner never signs in, nor the reverse", () =>
+      withMarket(async (m) => {
+        const key = await m.api.createKey(m.worker.address);
+        const agent = await createAgent(m.api, key, { slug: "purposed" });
+        const challenge = await m.api.request("POST", `${AGENTS}/${agent.id}/export/challenge`, { key });
+        expect(challenge.status, challenge.text).to.equal(200);
+        const { message, nonce } = challenge.json.data as { message: string; nonce: string };
+        const verify = async (text: string) =>
+          m.api.request("POST", "/api/v1/auth/verify", {
+            body: { message: text, signature: await m.worker.signMessage(text) },
+          });
+        // As issued: the export statement is not the sign-in statement.
+        expectError(await verify(message), 400, "BAD_SIGNATURE", "message.statement");
+        // The same nonce under the sign-in statement, or none: the nonce is the export's.
+        const signInStatement = message.replace(
+          /\n\n[^\n]+\n\nURI:/,
+          "\n\nSign in to the escrow task marketplace.\n\nURI:",
+        );
+        expect(signInStatement).to.contain("Sign in to the escrow task marketplace.");
+        expectError(await verify(signInStatement), 400, "NONCE_INVALID", `key-export:${agent.id}`);
+        const noStatement = message.replace(/\n\n[^\n]+\n\nURI:/, "\n\n\nURI:");
+        expectError(await verify(noStatement), 400, "NONCE_INVALID", "not sign-in");
+        // The export still works with its nonce (nothing was spent), and a sign-in nonce opens no export.
+        const signIn = (await m.api.request("POST", "/api/v1/auth/nonce", { body: { address: m.worker.address } })).json
+          .data;
+        const context = signInContext(m.api.deps);
+        const now = m.api.clock.wallNow();
+        const forged = buildSiweMessage({
+          domain: context.domain,
+          address: getAddress(m.worker.address),
+          statement: exportStatement(agent),
+          uri: context.uri,
+          version: "1",
+          chainId: context.chainId,
+          nonce: signIn.nonce,
+          issuedAt: new Date(now * 1000).toISOString(),
+          expirationTime: new Date((now + 300) * 1000).toISOString(),
+        });
+        const exportPath = `${AGENTS}/${agent.id}/export`;
+        expectError(
+          await m.api.request("POST", exportPath, {
+            key,
+            body: { message: forged, signature: await m.worker.signMessage(forged) },
+          }),
+          400,
+          "NONCE_INVALID",
+          "issued for sign-in",
+        );
+        const exported = await m.api.request("POST", exportPath, {
+          key,
+          body: { message, signature: await m.worker.signMessage(message) },
+        });
+        expect(exported.status, exported.text).to.equal(200);
+        expect(nonce).to.be.a("string");
       }, NO_FEE));
 
     it("answers EXPORT_NOT_LOGGED when the record cannot be written (the nonce stays usable), NO_KEY once deleted", () =>

@@ -9,7 +9,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { withMarket, type Market } from "../../helpers/market";
-import { startPush, stopPush } from "../../../server/domain/events";
+import { WebhookDispatcher, startPush, stopPush } from "../../../server/domain/events";
 import { createPush } from "../../../server/domain/events";
 
 interface Received {
@@ -242,6 +242,123 @@ describe("/api/v1/webhooks", function () {
       { ...ALLOW, WEBHOOK_RETRY_BASE_MS: "1000", WEBHOOK_MAX_ATTEMPTS: "5" },
     ));
 
+  it("gives each attempt a hard deadline: a trickling endpoint never delays another webhook's deliveries", () =>
+    withMarket(
+      async (m) => {
+        // One endpoint answers a header byte every 200 ms and never finishes: the socket is never idle.
+        const trickled: { closed: boolean }[] = [];
+        const slow = http.createServer((req, res) => {
+          const attempt = { closed: false };
+          trickled.push(attempt);
+          req.resume();
+          const socket = req.socket;
+          socket.write("HTTP/1.1 200 OK\r\n");
+          const timer = setInterval(() => socket.write("X-Slow: a\r\n"), 200);
+          socket.on("close", () => {
+            clearInterval(timer);
+            attempt.closed = true;
+          });
+          void res;
+        });
+        await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+        const slowUrl = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`;
+        const fast = await receiver();
+        try {
+          const slowHook = await register(m, slowUrl);
+          await register(m, fast.url);
+          await m.list();
+          await fast.waitForCalls(1);
+          // The slow webhook's first attempt is under way; later events still reach the other webhook.
+          await m.list();
+          await m.list();
+          const calls = await fast.waitForCalls(3, 8_000);
+          expect(new Set(calls.map((c) => c.headers["x-market-event-id"])).size).to.equal(3);
+          // The trickling attempt was cut at its deadline (the client closed it) and recorded as a failure.
+          const until = Date.now() + 10_000;
+          let list = await deliveries(m, slowHook.id);
+          while (!list.some((d: { attempts: number }) => d.attempts >= 1) && Date.now() < until) {
+            await new Promise((r) => setTimeout(r, 50));
+            list = await deliveries(m, slowHook.id);
+          }
+          const tried = list.find((d: { attempts: number }) => d.attempts >= 1);
+          expect(tried, JSON.stringify(list)).to.not.equal(undefined);
+          expect(tried.lastError).to.match(/no answer within 1000 ms/);
+          expect(trickled[0].closed).to.equal(true);
+        } finally {
+          slow.closeAllConnections();
+          await new Promise<void>((r) => slow.close(() => r()));
+          await fast.close();
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
+    ));
+
+  it("never sends one delivery twice at once from two processes: the claim outlives the attempt's deadline", () =>
+    withMarket(
+      async (m) => {
+        // An endpoint that trickles a header byte every 200 ms and never answers, counting its connections.
+        let connections = 0;
+        const slow = http.createServer((req) => {
+          connections++;
+          req.resume();
+          const socket = req.socket;
+          socket.write("HTTP/1.1 200 OK\r\n");
+          const timer = setInterval(() => socket.write("X-Slow: a\r\n"), 200);
+          socket.on("close", () => clearInterval(timer));
+        });
+        await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
+        // A second process's dispatcher over the same database.
+        const second = new WebhookDispatcher(m.api.deps, m.api.deps.events!);
+        second.start();
+        try {
+          const hook = await register(m, `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
+          await m.list();
+          // Longer than the attempt's deadline plus the old 5 s lease: one attempt, cut at its deadline, no other.
+          await new Promise((r) => setTimeout(r, 7_000));
+          expect(connections).to.equal(1);
+          const [delivery] = await deliveries(m, hook.id);
+          expect(delivery).to.include({ status: "pending", attempts: 1 });
+          expect(delivery.lastError).to.match(/no answer within 1000 ms/);
+        } finally {
+          await second.stop();
+          slow.closeAllConnections();
+          await new Promise<void>((r) => slow.close(() => r()));
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
+    ));
+
+  it("does not read a 2xx answer's endless body: the connection closes once the status is known", () =>
+    withMarket(
+      async (m) => {
+        let closed = false;
+        const endless = http.createServer((req, res) => {
+          req.resume();
+          res.writeHead(200, { "content-type": "text/plain" });
+          const timer = setInterval(() => res.write("x".repeat(16_384)), 10);
+          res.on("close", () => {
+            clearInterval(timer);
+            closed = true;
+          });
+        });
+        await new Promise<void>((resolve) => endless.listen(0, "127.0.0.1", resolve));
+        const url = `http://127.0.0.1:${(endless.address() as AddressInfo).port}/hook`;
+        try {
+          const hook = await register(m, url);
+          await m.list();
+          const [delivered] = await waitForDelivery(m, hook.id, "delivered");
+          expect(delivered).to.include({ attempts: 1, lastStatusCode: 200 });
+          const until = Date.now() + 5_000;
+          while (!closed && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+          expect(closed).to.equal(true);
+        } finally {
+          endless.closeAllConnections();
+          await new Promise<void>((r) => endless.close(() => r()));
+        }
+      },
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "60000" },
+    ));
+
   it("refuses non-public addresses and names the field of every validation error", () =>
     withMarket(async (m) => {
       for (const url of [
@@ -257,6 +374,27 @@ describe("/api/v1/webhooks", function () {
         "http://[fd00::1]/hook",
         "http://[::ffff:127.0.0.1]/hook",
         "http://0.0.0.0/hook",
+        // IPv6 special-purpose ranges, in every spelling: IPv4-mapped (hex and dotted), IPv4-compatible, NAT64,
+        // local-use NAT64, 6to4, discard-only, IETF protocol assignments (Teredo), documentation, site-local.
+        "http://[::ffff:7f00:1]/hook",
+        "http://[0:0:0:0:0:ffff:a00:1]/hook",
+        "http://[::ffff:8.8.8.8]/hook",
+        "http://[::127.0.0.1]/hook",
+        "http://[::7f00:1]/hook",
+        "http://[::]/hook",
+        "http://[64:ff9b::7f00:1]/hook",
+        "http://[64:ff9b::a9fe:a9fe]/hook",
+        "http://[64:ff9b:1::1]/hook",
+        "http://[2002:7f00:1::1]/hook",
+        "http://[2002:a9fe:a9fe::]/hook",
+        "http://[100::1]/hook",
+        "http://[2001::1]/hook",
+        "http://[2001:1ff:ffff::1]/hook",
+        "http://[2001:db8::1]/hook",
+        "http://[3fff::1]/hook",
+        "http://[fec0::1]/hook",
+        "http://[ff02::1]/hook",
+        "http://192.88.99.1/hook",
       ]) {
         const res = await m.post(WEBHOOKS, m.posterKey, { url });
         expect(res.status, url).to.equal(400);

@@ -637,6 +637,33 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
       }));
   });
 
+  describe("POST /api/v1/auth/signout", () => {
+    it("ends the session at once (its next request is 401) and leaves the wallet's keys working", () =>
+      withApi(async (api) => {
+        const wallet = Wallet.createRandom();
+        const session = await signIn(api, wallet);
+        const made = await createKey(api, session);
+        expect(made.status, made.text).to.equal(201);
+        const other = await signIn(api, wallet);
+        const out = await api.request("POST", "/api/v1/auth/signout", bearer(session));
+        expect(out.status, out.text).to.equal(200);
+        expect(out.json.data).to.deep.equal({ signedOut: true });
+        expectError(await createKey(api, session), 401, "UNAUTHORIZED", /session/);
+        expectError(await api.request("POST", "/api/v1/auth/signout", bearer(session)), 401, "UNAUTHORIZED");
+        // Only that session: the wallet's other session and its key still work.
+        expect((await createKey(api, other)).status).to.equal(201);
+        expect((await api.request("GET", "/api/v1/api-keys/whoami", bearer(made.json.data.key))).status).to.equal(200);
+        // A key is not a session: revoking is how a key ends.
+        expectError(
+          await api.request("POST", "/api/v1/auth/signout", bearer(made.json.data.key)),
+          400,
+          "VALIDATION_ERROR",
+          /DELETE \/api\/v1\/api-keys/,
+        );
+        expectError(await api.request("POST", "/api/v1/auth/signout"), 401, "UNAUTHORIZED");
+      }));
+  });
+
   describe("OpenAPI", () => {
     it("describes the accounts routes, DELETE included, in a valid document", () =>
       withApi(async (api) => {

@@ -150,8 +150,9 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       const unknown = await rpc(m, call("tasks/explode", {}, "abc"));
       expect(unknown.json).to.deep.include({ id: "abc" });
       expect(unknown.json.error.code).to.equal(-32601);
-      expect((await rpc(m, call("tasks/get", { id: "not-a-hash" }))).json.error.code).to.equal(-32602);
-      expect((await rpc(m, call("GetTask", { id: "0x1234" }))).json.error.code).to.equal(-32602);
+      // A task id is an opaque string: one that names no task is not found, whatever its form.
+      expect((await rpc(m, call("tasks/get", { id: "not-a-hash" }))).json.error.code).to.equal(-32001);
+      expect((await rpc(m, call("GetTask", { id: "0x1234" }))).json.error.code).to.equal(-32001);
       expect((await rpc(m, call("tasks/list", { pageSize: 1000 }))).json.error.code).to.equal(-32602);
       const missing = ethers.hexlify(ethers.randomBytes(32));
       expect((await rpc(m, call("tasks/get", { id: missing }))).json.error.code).to.equal(-32001);
@@ -171,6 +172,70 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       expect((await rpc(m, call("SendStreamingMessage", { message: {} }))).json.error.code).to.equal(-32004);
       const wrongMethod = await fetch(`${m.api.url}${A2A}`);
       expect(wrongMethod.status).to.equal(405);
+    }));
+
+  it("answers -32601 for Object prototype names and -32602 for malformed params, naming the field", () =>
+    withMarket(async (m) => {
+      for (const method of ["toString", "constructor", "__proto__", "hasOwnProperty", "valueOf"]) {
+        const res = await rpc(m, call(method, {}));
+        expect(res.json.error.code, method).to.equal(-32601);
+      }
+      const invalid: [string, unknown, string][] = [
+        ["tasks/pushNotificationConfig/set", {}, "params.taskId"],
+        ["SendMessage", { message: null }, "params.message"],
+        ["SendMessage", { message: { parts: "x" } }, "params.message"],
+        ["SendMessage", { message: { messageId: "m", role: "ROLE_USER", parts: "x" } }, "params.message.parts"],
+        ["SendMessage", { message: { parts: [{ text: "hi" }] } }, "params.message.messageId"],
+        ["SendMessage", { message: { messageId: "m", parts: [{ text: "hi" }] } }, "params.message.role"],
+        ["message/send", { message: { parts: "invalid" } }, "params.message"],
+        ["message/send", {}, "params.message"],
+        ["tasks/cancel", {}, "params.id"],
+        ["CancelTask", {}, "params.id"],
+        ["tasks/get", {}, "params.id"],
+        ["ListTasks", { status: "INVALID_STATUS" }, "params.status"],
+        ["ListTasks", { historyLength: -1 }, "params.historyLength"],
+        ["ListTasks", { statusTimestampAfter: "-1" }, "params.statusTimestampAfter"],
+        ["tasks/list", { status: "BOGUS" }, "params.status"],
+      ];
+      for (const [method, params, field] of invalid) {
+        const res = await rpc(m, call(method, params));
+        expect(res.json.error?.code, `${method} ${JSON.stringify(params)}: ${res.text}`).to.equal(-32602);
+        expect(res.json.error.message).to.include(field);
+        expect(res.json.error.message).to.not.match(/internal/i);
+      }
+    }));
+
+  it("answers -32001 for CancelTask and GetTask of an id that names no task; lists with the SDK's unset status", () =>
+    withMarket(async (m) => {
+      const { taskHash } = await m.list();
+      const missing = ethers.hexlify(ethers.randomBytes(32));
+      for (const [method, id] of [
+        ["CancelTask", missing],
+        ["tasks/cancel", missing],
+        ["CancelTask", "nonexistent-task-id"],
+        ["GetTask", "nonexistent-task-id"],
+        ["tasks/get", "nonexistent-task-id"],
+      ]) {
+        const res = await rpc(m, call(method, { id }));
+        expect(res.json.error?.code, `${method} ${id}: ${res.text}`).to.equal(-32001);
+      }
+      // A listed task still cannot be cancelled here.
+      expect((await rpc(m, call("CancelTask", { id: taskHash }))).json.error.code).to.equal(-32002);
+      // The official client's listTasks with only a page size sends status "UNRECOGNIZED": the open tasks.
+      const client = await new ClientFactory().createFromUrl(m.api.url);
+      const listed = await client.listTasks({ pageSize: 5 } as Parameters<typeof client.listTasks>[0]);
+      expect(listed.tasks.map((t) => t.id)).to.deep.equal([taskHash]);
+      const raw = await rpc(m, call("ListTasks", { pageSize: 5, status: "UNRECOGNIZED" }));
+      expect(raw.json.result.tasks.map((t: { id: string }) => t.id)).to.deep.equal([taskHash]);
+      const valid = await rpc(
+        m,
+        call("ListTasks", {
+          status: "TASK_STATE_SUBMITTED",
+          historyLength: 0,
+          statusTimestampAfter: "2020-01-01T00:00:00Z",
+        }),
+      );
+      expect(valid.json.result, valid.text).to.not.equal(undefined);
     }));
 
   it("answers batches in order, and nothing to notifications", () =>

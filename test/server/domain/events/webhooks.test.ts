@@ -13,7 +13,7 @@ import { AppError } from "../../../../server/errors";
 
 describe("webhooks: addresses, back-off, signature", () => {
   it("tells public addresses from loopback, private, shared, link-local, multicast and reserved ones", () => {
-    for (const ip of ["93.184.216.34", "8.8.8.8", "1.1.1.1", "2606:4700::1111", "::ffff:8.8.8.8"]) {
+    for (const ip of ["93.184.216.34", "8.8.8.8", "1.1.1.1", "2606:4700::1111", "2001:4860:4860::8888"]) {
       expect(isPublicAddress(ip), ip).to.equal(true);
     }
     for (const ip of [
@@ -36,6 +36,11 @@ describe("webhooks: addresses, back-off, signature", () => {
       "ff02::1",
       "::ffff:127.0.0.1",
       "::ffff:10.0.0.1",
+      "::ffff:8.8.8.8",
+      "::ffff:a00:1",
+      "64:ff9b::808:808",
+      "2002:808:808::1",
+      "2001:0:4136:e378::1",
       "not an ip",
     ]) {
       expect(isPublicAddress(ip), ip).to.equal(false);
