@@ -9,6 +9,13 @@ export default defineConfig({
   root: here,
   base: "/",
   plugins: [react()],
+  // The SDK's file journal is Node-only and unused by the page: its Node built-ins resolve to a stub that throws.
+  resolve: {
+    alias: {
+      "node:fs/promises": fileURLToPath(new URL("./src/shims/nodeBuiltins.ts", import.meta.url)),
+      "node:path": fileURLToPath(new URL("./src/shims/nodeBuiltins.ts", import.meta.url)),
+    },
+  },
   build: {
     outDir: fileURLToPath(new URL("./dist", import.meta.url)),
     emptyOutDir: true,
