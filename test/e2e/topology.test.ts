@@ -6,7 +6,8 @@
  * event stream open on each), then the faults: `kill -9` of the writing indexer (the second takes over) and of one API
  * process (its stream resumes on the other with Last-Event-ID). Afterwards every funded task is indexed exactly once,
  * the escrow's logs are stored once each, the resumed stream holds every event the surviving stream holds, in order,
- * and a rate limit held across both processes (Redis counters). The figures (requests, answers by code, time to take
+ * a webhook received every event once (the dispatchers of both processes share one queue), and a rate limit held
+ * across both processes (Redis counters). The figures (requests, answers by code, time to take
  * over, cross-process event latency with Redis wake-ups and a one-minute poll) are printed and kept in
  * docs/operations.md, "Topology under faults".
  *
@@ -120,6 +121,7 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
     const db = createDb({ databaseUrl: process.env.DATABASE_URL, pgSchema: schema });
     const live = new Set<ChildProcess>();
     const streams: SseStream[] = [];
+    const servers: http.Server[] = [];
     try {
       await migrateLatest(db);
       const { key: posterKey, keyHash, prefix } = newApiKey();
@@ -153,6 +155,8 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
         RATE_FAILED_AUTH_PER_WINDOW: String(FAILED_AUTH_BUDGET),
         // The limit is checked from an address of its own (X-Forwarded-For), so it does not stop the load's posting.
         TRUST_PROXY: "true",
+        WEBHOOK_ALLOW_PRIVATE: "true",
+        WEBHOOK_RETRY_BASE_MS: "200",
       };
       const ports = [await freePort(), await freePort()];
       const apis = ports.map((port, i) =>
@@ -183,6 +187,24 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
       );
       const writer = indexers.find((x) => x.lines.some((l) => l.includes('"msg":"indexer started"')))!;
       const standby = indexers.find((x) => x !== writer)!;
+
+      // A webhook receiver (always 200), registered through the first API process: each request's event id.
+      const received: string[] = [];
+      const receiver = http.createServer((req, res) => {
+        received.push(String(req.headers["x-market-event-id"]));
+        req.resume();
+        res.end();
+      });
+      servers.push(receiver);
+      await new Promise<void>((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+      const receiverPort = (receiver.address() as { port: number }).port;
+      const hook = await request(
+        `${urls[0]}/api/v1/webhooks`,
+        "POST",
+        { "content-type": "application/json", "x-api-key": posterKey },
+        JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hook` }),
+      );
+      expect(hook.status, hook.body).to.equal(201);
 
       const answers = new Map<string, number>();
       const count = (outcome: Outcome) => {
@@ -320,7 +342,17 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
       expect([...ids(lost.events), ...ids(resumed.events)]).to.deep.equal(expected);
       expect(new Set(expected).size).to.equal(expected.length);
 
+      // Webhooks: every event reached the receiver, none twice (the dispatchers of both processes share the queue).
+      await waitFor(
+        () => `the webhook to receive ${expected.length} events (has ${new Set(received).size})`,
+        30_000,
+        () => expected.every((id) => received.includes(id)),
+      );
+      const twice = received.filter((id, i) => received.indexOf(id) !== i);
+      expect(twice, "events delivered more than once").to.deep.equal([]);
+
       const figures = {
+        webhookDeliveries: received.length,
         requests: [...answers.values()].reduce((a, b) => a + b, 0),
         answersByCode: Object.fromEntries([...answers].sort()),
         tasks: taskIds.length,
@@ -332,6 +364,7 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
       console.log(`    topology figures: ${JSON.stringify(figures)}`);
     } finally {
       for (const stream of streams) stream.close();
+      for (const server of servers) server.close();
       for (const child of live) child.kill("SIGKILL");
       await db.raw("drop schema if exists ?? cascade", [schema]);
       await db.destroy();
