@@ -1,13 +1,13 @@
 /**
  * The production topology (docs/operations.md, "Topology") as real processes on PostgreSQL and Redis: two API
  * processes (`server/main.ts` with RUN_INDEXER=false, RUN_AGENT_HOST=false, the first one holding the verifier key),
- * two standalone indexers (`server/indexer/main.ts`: one writes, one waits for the lock) against a Hardhat chain served
- * over HTTP. Load on both API processes (tasks funded on the chain and listed through either process, reads, a poster's
- * event stream open on each), then the faults: `kill -9` of the writing indexer (the second takes over) and of one API
- * process (its stream resumes on the other with Last-Event-ID). Afterwards every funded task is indexed exactly once,
+ * two standalone indexers (`server/indexer/main.ts`: one writes, one waits for the lock) and two agent hosts
+ * (`server/hosting/main.ts`, sharing hosted agents through leases) against a Hardhat chain served over HTTP. Load on both API processes (tasks funded on the chain and listed through either process, reads, a poster's
+ * event stream open on each), then the faults: `kill -9` of the writing indexer (the second takes over), of an agent host
+ * running agents (the other takes them within the lease) and of one API process (its stream resumes on the other with Last-Event-ID). Afterwards every funded task is indexed exactly once,
  * the escrow's logs are stored once each, the resumed stream holds every event the surviving stream holds, in order,
  * a webhook received every event once (the dispatchers of both processes share one queue), and a rate limit held
- * across both processes (Redis counters). The figures (requests, answers by code, time to take
+ * across both processes (Redis counters). The figures (requests, answers by code, times to take
  * over, cross-process event latency with Redis wake-ups and a one-minute poll) are printed and kept in
  * docs/operations.md, "Topology under faults".
  *
@@ -30,6 +30,9 @@ import { verifierPrivateKey } from "../helpers/keys";
 import { createDb } from "../../server/db/knex";
 import { migrateLatest } from "../../server/db/migrations";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
+import { insertHostedAgent } from "../helpers/hostedAgentRows";
+import { loadConfig } from "../../server/config";
+import { Wallet } from "ethers";
 import { getCheckpoint } from "../../server/db/repositories/checkpoints";
 import { newApiKey } from "../../server/domain/credentials";
 import { CHECKPOINT_NAME } from "../../server/indexer/sync";
@@ -39,6 +42,9 @@ const ROOT = path.join(__dirname, "..", "..");
 const ROUND = 8;
 /** Posting requests with a bad key allowed per window, across all API processes together. */
 const FAILED_AUTH_BUDGET = 6;
+/** Hosted agents, and the agent hosts' lease: a dead host's agents move to the other within it. */
+const AGENTS = 4;
+const LEASE_MS = 3000;
 
 interface Outcome {
   status?: number;
@@ -101,7 +107,7 @@ async function waitFor(what: () => string, timeoutMs: number, condition: () => P
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? NaN;
 
-describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kill -9", () => {
+describe("production topology: two APIs, two indexers, two agent hosts, PostgreSQL and Redis, kill -9", () => {
   before(function () {
     if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
       console.log("    (skipped: the topology test needs DATABASE_URL and REDIS_URL, as CI's PostgreSQL pass sets)");
@@ -109,7 +115,7 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
     }
   });
 
-  it("indexes every task once, resumes streams, hands the indexer over and holds limits across processes", async function () {
+  it("indexes every task once, resumes streams and webhooks, hands over the indexer and the agents, holds limits", async function () {
     this.timeout(240_000);
     const fx = await loadFixture(deployEscrowFixture);
     const chain = await serveChain();
@@ -172,6 +178,37 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
         ),
       );
       const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+      // Two agent hosts, each with room for every agent, speaking to the API process that stays up.
+      const kek = loadConfig({ NETWORK: "hardhat" }).hostedAgents.keyEncryptionKey;
+      const agentIds: string[] = [];
+      for (let i = 0; i < AGENTS; i++) {
+        const wallet = Wallet.createRandom();
+        const agent = await insertHostedAgent(db, kek, {
+          privateKey: wallet.privateKey,
+          wallet: wallet.address,
+          skills: [{ skill: "summary" }],
+          createdAt: 100 + i,
+        });
+        agentIds.push(agent.id);
+      }
+      const hostEnv = (id: string) =>
+        env({
+          API_URL: urls[1],
+          AGENT_HOST_ID: id,
+          AGENT_HOST_CAPACITY: String(AGENTS),
+          AGENT_LEASE_MS: String(LEASE_MS),
+        });
+      const hosts = ["host-a", "host-b"].map((id) => ({
+        id,
+        ...start(id, "server/hosting/main.ts", hostEnv(id), live),
+      }));
+      const leases = async (): Promise<Map<string, string | null>> => {
+        const now = Date.now();
+        const leased = await db("hosted_agents").select("id", "lease_host", "lease_until_ms");
+        return new Map(
+          leased.map((r) => [r.id, r.lease_host && Number(r.lease_until_ms) > now ? (r.lease_host as string) : null]),
+        );
+      };
       for (const [i, url] of urls.entries()) {
         await waitFor(
           () => `api${i} to be ready:\n${apis[i].lines.slice(-10).join("\n")}`,
@@ -289,6 +326,28 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
 
       await round(urls, "after-indexer");
 
+      // Every hosted agent on exactly one host (a lease names one); kill -9 of the host running any: they move.
+      await waitFor(
+        () => "every agent leased by a host",
+        60_000,
+        async () => [...(await leases()).values()].every((h) => h !== null),
+      );
+      const leasedBefore = await leases();
+      const victim = hosts.find((h) => [...leasedBefore.values()].includes(h.id))!;
+      const other = hosts.find((h) => h !== victim)!;
+      victim.child.kill("SIGKILL");
+      const hostKilledAt = Date.now();
+      expect(await victim.exited).to.equal("SIGKILL");
+      await waitFor(
+        () => `${other.id} to take over ${victim.id}'s agents:\n${other.lines.slice(-10).join("\n")}`,
+        4 * LEASE_MS,
+        async () => [...(await leases()).values()].every((h) => h === other.id),
+      );
+      const agentTakeoverMs = Date.now() - hostKilledAt;
+      // Within one lease of the victim's last renewal, plus the survivor's tick (a third of a lease) and a margin.
+      expect(agentTakeoverMs).to.be.at.most(LEASE_MS + LEASE_MS / 3 + 1000);
+      expect([...(await leases()).keys()].sort()).to.deep.equal([...agentIds].sort());
+
       // kill -9 of the first API process: its stream breaks; the client resumes on the other with Last-Event-ID.
       const [lost, survivor] = streams;
       const lastSeen = lost.events.at(-1)!.id;
@@ -359,6 +418,7 @@ describe("production topology: two APIs, two indexers, PostgreSQL and Redis, kil
         escrowLogs: logs.length,
         streamEvents: expected.length,
         indexerTakeoverMs: takeoverMs,
+        agentTakeoverMs,
         crossProcessEventMs: { median: median(latencies), max: Math.max(...latencies), samples: latencies.length },
       };
       console.log(`    topology figures: ${JSON.stringify(figures)}`);
