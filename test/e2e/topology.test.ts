@@ -2,14 +2,16 @@
  * The production topology (docs/operations.md, "Topology") as real processes on PostgreSQL and Redis: two API
  * processes (`server/main.ts` with RUN_INDEXER=false, RUN_AGENT_HOST=false, the first one holding the verifier key),
  * two standalone indexers (`server/indexer/main.ts`: one writes, one waits for the lock) and two agent hosts
- * (`server/hosting/main.ts`, sharing hosted agents through leases) against a Hardhat chain served over HTTP. Load on both API processes (tasks funded on the chain and listed through either process, reads, a poster's
- * event stream open on each), then the faults: `kill -9` of the writing indexer (the second takes over), of an agent host
- * running agents (the other takes them within the lease) and of one API process (its stream resumes on the other with Last-Event-ID). Afterwards every funded task is indexed exactly once,
- * the escrow's logs are stored once each, the resumed stream holds every event the surviving stream holds, in order,
- * a webhook received every event once (the dispatchers of both processes share one queue), and a rate limit held
- * across both processes (Redis counters). The figures (requests, answers by code, times to take
- * over, cross-process event latency with Redis wake-ups and a one-minute poll) are printed and kept in
- * docs/operations.md, "Topology under faults".
+ * (`server/hosting/main.ts`, sharing hosted agents through leases) against a Hardhat chain served over HTTP. Load on
+ * both API processes (tasks funded on the chain and listed through either process, reads, a poster's event stream
+ * open on each, a webhook), then the faults: `kill -9` of the writing indexer (the second takes over), of an agent
+ * host running agents (the other takes them within the lease) and of one API process (its stream resumes on the
+ * other with Last-Event-ID). Afterwards every funded task is indexed exactly once, the escrow's logs are stored once
+ * each, the resumed stream holds every event the surviving stream holds, in order, the webhook received every event
+ * once (the dispatchers of both processes share one queue), every hosted agent is leased by one host, and a rate
+ * limit held across both processes (Redis counters). The figures (requests, answers by code, times to take over,
+ * cross-process event latency with Redis wake-ups and a one-minute poll) are printed and kept in docs/operations.md,
+ * "The topology under faults".
  *
  * Skipped unless DATABASE_URL and REDIS_URL are set (CI's PostgreSQL/Redis pass runs it).
  */
