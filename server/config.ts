@@ -6,8 +6,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import { z } from "zod";
-
-const ROOT = path.resolve(__dirname, "..");
+import { PROJECT_ROOT as ROOT } from "./projectRoot";
 
 const intFrom = (fallback: number, min = 0) =>
   z
