@@ -113,6 +113,9 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
       for (const child of children) child.kill("SIGKILL");
       await chain.close();
       fs.rmSync(out, { recursive: true, force: true });
+      // .test-build/ itself too, unless another run's build is still in it.
+      if (fs.readdirSync(path.dirname(out)).length === 0)
+        fs.rmSync(path.dirname(out), { recursive: true, force: true });
       fs.rmSync(temp, { recursive: true, force: true });
     }
   });
