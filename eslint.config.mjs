@@ -35,6 +35,8 @@ export default tseslint.config(
       "coverage/**",
       "dist/**",
       ".devnet/**",
+      ".stack/**",
+      ".test-build/**",
       "client/web/dist/**",
       "web/dist/**",
       "client/sdk/dist/**",

@@ -6,8 +6,7 @@ import { createHash } from "node:crypto";
 import { hostname } from "node:os";
 import path from "node:path";
 import { z } from "zod";
-
-const ROOT = path.resolve(__dirname, "..");
+import { PROJECT_ROOT as ROOT } from "./projectRoot";
 
 const intFrom = (fallback: number, min = 0) =>
   z
@@ -45,6 +44,8 @@ const envSchema = z.object({
   INDEXER_POLL_MS: intFrom(-1, -1),
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
+  /** Run the indexer inside the API process (`npm start`); false where a standalone indexer runs beside it. */
+  RUN_INDEXER: z.enum(["true", "false"]).default("true"),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
   /** One `info` line per HTTP request (the devnet turns it off: its terminal is for people). */
   LOG_REQUESTS: z.enum(["on", "off"]).default("on"),
@@ -296,6 +297,8 @@ export interface Config {
   sqliteDriver: "better-sqlite3" | "sqlite3";
   deploymentsDir: string;
   indexer: IndexerConfig;
+  /** Whether an API process runs an indexer of its own (RUN_INDEXER). */
+  runIndexer: boolean;
   api: ApiConfig;
   marketplace: MarketplaceConfig;
   push: PushConfig;
@@ -329,6 +332,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     sqliteFile: path.join(e.DATA_DIR, `${e.NETWORK}.sqlite`),
     sqliteDriver: e.SQLITE_DRIVER,
     deploymentsDir: e.DEPLOYMENTS_DIR,
+    runIndexer: e.RUN_INDEXER === "true",
     indexer: {
       confirmations: e.INDEXER_CONFIRMATIONS >= 0 ? e.INDEXER_CONFIRMATIONS : local ? 0 : 3,
       pollIntervalMs: e.INDEXER_POLL_MS >= 0 ? e.INDEXER_POLL_MS : local ? 100 : 2000,

@@ -32,7 +32,7 @@ export interface StartOptions {
   logger?: Logger;
   /** An ethers provider to use instead of RPC_URL (the devnet passes its in-process chain). */
   provider?: Provider;
-  /** Run the indexer in this process (default true). */
+  /** Run the indexer in this process (default: RUN_INDEXER, true). */
   runIndexer?: boolean;
 }
 
@@ -110,7 +110,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const deps = await buildDeps(config, logger, db, options.provider);
 
   let indexer: Indexer | undefined;
-  if ((options.runIndexer ?? true) && deps.chain) {
+  if ((options.runIndexer ?? config.runIndexer) && deps.chain) {
     const { book, provider } = deps.chain;
     indexer = createIndexer(config, db, logger, {
       chain: providerChainReader(provider),

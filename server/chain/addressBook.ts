@@ -1,6 +1,7 @@
 /** The address book `deployments/<network>.json` that deploy writes and the server and SDK read. */
 import fs from "node:fs";
 import path from "node:path";
+import { PROJECT_ROOT } from "../projectRoot";
 
 export interface AddressBook {
   chainId: number;
@@ -15,7 +16,7 @@ export interface AddressBook {
   startBlock: number;
 }
 
-export const DEFAULT_DEPLOYMENTS_DIR = path.join(__dirname, "..", "..", "deployments");
+export const DEFAULT_DEPLOYMENTS_DIR = path.join(PROJECT_ROOT, "deployments");
 
 export function addressBookPath(network: string, dir = DEFAULT_DEPLOYMENTS_DIR): string {
   return path.join(dir, `${network}.json`);

@@ -93,7 +93,7 @@ describe("docs/operations.md: the environment variables table", () => {
   });
 
   it("gives each variable a default, what it does, who reads it and whether it is secret", () => {
-    const processes = new Set(["api", "indexer", "host", "db", "deploy", "upgrade", "hardhat", "devnet"]);
+    const processes = new Set(["api", "indexer", "host", "db", "deploy", "upgrade", "hardhat", "devnet", "stack"]);
     for (const [name, cells] of documentedVariables()) {
       expect(cells, name).to.have.length(5);
       const [, fallback, what, readBy, secret] = cells;
