@@ -464,8 +464,12 @@ describe("hosted agent skills", () => {
 
     it("abandons the call when the agent stops (signal)", async () => {
       const stop = new AbortController();
-      setTimeout(() => stop.abort(), 100);
-      const error = await rejection(call("/hang", { timeoutMs: 60_000 }, { signal: stop.signal }));
+      const abandoned = rejection(call("/hang", { timeoutMs: 60_000 }, { signal: stop.signal }));
+      // The agent stops once the endpoint has the request, while the call waits for its answer.
+      const until = Date.now() + 10_000;
+      while (seen.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+      stop.abort();
+      const error = await abandoned;
       expect(error.message).to.equal("the agent is stopping: the webhook call was abandoned");
       expect(seen.map((s) => s.path)).to.deep.equal(["/hang"]);
       const stopped = new AbortController();
