@@ -76,7 +76,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         uint40 createdAt;
         uint40 deadline;
         ITaskEscrow.Status status;
-        uint8 submissionAttempts; // low 6 bits: the count; bit 7: MARKETPLACE_JUDGED, bit 6: DEFAULT_LABELS (issue 9)
+        uint8 submissionAttempts; // low 6 bits: the count; bit 7: MARKETPLACE_JUDGED, bit 6: DEFAULT_LABELS
         // slot 1: written at creation; amounts above 2^96 - 1 revert AmountTooLarge
         address token;
         uint96 amount;
@@ -92,7 +92,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         bytes32 evidenceHash;
         // slot 5: written only when a task names its verifier or is an open-submission task
         address verifierAgent;
-        uint32 openSubmissionCount; // open-submission tasks: commitments (before issue 9: plain submissions)
+        uint32 openSubmissionCount; // open-submission tasks: commitments (pre-commit-reveal tasks: plain submissions)
         // slot 6+: category and location zone as one length-prefixed byte string (one slot when both are short); empty
         // when the task carries DEFAULT_LABELS
         bytes labels;
@@ -111,7 +111,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         address earliestRevealer; // the first address whose commitment was revealed: paid when the poster stays silent
         uint32 commitCount; // commitments made, each with a bond (openSubmissionCount also counts them)
         uint32 revealCount; // commitments revealed, their bonds returned
-        // Appended by issue 26 (a second slot and a third).
+        // Appended after the fields above, which keep their places (a second slot and a third).
         address chosen; // the poster's pick among two or more revealed submissions, paid once uncontested
         uint40 chosenAt;
         address challenger; // the submitter side of a dispute: credited half by a split when the judge stays silent
@@ -144,9 +144,9 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         mapping(address token => bool allowed) allowedTokens;
         mapping(address token => uint256 amount) minRatedAmount;
         mapping(uint256 taskId => Task) tasks;
-        // open-submission evidence: revealed submissions (before issue 9: plain submissions)
+        // open-submission evidence: revealed submissions (pre-commit-reveal tasks: plain submissions)
         mapping(uint256 taskId => mapping(address submitter => bytes32 evidenceHash)) openSubmissions;
-        // Appended by issue 9 (the slots above keep their places).
+        // Appended after the slots above, which keep their places.
         // Surplus bookkeeping: every task below `reconciledBelow` is settled or counted in `pendingHeld`.
         uint48 reconciledBelow;
         mapping(address token => uint256 amount) pendingHeld;
@@ -155,7 +155,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         mapping(address token => uint256 amount) bondsHeld;
         mapping(uint256 taskId => OpenState) openStates;
         mapping(uint256 taskId => mapping(address submitter => bytes32 commitment)) openCommitments;
-        // Appended by issue 26: pull payments (what each account is owed, and their sum per token).
+        // Appended after the slots above: pull payments (what each account is owed, and their sum per token).
         mapping(address token => mapping(address account => uint256 amount)) credits;
         mapping(address token => uint256 amount) creditsHeld;
     }
@@ -503,8 +503,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         revert ITaskEscrow.NotVerifier();
     }
 
-    /// @dev The task's verifier agent if it has one, else the marketplace verifier. Tasks created since issue 9 carry
-    /// MARKETPLACE_JUDGED when they have none, which spares the read of slot 5.
+    /// @dev The task's verifier agent if it has one, else the marketplace verifier. Tasks created by this implementation
+    /// carry MARKETPLACE_JUDGED when they have none, which spares the read of slot 5.
     function _judgeOf(Task storage t) internal view returns (address judge) {
         if (t.submissionAttempts & MARKETPLACE_JUDGED == 0) judge = t.verifierAgent;
         if (judge == address(0)) judge = _getEscrowStorage().verifier;

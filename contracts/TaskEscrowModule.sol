@@ -245,7 +245,7 @@ contract TaskEscrowModule is TaskEscrowBase {
             // A revealed submission is paid: by the poster's choice, by releaseOpenDefault, or by the judge's ruling.
             revert ITaskEscrow.OpenTaskHasSubmissions();
         } else if (submissions != o.commitCount) {
-            // Plain submissions made before issue 9 (no order recorded): the rule they were made under, after expiry.
+            // A pre-commit-reveal task's plain submissions (no order recorded): their own rule, after expiry.
             if (phase != ITaskEscrow.Phase.Expired) revert ITaskEscrow.WrongPhase(phase, ITaskEscrow.Phase.Expired);
         } else if (phase != ITaskEscrow.Phase.Selection && phase != ITaskEscrow.Phase.Expired) {
             // Commitments nobody revealed: after the reveal window, with their bonds.

@@ -21,7 +21,7 @@ import { newApiKey } from "../server/domain/credentials";
 import { readDeployFee, verifyDeployFee } from "../server/domain/deployFee";
 import { actOnAgent, createHostedAgent, readHostedAgent } from "../server/domain/agents/hostedAgents";
 import { createAgentBodySchema, type AgentView } from "../server/domain/schemas/agents";
-import { summarySkill } from "../server/domain/agents/skills/text";
+import { summarySkill } from "../server/domain/agents/skills/specs";
 import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {

@@ -71,14 +71,16 @@ export async function buildDeps(
   } catch (error) {
     logger.warn("no deployment for this network: posting answers CHAIN_NOT_CONFIGURED", { error });
   }
+  const clock = options.clock ?? chainClock(chain?.provider);
   const deps: Deps = {
     config,
     logger,
     db,
-    limits: createLimitStore(config.api.redisUrl, config.api.limits.prefix),
+    // In memory the limits count on the service's wall clock; in Redis on the Redis server's (see limits/store.ts).
+    limits: createLimitStore(config.api.redisUrl, config.api.limits.prefix, () => clock.wallNowMs()),
     blobs: new LocalBlobStore(config.api.storageDir),
     chain,
-    clock: options.clock ?? chainClock(chain?.provider),
+    clock,
   };
   // Push: the event hub (SSE streams) and the webhook dispatcher; the caller starts them (startPush).
   Object.assign(deps, createPush(deps));

@@ -580,7 +580,7 @@ interface ITaskEscrow {
 
     /// @notice The poster takes back an open-submission task's reward when no submission was revealed: from the
     /// deadline when nobody committed, from the Selection phase when commitments were not revealed (their bonds are
-    /// credited to the poster). Tasks with plain submissions made before issue 9 reclaim once Expired. Emits
+    /// credited to the poster). Pre-commit-reveal tasks holding plain submissions reclaim once Expired. Emits
     /// (OpenBondsForfeited,) DeadlineExpired. Reverts NotAgent, NotOpenTask, WrongPhase, OpenTaskHasSubmissions,
     /// EnforcedPause.
     /// @param taskId The task.
@@ -760,13 +760,13 @@ interface ITaskEscrow {
     /// @return The phase.
     function openPhase(uint256 taskId) external view returns (Phase);
 
-    /// @notice What `submitter` revealed to (before issue 9: submitted to) an open-submission task.
+    /// @notice What `submitter` revealed to (pre-commit-reveal tasks: submitted to) an open-submission task.
     /// @param taskId The task.
     /// @param submitter The submitter.
     /// @return The evidence hash (zero: none).
     function openSubmission(uint256 taskId, address submitter) external view returns (bytes32);
 
-    /// @notice How many addresses committed to an open-submission task (before issue 9: submitted).
+    /// @notice How many addresses committed to an open-submission task (pre-commit-reveal tasks: submitted).
     /// @param taskId The task.
     /// @return The count.
     function openSubmissionCount(uint256 taskId) external view returns (uint256);

@@ -435,8 +435,9 @@ export const LAST_USED_RESOLUTION_SECONDS = 60;
 
 /**
  * How long a key found active is trusted without reading it again (docs/api.md, "Signing in and API keys"). Reading it
- * on every request cost 110 µs of a 370 µs MCP call under load (bench:api, through knex's pool); a revocation clears
- * the entry in the process that made it at once, and other processes sharing the database stop the key within this.
+ * on every request, through knex's pool, is a large share of an authenticated call under load (docs/performance.md);
+ * a revocation clears the entry in the process that made it at once, and other processes sharing the database stop
+ * the key within this.
  */
 export const ACTIVE_KEY_CACHE_MS = 1_000;
 const ACTIVE_KEY_CACHE_SIZE = 10_000;

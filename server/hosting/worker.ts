@@ -11,9 +11,11 @@ import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, type Job, type SettlementPin } from "../../client/sdk";
-import { capabilitiesFor, findSkill } from "../domain/agents/skills/catalog";
-import { judgeWork, verifierSkill } from "../domain/agents/skills/verifier";
-import type { SkillDefinition } from "../domain/agents/skills/types";
+import { capabilitiesFor } from "../domain/agents/skills/catalog";
+import { verifierSkill } from "../domain/agents/skills/specs";
+import { findRunnableSkill } from "./skills/catalog";
+import { judgeWork } from "./skills/verifier";
+import type { RunnableSkill } from "./skills/types";
 
 /** What the host hands a worker (workerData). */
 export interface WorkerInit {
@@ -56,7 +58,7 @@ export type WorkerToHost =
   | { type: "memory"; heapUsedBytes: number; heapTotalBytes: number };
 
 interface InstalledSkill {
-  skill: SkillDefinition;
+  skill: RunnableSkill;
   config: Record<string, unknown>;
   secrets: Record<string, string>;
   capabilities: string[];
@@ -75,7 +77,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
 
   const installed: InstalledSkill[] = [];
   for (const s of init.skills) {
-    const skill = findSkill(s.id);
+    const skill = findRunnableSkill(s.id);
     if (!skill) {
       log(`skill ${s.id} is not in this service's catalog: skipped`, "warn");
       continue;

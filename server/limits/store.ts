@@ -216,6 +216,14 @@ export class RedisLimitStore implements LimitStore {
   }
 }
 
-export function createLimitStore(redisUrl: string | undefined, prefix?: string): LimitStore {
-  return redisUrl ? new RedisLimitStore(redisUrl, prefix) : new MemoryLimitStore();
+/**
+ * The Redis store when `redisUrl` is set (time from the Redis server, so every process agrees); otherwise the memory
+ * store on `nowMs` (the service's wall clock, which tests move instead of sleeping).
+ */
+export function createLimitStore(
+  redisUrl: string | undefined,
+  prefix?: string,
+  nowMs: () => number = Date.now,
+): LimitStore {
+  return redisUrl ? new RedisLimitStore(redisUrl, prefix) : new MemoryLimitStore(nowMs);
 }

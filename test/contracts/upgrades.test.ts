@@ -145,7 +145,7 @@ async function populatedEscrowFixture() {
 }
 
 /**
- * A proxy of TaskEscrowPrevious (the implementation before issue 9's contract items 2, 5, 6 and 8), initialized as the
+ * A proxy of TaskEscrowPrevious (the implementation of commit 04d4f47, before commit-reveal), initialized as the
  * deploy script initializes the escrow, and populated; the open task got a plain submission (its old submitOpen).
  */
 async function previousEscrowFixture() {
@@ -314,7 +314,7 @@ describe("upgrades", () => {
       });
     });
 
-    describe("#upgradeProxy from the previous implementation (before issue 9) to the current one", () => {
+    describe("#upgradeProxy from the previous implementation (commit 04d4f47) to the current one", () => {
       it("starts from tasks in every status", async () => {
         const { before } = await loadFixture(upgradedFromPreviousFixture);
         expect(before.tasks.map((t) => Number(t.status))).to.deep.equal(POPULATED_STATUSES);

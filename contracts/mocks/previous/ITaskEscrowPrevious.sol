@@ -3,7 +3,7 @@ pragma solidity 0.8.28;
 
 /// @title ITaskEscrowPrevious
 /// @author The escrow task marketplace
-/// @notice Test-only copy of ITaskEscrow as it was before issue 9's contract items 2, 5, 6 and 8 (commit 04d4f47), for
+/// @notice Test-only copy of ITaskEscrow as it was at commit 04d4f47, before commit-reveal submissions, for
 /// TaskEscrowPrevious, the implementation the upgrade tests start from.
 interface ITaskEscrowPrevious {
     /*//////////////////////////////////////////////////////////////

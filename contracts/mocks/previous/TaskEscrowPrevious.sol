@@ -14,8 +14,8 @@ import {ITaskEscrowPrevious} from "./ITaskEscrowPrevious.sol";
 import {IWorkerReputation, ITaskRegistry} from "../../interfaces/ITaskOutcomeHooks.sol";
 
 /// @title TaskEscrowPrevious
-/// @notice Test-only copy of the escrow implementation as deployed before issue 9's contract items 2, 5, 6 and 8
-/// (commit 04d4f47), renamed. The upgrade tests deploy it behind a proxy, fill it with tasks in every state and upgrade
+/// @notice Test-only copy of the escrow implementation as deployed at commit 04d4f47 (before commit-reveal
+/// submissions), renamed. The upgrade tests deploy it behind a proxy, fill it with tasks in every state and upgrade
 /// it to the current TaskEscrow, which must keep every task intact. Never deploy it elsewhere.
 contract TaskEscrowPrevious is ITaskEscrowPrevious, Initializable, UUPSUpgradeable, ReentrancyGuardTransientUpgradeable {
     using SafeERC20 for IERC20;

@@ -139,7 +139,7 @@ function toolResult(answer: unknown): CallToolResult {
 
 /**
  * One JSON Schema validator for every request's server: the SDK's default builds a new Ajv per Server (a new server
- * per stateless request), which cost more than the whole tool call (measured: 5 ms of overhead per request).
+ * per stateless request), which costs more than the whole tool call (docs/performance.md).
  */
 const sharedValidator = new AjvJsonSchemaValidator();
 

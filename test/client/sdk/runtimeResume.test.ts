@@ -211,7 +211,13 @@ describe("SDK agent runtime: restarts and pauses", () => {
       { api: posterApi, signer: poster },
     );
     await waitFor(async () => (await posterApi.task(posted.taskHash)).a2aState?.status === "open", 20_000, "listed");
-    await new Promise((r) => setTimeout(r, 1500)); // the task.open event has come and gone
+    // The task.open event has come and gone: the stream's resume point is at or past it.
+    const opened = await api.deps
+      .db("market_events")
+      .where({ task_hash: posted.taskHash.toLowerCase(), type: "task.open" })
+      .first();
+    expect(opened, "the task.open event").to.not.equal(undefined);
+    await waitFor(() => Number(runtime.lastEventId ?? 0) >= Number(opened.id), 10_000, "the runtime to see task.open");
     expect(seen).to.deep.equal([]);
     expect(Number((await onChain(posted.onChainTaskId)).status)).to.equal(STATUS.Funded);
     runtime.resume();

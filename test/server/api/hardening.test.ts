@@ -1,7 +1,6 @@
 /**
- * Hardening from the outside review (issue 9, API): strings that cannot be UTF-8, prototype keys, the duration's
- * documented forms, responses that validate against the OpenAPI document with a standard validator, and connections
- * that stall.
+ * The API's hardening: strings that cannot be UTF-8, prototype keys, the duration's documented forms, responses that
+ * validate against the OpenAPI document with a standard validator, and connections that stall.
  */
 import fs from "node:fs";
 import net from "node:net";

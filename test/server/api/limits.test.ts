@@ -5,9 +5,12 @@
  * budget shared by several API instances.
  *
  * Every request comes from 127.0.0.1. Fixed windows are aligned to multiples of their length (a 60-second window is a
- * clock minute), so a test that needs N requests in one window first waits, when the current window is nearly over,
- * for the next one. Buckets refill continuously (120 a minute is 2 a second), so counts that span several requests
- * are asserted with the refill of the measured elapsed time as the tolerance.
+ * clock minute), so a test that needs N requests in one window first moves on, when the current window is nearly
+ * over, to the next one. Buckets refill continuously (120 a minute is 2 a second), so counts that span several
+ * requests are asserted with the refill of the measured elapsed time as the tolerance.
+ *
+ * In memory the limits count on the service's wall clock, which the tests move (`advanceWall`) instead of sleeping.
+ * In Redis they count on the Redis server's clock, a real external process the tests cannot move: there they wait.
  *
  * With REDIS_URL set every API of this file counts in Redis, under a key prefix of its own (RATE_LIMIT_PREFIX), so
  * runs and tests never share counters unless a test means them to.
@@ -46,10 +49,19 @@ const b64 = (text: string) => Buffer.from(text).toString("base64");
 /** A key prefix no other test or run uses. */
 const freshPrefix = () => `test:limits:${crypto.randomBytes(6).toString("hex")}:`;
 
-/** Waits, when fewer than `needMs` are left in the current fixed window of `windowMs`, for the next window. */
-async function roomInWindow(windowMs: number, needMs: number): Promise<void> {
-  const left = windowMs - (Date.now() % windowMs);
-  if (left < needMs) await sleep(left + 25);
+/** The limits' time now: the service's wall clock in memory, the machine's (as close as it gets to Redis's) in Redis. */
+const limitsNow = (api: TestApi) => (api.deps.config.api.redisUrl ? Date.now() : api.clock.wallNowMs());
+
+/** Lets `ms` of the limits' time pass: the service's clock moves in memory; with Redis (its server's clock) we wait. */
+async function pass(api: TestApi, ms: number): Promise<void> {
+  if (api.deps.config.api.redisUrl) await sleep(ms);
+  else api.clock.advanceWall(ms / 1000);
+}
+
+/** Moves on, when fewer than `needMs` are left in the current fixed window of `windowMs`, to the next window. */
+async function roomInWindow(api: TestApi, windowMs: number, needMs: number): Promise<void> {
+  const left = windowMs - (limitsNow(api) % windowMs);
+  if (left < needMs) await pass(api, left + 25);
 }
 
 async function withApi<T>(
@@ -152,7 +164,7 @@ describe("API limits", () => {
   describe("per IP, fixed window (100 requests a minute)", () => {
     it("refuses the 101st request of a window with 429 RATE_LIMIT, Retry-After and RateLimit-Policy 100;w=60", () =>
       withApi({}, async ({ api }) => {
-        await roomInWindow(MINUTE, 25_000);
+        await roomInWindow(api, MINUTE, 25_000);
         // Every request counts, whatever the route or the outcome (here a public read and an unknown route).
         for (let i = 0; i < 100; i++) {
           const res = await api.request("GET", i % 2 === 0 ? STATS : "/api/v1/no-such-route");
@@ -172,13 +184,13 @@ describe("API limits", () => {
 
     it("admits requests again when the window resets (RATE_WINDOW_MS 3 s, 5 a window)", () =>
       withApi({ RATE_WINDOW_MS: "3000", RATE_IP_PER_WINDOW: "5" }, async ({ api }) => {
-        await roomInWindow(3000, 1500);
+        await roomInWindow(api, 3000, 1500);
         for (let i = 0; i < 5; i++) expect((await api.request("GET", STATS)).status).to.equal(200);
         const over = await api.request("GET", STATS);
         const retryAfter = expectRateLimit(over, "5;w=3");
         expect(retryAfter).to.be.within(1, 3);
 
-        await sleep(retryAfter * 1000);
+        await pass(api, retryAfter * 1000);
         const again = await api.request("GET", STATS);
         expect(again.status, again.text).to.equal(200);
         for (let i = 0; i < 4; i++) expect((await api.request("GET", STATS)).status).to.equal(200);
@@ -188,15 +200,15 @@ describe("API limits", () => {
     it("counts Retry-After down to the end of the window, not a whole window from the first request", () =>
       withApi({ RATE_WINDOW_MS: "4000", RATE_IP_PER_WINDOW: "2" }, async ({ api }) => {
         // Start 1.5 to 2.5 s into a window: the first request is not at the window's start.
-        const offset = Date.now() % 4000;
-        if (offset < 1500) await sleep(1500 - offset);
-        else if (offset > 2500) await sleep(4000 - offset + 1500);
-        const windowEnd = Math.floor(Date.now() / 4000) * 4000 + 4000;
+        const offset = limitsNow(api) % 4000;
+        if (offset < 1500) await pass(api, 1500 - offset);
+        else if (offset > 2500) await pass(api, 4000 - offset + 1500);
+        const windowEnd = Math.floor(limitsNow(api) / 4000) * 4000 + 4000;
         expect((await api.request("GET", STATS)).status).to.equal(200);
         expect((await api.request("GET", STATS)).status).to.equal(200);
-        const sent = Date.now();
+        const sent = limitsNow(api);
         const over = await api.request("GET", STATS);
-        const received = Date.now();
+        const received = limitsNow(api);
         expect(received).to.be.below(windowEnd, "the test's requests fit one window");
         const retryAfter = expectRateLimit(over, "2;w=4");
         expect(retryAfter).to.be.within(Math.ceil((windowEnd - received) / 1000), Math.ceil((windowEnd - sent) / 1000));
@@ -213,7 +225,7 @@ describe("API limits", () => {
         expect(await revokeKey(api.testDb.db, row!.address, row!.id, Math.floor(Date.now() / 1000))).to.equal(true);
         const unknown = newApiKey().key;
 
-        await roomInWindow(MINUTE, 25_000);
+        await roomInWindow(api, MINUTE, 25_000);
         // Failed authentication outside the posting routes does not count against this budget.
         for (let i = 0; i < 5; i++) {
           expect((await api.request("GET", WHOAMI, { key: unknown })).status).to.equal(401);
@@ -267,12 +279,12 @@ describe("API limits", () => {
       withApi({ ...NO_IP_WINDOW, RATE_WINDOW_MS: "3000", RATE_FAILED_AUTH_PER_WINDOW: "3" }, async ({ api, book }) => {
         const valid = await api.createKey(randomWallet());
         const unknown = newApiKey().key;
-        await roomInWindow(3000, 1500);
+        await roomInWindow(api, 3000, 1500);
         for (let i = 0; i < 3; i++) expect((await UPLOADS.single(api, unknown, book)).status).to.equal(401);
         const retryAfter = expectRateLimit(await UPLOADS.single(api, valid, book), "3;w=3");
         expect(retryAfter).to.be.within(1, 3);
 
-        await sleep(retryAfter * 1000);
+        await pass(api, retryAfter * 1000);
         expect((await UPLOADS.single(api, valid, book)).status).to.equal(201);
         expect((await UPLOADS.single(api, unknown, book)).status).to.equal(401);
       }));
@@ -347,16 +359,16 @@ describe("API limits", () => {
       withApi(NO_IP_WINDOW, async ({ api, book }) => {
         const key = await api.createKey(randomWallet());
         for (const n of [50, 50, 20]) expectAccepted(UPLOADS, await UPLOADS.bulk(api, key, book, n));
-        const sentEmpty = Date.now();
+        const sentEmpty = limitsNow(api);
         const { refusal } = await singlesUntilRefused(UPLOADS, () => UPLOADS.single(api, key, book), 60);
-        const emptied = Date.now(); // less than one token left from here on
+        const emptied = limitsNow(api); // less than one token left from here on
         expectRateLimit(refusal, "120;w=60");
 
-        await sleep(1050);
+        await pass(api, 1050);
         // 50 needed, between 2 and 3 tokens back: about 24 s to wait, not a new minute and not a full bucket.
-        const sent = Date.now();
+        const sent = limitsNow(api);
         const big = await UPLOADS.bulk(api, key, book, 50);
-        const received = Date.now();
+        const received = limitsNow(api);
         const retryAfter = expectRateLimit(big, "120;w=60");
         const least = (sent - emptied) / 1000; // tokens >= 2 * least
         const most = (received - sentEmpty) / 1000; // tokens < 1 + 2 * most
@@ -424,7 +436,7 @@ describe("API limits", () => {
           const addressRefusal = await BUILDS.bulk(api, third, book, 30);
           expectRateLimit(addressRefusal, "60;w=60");
           expect(addressRefusal.json.error.message).to.include("for this address");
-          await sleep(2500); // the address's bucket refills 2.5 items; the wallet's would refill only 1.25
+          await pass(api, 2500); // the address's bucket refills 2.5 items; the wallet's would refill only 1.25
           const after = await BUILDS.bulk(api, third, book, 2);
           expect(after.status, after.text).to.equal(200);
         },
@@ -466,7 +478,7 @@ describe("API limits", () => {
     it("refuses the 101st request of a window counted over both: 60 to one, 41 to the other", function () {
       if (!process.env.REDIS_URL) this.skip();
       return withTwoApis({}, async ({ a, b }) => {
-        await roomInWindow(MINUTE, 25_000);
+        await roomInWindow(a, MINUTE, 25_000);
         for (let i = 0; i < 60; i++) expect((await a.request("GET", STATS)).status, `A ${i + 1}`).to.equal(200);
         for (let i = 0; i < 40; i++) expect((await b.request("GET", STATS)).status, `B ${i + 1}`).to.equal(200);
         const over = await b.request("GET", STATS);
@@ -480,7 +492,7 @@ describe("API limits", () => {
       if (!process.env.REDIS_URL) this.skip();
       return withTwoApis(NO_IP_WINDOW, async ({ a, b, book }) => {
         const unknown = newApiKey().key;
-        await roomInWindow(MINUTE, 25_000);
+        await roomInWindow(a, MINUTE, 25_000);
         for (let i = 0; i < 50; i++) expect((await UPLOADS.single(a, unknown, book)).status).to.equal(401);
         for (let i = 0; i < 50; i++) expect((await UPLOADS.single(b, unknown, book)).status).to.equal(401);
         expectRateLimit(await UPLOADS.single(a, unknown, book), "100;w=60");

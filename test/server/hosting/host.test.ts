@@ -211,7 +211,17 @@ describe("agent host: hosted agents in worker threads", function () {
     await waitFor(async () => (await statusOf(agent.id)) === "paused", 10_000, "paused");
     const posted = await post("Wait while paused. Then work.");
     await waitFor(async () => (await posterApi.task(posted.taskHash)).a2aState?.status === "open", 20_000, "listed");
-    await new Promise((r) => setTimeout(r, 2000));
+    // The paused worker has had the task's task.open event (its resume point is at or past it) and let it pass.
+    const opened = await api.deps
+      .db("market_events")
+      .where({ task_hash: posted.taskHash.toLowerCase(), type: "task.open" })
+      .first();
+    expect(opened, "the task.open event").to.not.equal(undefined);
+    await waitFor(
+      async () => Number((await hostedAgentRow(api.deps.db, agent.id)).lastEventId ?? 0) >= Number(opened.id),
+      20_000,
+      "the worker to see task.open",
+    );
     expect(Number((await onChain(posted.onChainTaskId)).status), "not taken while paused").to.equal(STATUS.Funded);
 
     await api.deps.db("hosted_agents").where({ id: agent.id }).update({ desired_state: "running" });
@@ -306,7 +316,9 @@ describe("agent host: hosted agents in worker threads", function () {
   it("starts the back-off over once a worker stayed up resetAfterMs; a crash soon after a start doubles it", async () => {
     const agent = await newAgent();
     let refusals = 3;
+    let aheadMs = 0; // the host's clock, moved instead of waiting resetAfterMs
     const host = startHost({
+      clock: { nowMs: () => Date.now() + aheadMs },
       backoff: { initialMs: 100, maxMs: 400, resetAfterMs: 1500 },
       credentialFor: async (a) => {
         if (refusals-- > 0) throw new Error("no credential yet");
@@ -316,7 +328,7 @@ describe("agent host: hosted agents in worker threads", function () {
     const running = () => waitFor(async () => (await statusOf(agent.id)) === "running", 60_000, "the agent to run");
     await running();
     // Up longer than resetAfterMs, then a crash: the first delay again, not the ceiling.
-    await new Promise((resolve) => setTimeout(resolve, 1600));
+    aheadMs += 1600;
     expect((await hostedAgentRow(api.deps.db, agent.id)).restarts, "the three refused starts").to.equal(3);
     await host.workerOf(agent.id)!.terminate();
     // By the restart count, not the status: "crashed" lasts only the 100 ms delay, which a 100 ms poll can miss.
@@ -359,16 +371,23 @@ describe("agent host: hosted agents in worker threads", function () {
     for (const [i, createdAt] of [3, 4, 1].entries()) {
       await api.deps.db("hosted_agents").where({ id: agents[i].id }).update({ created_at: createdAt });
     }
+    const config = hostConfig(2);
     const host = new AgentHost({
       db: api.deps.db,
-      config: hostConfig(2),
+      config,
       logger: silentLogger,
       apiUrl: api.url,
     });
     hosts.push(host);
     host.start();
     await waitFor(() => host.agents().length === 2, 20_000, "two agents claimed");
-    await new Promise((r) => setTimeout(r, 1000));
+    // Two heartbeats later a whole tick, claims included, has run with the two agents: it claimed no third.
+    const seen = async () =>
+      Number((await api.deps.db("agent_hosts").where({ id: config.hostedAgents.hostId }).first()).seen_at_ms);
+    for (let i = 0; i < 2; i++) {
+      const before = await seen();
+      await waitFor(async () => (await seen()) > before, 10_000, "the host's next tick");
+    }
     expect(host.agents().map((a) => a.agentId)).to.have.members([agents[2].id, agents[0].id]);
     expect((await hostedAgentRow(api.deps.db, agents[1].id)).leaseHost).to.equal(null);
   });

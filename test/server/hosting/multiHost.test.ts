@@ -134,6 +134,7 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
       const counts = perHost(await leases());
       expect(Object.values(counts).reduce((x, y) => x + y, 0)).to.equal(4);
       for (const n of Object.values(counts)) expect(n).to.be.at.most(CAPACITY);
+      // Samples over time while two real host processes renew their leases: the processes' own pace is tested.
       await new Promise((r) => setTimeout(r, LEASE_MS / 2));
     }
     const before = await leases();

@@ -220,6 +220,7 @@ describe("indexer process: kill -9 at any moment", () => {
       for (let i = 0; i < RUNNING_KILLS; i++) {
         const running = spawnIndexer(env, live);
         await running.started;
+        // A random moment of a real indexer process's run is the thing tested: no condition to wait for.
         await sleep(300 + Math.floor(rand() * 2200));
         running.child.kill("SIGKILL");
         const { signal } = await running.exited;

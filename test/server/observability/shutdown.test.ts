@@ -237,15 +237,17 @@ describe("stopOnSignals: the shutdown bound", () => {
 
   it("exits 1 when close has not finished within the bound, or failed", async () => {
     const codes: number[] = [];
+    let exited!: () => void;
+    const exit = new Promise<void>((resolve) => (exited = resolve));
     const stuck = stopOnSignals({
       logger: quiet,
       timeoutMs: 100,
       signals: [],
-      exit: (code) => codes.push(code),
+      exit: (code) => (codes.push(code), exited()),
       close: () => new Promise<void>(() => undefined),
     });
     void stuck("SIGTERM");
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await exit; // the bound ran out: close never settles
     expect(codes).to.deep.equal([1]);
     const failing = stopOnSignals({
       logger: quiet,

@@ -1,13 +1,10 @@
 /**
  * The built-in skills catalog: what an owner can install on a hosted agent. Text skills are deterministic (same
  * brief and config, same result); the webhook plugs in any model or program; the verifier judges work against a
- * task's criteria.
+ * task's criteria. The code that runs each is beside the agent host (server/hosting/skills/catalog.ts).
  */
-import { jsonSkill } from "./json";
-import { keywordsSkill, summarySkill, textChecksSkill } from "./text";
+import { jsonSkill, keywordsSkill, summarySkill, textChecksSkill, verifierSkill, webhookSkill } from "./specs";
 import type { SkillConfigField, SkillDefinition } from "./types";
-import { verifierSkill } from "./verifier";
-import { webhookSkill } from "./webhook";
 
 export const SKILLS: readonly SkillDefinition[] = Object.freeze([
   summarySkill,

@@ -1,37 +1,12 @@
 /**
- * A hosted agent's skill: what it can do for a task, run inside the agent's worker. Built-in skills only (the
- * catalog, ./catalog.ts); an owner plugs any model or program in through the `webhook` skill.
+ * A hosted agent's skill as its owner meets it: what it can do for a task, the capabilities, secrets and config it
+ * takes. Built-in skills only (the catalog, ./catalog.ts); an owner plugs any model or program in through the
+ * `webhook` skill. The code that runs a skill, inside the agent's worker, is in server/hosting/skills/.
  */
-
-/** One task's work, as the worker hands it to a skill. */
-export interface SkillJob {
-  taskHash: string;
-  /** The brief as UTF-8 text (decrypted for private tasks). */
-  briefText: string;
-  /** The task's required capabilities. */
-  requiredCapabilities: string[];
-  /** The attempt (1 to 3). */
-  attempt: number;
-}
-
-/** What a skill is given besides the job: its install's config and decrypted secrets, and a log line sink. */
-export interface SkillContext {
-  /** The install's config, as its skill's parseConfig answered it. */
-  config: Record<string, unknown>;
-  secrets: Record<string, string>;
-  log: (message: string) => void;
-  /** Aborted when the agent stops: a skill waiting on I/O gives up. */
-  signal: AbortSignal;
-  /**
-   * Whether a skill may reach loopback, private and reserved addresses (the devnet, tests): the host's setting, never
-   * the owner's (WEBHOOK_ALLOW_PRIVATE, as for event webhooks). Absent: refused.
-   */
-  allowPrivateAddresses?: boolean;
-}
 
 /** Host settings a config check depends on. */
 export interface SkillConfigOptions {
-  /** As SkillContext.allowPrivateAddresses: an install may name a loopback or private endpoint. Absent: refused. */
+  /** An install may name a loopback or private endpoint (the devnet, tests). Absent: refused. */
   allowPrivateAddresses?: boolean;
 }
 
@@ -66,6 +41,4 @@ export interface SkillDefinition {
    * answering the config to store (defaults filled in). Absent config (undefined) is an empty one.
    */
   parseConfig(config: unknown, options?: SkillConfigOptions): Record<string, unknown>;
-  /** The result to deliver (any JSON value but null). Throws when it cannot do the job. */
-  run(job: SkillJob, context: SkillContext): Promise<unknown>;
 }

@@ -10,13 +10,14 @@ import { expect } from "chai";
 import { AppError } from "../../../../server/errors";
 import { verifyBodySchema } from "../../../../server/domain/schemas/delivery";
 import { SKILLS, capabilitiesFor, catalogView, findSkill } from "../../../../server/domain/agents/skills/catalog";
-import type { SkillContext, SkillDefinition, SkillJob } from "../../../../server/domain/agents/skills/types";
-import { checkText } from "../../../../server/domain/agents/skills/text";
-import { judgeWork } from "../../../../server/domain/agents/skills/verifier";
-import { WEBHOOK_MAX_ANSWER_BYTES } from "../../../../server/domain/agents/skills/webhook";
+import { RUNNABLE_SKILLS, findRunnableSkill } from "../../../../server/hosting/skills/catalog";
+import type { RunnableSkill, SkillContext, SkillJob } from "../../../../server/hosting/skills/types";
+import { checkText } from "../../../../server/hosting/skills/text";
+import { judgeWork } from "../../../../server/hosting/skills/verifier";
+import { WEBHOOK_MAX_ANSWER_BYTES } from "../../../../server/hosting/skills/webhook";
 
-const skill = (id: string): SkillDefinition => {
-  const found = findSkill(id);
+const skill = (id: string): RunnableSkill => {
+  const found = findRunnableSkill(id);
   if (!found) throw new Error(`no skill ${id}`);
   return found;
 };
@@ -79,6 +80,16 @@ describe("hosted agent skills", () => {
       for (const s of SKILLS) expect(findSkill(s.id)).to.equal(s);
       expect(findSkill("nope")).to.equal(undefined);
       expect(Object.isFrozen(SKILLS)).to.equal(true);
+    });
+
+    it("gives every skill of the catalog its runtime in the worker, with the catalog's definition", () => {
+      expect(RUNNABLE_SKILLS.map((s) => s.id)).to.deep.equal(SKILLS.map((s) => s.id));
+      for (const s of SKILLS) {
+        const runnable = findRunnableSkill(s.id)!;
+        expect(runnable.run, s.id).to.be.a("function");
+        expect({ ...runnable, run: undefined }, s.id).to.deep.equal({ ...s, run: undefined });
+      }
+      expect(findRunnableSkill("nope")).to.equal(undefined);
     });
 
     it("lists each skill's id, capabilities, secrets and config fields publicly", () => {
@@ -453,8 +464,12 @@ describe("hosted agent skills", () => {
 
     it("abandons the call when the agent stops (signal)", async () => {
       const stop = new AbortController();
-      setTimeout(() => stop.abort(), 100);
-      const error = await rejection(call("/hang", { timeoutMs: 60_000 }, { signal: stop.signal }));
+      const abandoned = rejection(call("/hang", { timeoutMs: 60_000 }, { signal: stop.signal }));
+      // The agent stops once the endpoint has the request, while the call waits for its answer.
+      const until = Date.now() + 10_000;
+      while (seen.length === 0 && Date.now() < until) await new Promise((resolve) => setTimeout(resolve, 5));
+      stop.abort();
+      const error = await abandoned;
       expect(error.message).to.equal("the agent is stopping: the webhook call was abandoned");
       expect(seen.map((s) => s.path)).to.deep.equal(["/hang"]);
       const stopped = new AbortController();

@@ -11,7 +11,7 @@ import {
   resultText,
   testRegexBounded,
 } from "../../../../server/domain/marketplace/evaluate";
-import { judgeWork } from "../../../../server/domain/agents/skills/verifier";
+import { judgeWork } from "../../../../server/hosting/skills/verifier";
 import { verifyBodySchema } from "../../../../server/domain/schemas/delivery";
 
 const rule = (e: Awaited<ReturnType<typeof evaluateCriteria>>, name: string) => e.checks.find((c) => c.rule === name);

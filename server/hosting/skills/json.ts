@@ -10,30 +10,10 @@
  *   config { pick: ["user.name", "id"], rename: { "user.name": "name" } }, brief {"id":7,"user":{"name":"Ada","age":36}}
  *   // { name: "Ada", id: 7 }
  */
-import { z } from "../../schemas/common";
-import { dottedPath, parseSkillConfig } from "./config";
+import { parseSkillConfig } from "../../domain/agents/skills/config";
+import { jsonConfig, type JsonReshape } from "../../domain/agents/skills/specs";
 import { deletePath, getPath, isJsonObject, parseJsonIn, setPath } from "./jsonPaths";
-import type { SkillDefinition } from "./types";
-
-const jsonConfig = z
-  .object({
-    pick: z.array(dottedPath).max(100).default([]),
-    rename: z.record(dottedPath, dottedPath).default({}),
-  })
-  .strict()
-  .superRefine((c, ctx) => {
-    if (Object.keys(c.rename).length > 100) {
-      ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["rename"], message: "at most 100 entries" });
-    }
-    if (c.pick.length === 0) return;
-    for (const from of Object.keys(c.rename)) {
-      if (!c.pick.includes(from)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["rename", from], message: "must be one of the pick paths" });
-      }
-    }
-  });
-
-export type JsonReshape = z.output<typeof jsonConfig>;
+import type { SkillRun } from "./types";
 
 /** Reshapes the JSON of `briefText` as `config` says; throws when it is not JSON or lacks a named path. */
 export function reshapeJson(briefText: string, config: JsonReshape): unknown {
@@ -63,26 +43,6 @@ export function reshapeJson(briefText: string, config: JsonReshape): unknown {
   return out;
 }
 
-export const jsonSkill: SkillDefinition = {
-  id: "json",
-  title: "JSON validation and reshaping",
-  description:
-    "Checks the brief is JSON (or holds a JSON object) and answers it reshaped: `pick` keeps only the listed dotted " +
-    "paths, `rename` moves a path to a new one. A brief that is not JSON, or lacks a named path, fails the job.",
-  capabilities: ["json"],
-  requiredSecrets: [],
-  configFields: [
-    { name: "pick", type: "string[]", required: false, default: [], description: "Dotted paths to keep (all if none)" },
-    {
-      name: "rename",
-      type: "record<string,string>",
-      required: false,
-      default: {},
-      description: "Dotted path -> new dotted path",
-    },
-  ],
-  parseConfig: (config) => parseSkillConfig(jsonConfig, config),
-  async run(job, context) {
-    return reshapeJson(job.briefText, parseSkillConfig(jsonConfig, context.config));
-  },
-};
+/** The `json` skill's run: the brief reshaped as its config says. */
+export const runJson: SkillRun = async (job, context) =>
+  reshapeJson(job.briefText, parseSkillConfig(jsonConfig, context.config));

@@ -1,7 +1,7 @@
 /**
  * JSON helpers of the built-in skills: reading a brief that is JSON or holds a JSON object in its text, and getting
  * or setting a value at a dotted path (`user.name`, `items.0.id`). Only own properties are read; paths naming a
- * prototype are refused by the config schema (config.ts, dottedPath).
+ * prototype are refused by the config schema (server/domain/agents/skills/config.ts, dottedPath).
  */
 
 /** Whether `value` is a plain JSON object (not an array, not null). */

@@ -9,11 +9,11 @@
  * stop words (STOP_WORDS, English) and one-letter words carry no weight. Word counts (wordCount) count
  * whitespace-separated tokens; character counts count Unicode code points, as the verification rules do.
  */
-import { z } from "../../schemas/common";
-import { codePoints } from "../../marketplace/evaluate";
-import { dottedPath, parseSkillConfig } from "./config";
+import { codePoints } from "../../domain/marketplace/evaluate";
+import { parseSkillConfig } from "../../domain/agents/skills/config";
+import { keywordsConfig, summaryConfig, textChecksConfig } from "../../domain/agents/skills/specs";
 import { textOfBrief } from "./jsonPaths";
-import type { SkillConfigField, SkillDefinition } from "./types";
+import type { SkillRun } from "./types";
 
 /** Common English words that say nothing about a text's subject. */
 export const STOP_WORDS: ReadonlySet<string> = new Set(
@@ -77,21 +77,6 @@ const noText = (what: string) => new Error(`the brief has no text to ${what}`);
 // summary
 // ---------------------------------------------------------------------------------------------------------------
 
-const field = dottedPath.optional();
-const FIELD_DOC: SkillConfigField = {
-  name: "field",
-  type: "string",
-  required: false,
-  description: "Dotted path of the text inside a JSON brief (default: the brief's `text`, else the whole brief)",
-};
-
-const summaryConfig = z
-  .object({
-    maxSentences: z.number().int().min(1).max(10).default(3),
-    field,
-  })
-  .strict();
-
 export interface Summary {
   summary: string;
   /** The kept sentences, in the text's order. */
@@ -121,41 +106,15 @@ export function summarise(text: string, maxSentences: number): Summary {
   return { summary: kept.join(" "), sentences: kept, wordCount: wordCount(text) };
 }
 
-export const summarySkill: SkillDefinition = {
-  id: "summary",
-  title: "Extractive summary",
-  description:
-    "Keeps the brief's most representative sentences (scored by the frequency of their words, stop words left out), " +
-    "in their original order. Answers { summary, sentences, wordCount }.",
-  capabilities: ["summarise", "text"],
-  requiredSecrets: [],
-  configFields: [
-    {
-      name: "maxSentences",
-      type: "integer",
-      required: false,
-      default: 3,
-      description: "Sentences to keep, 1 to 10",
-    },
-    FIELD_DOC,
-  ],
-  parseConfig: (config) => parseSkillConfig(summaryConfig, config),
-  async run(job, context) {
-    const config = parseSkillConfig(summaryConfig, context.config);
-    return summarise(textOfBrief(job.briefText, config.field), config.maxSentences);
-  },
+/** The `summary` skill's run: the brief's text summarised as its config says. */
+export const runSummary: SkillRun = async (job, context) => {
+  const config = parseSkillConfig(summaryConfig, context.config);
+  return summarise(textOfBrief(job.briefText, config.field), config.maxSentences);
 };
 
 // ---------------------------------------------------------------------------------------------------------------
 // keywords
 // ---------------------------------------------------------------------------------------------------------------
-
-const keywordsConfig = z
-  .object({
-    limit: z.number().int().min(1).max(50).default(10),
-    field,
-  })
-  .strict();
 
 export interface Keywords {
   /** Most frequent first; equal counts in order of first occurrence. */
@@ -175,50 +134,15 @@ export function topKeywords(text: string, limit: number): Keywords {
   return { keywords, wordCount: wordCount(text) };
 }
 
-export const keywordsSkill: SkillDefinition = {
-  id: "keywords",
-  title: "Keywords",
-  description:
-    "The brief's most frequent words, stop words left out, with their counts. Answers { keywords: [{ word, count }], " +
-    "wordCount }.",
-  capabilities: ["keywords", "text"],
-  requiredSecrets: [],
-  configFields: [
-    { name: "limit", type: "integer", required: false, default: 10, description: "Keywords to answer, 1 to 50" },
-    FIELD_DOC,
-  ],
-  parseConfig: (config) => parseSkillConfig(keywordsConfig, config),
-  async run(job, context) {
-    const config = parseSkillConfig(keywordsConfig, context.config);
-    return topKeywords(textOfBrief(job.briefText, config.field), config.limit);
-  },
+/** The `keywords` skill's run: the brief's text's top keywords. */
+export const runKeywords: SkillRun = async (job, context) => {
+  const config = parseSkillConfig(keywordsConfig, context.config);
+  return topKeywords(textOfBrief(job.briefText, config.field), config.limit);
 };
 
 // ---------------------------------------------------------------------------------------------------------------
 // text-checks
 // ---------------------------------------------------------------------------------------------------------------
-
-const bound = z.number().int().min(0).max(10_000_000).optional();
-
-const textChecksConfig = z
-  .object({
-    keywords: z.array(z.string().trim().min(1, "must not be blank").max(200)).max(50).default([]),
-    minChars: bound,
-    maxChars: bound,
-    minWords: bound,
-    maxWords: bound,
-    field,
-  })
-  .strict()
-  .superRefine((c, ctx) => {
-    for (const unit of ["Chars", "Words"] as const) {
-      const min = c[`min${unit}`];
-      const max = c[`max${unit}`];
-      if (min !== undefined && max !== undefined && min > max) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [`max${unit}`], message: `must be at least min${unit}` });
-      }
-    }
-  });
 
 export interface TextChecks {
   wordCount: number;
@@ -274,26 +198,8 @@ export function checkText(
   };
 }
 
-export const textChecksSkill: SkillDefinition = {
-  id: "text-checks",
-  title: "Length and keyword checks",
-  description:
-    "Counts the brief's words, characters and lines and checks it holds every configured keyword (case-insensitively) " +
-    "within the configured bounds. Answers { wordCount, charCount, lines, containsAll, missing, lengthOk, problems, " +
-    "passed }.",
-  capabilities: ["text-checks"],
-  requiredSecrets: [],
-  configFields: [
-    { name: "keywords", type: "string[]", required: false, default: [], description: "Keywords the text must hold" },
-    { name: "minChars", type: "integer", required: false, description: "Fewest characters (code points)" },
-    { name: "maxChars", type: "integer", required: false, description: "Most characters (code points)" },
-    { name: "minWords", type: "integer", required: false, description: "Fewest words" },
-    { name: "maxWords", type: "integer", required: false, description: "Most words" },
-    FIELD_DOC,
-  ],
-  parseConfig: (config) => parseSkillConfig(textChecksConfig, config),
-  async run(job, context) {
-    const config = parseSkillConfig(textChecksConfig, context.config);
-    return checkText(textOfBrief(job.briefText, config.field), config);
-  },
+/** The `text-checks` skill's run: the brief's text checked against its config. */
+export const runTextChecks: SkillRun = async (job, context) => {
+  const config = parseSkillConfig(textChecksConfig, context.config);
+  return checkText(textOfBrief(job.briefText, config.field), config);
 };

@@ -20,67 +20,13 @@
  */
 import http from "node:http";
 import https from "node:https";
-import net from "node:net";
-import { fail } from "../../../errors";
-import { checkWebhookUrl, isPublicAddress, publicOnlyLookup, signatureHeader } from "../../events/webhooks";
-import { capability } from "../../schemas/executors";
-import { z } from "../../schemas/common";
-import { parseSkillConfig } from "./config";
+import { checkWebhookUrl, publicOnlyLookup, signatureHeader } from "../../domain/events/webhooks";
+import { parseWebhookConfig } from "../../domain/agents/skills/specs";
 import { isJsonObject } from "./jsonPaths";
-import type { SkillConfigOptions, SkillContext, SkillDefinition, SkillJob } from "./types";
+import type { SkillContext, SkillJob } from "./types";
 
-export const WEBHOOK_DEFAULT_TIMEOUT_MS = 30_000;
-export const WEBHOOK_MAX_TIMEOUT_MS = 120_000;
 /** Largest answer body read (bytes): a result is at most 512 KiB of canonical JSON; room for the envelope. */
 export const WEBHOOK_MAX_ANSWER_BYTES = 1024 * 1024;
-
-const webhookConfig = z
-  .object({
-    url: z.string().max(2000),
-    capabilities: z
-      .array(capability)
-      .min(1, "must list at least one capability the endpoint serves")
-      .max(20, "at most 20 capabilities"),
-    timeoutMs: z.number().int().min(100).max(WEBHOOK_MAX_TIMEOUT_MS).default(WEBHOOK_DEFAULT_TIMEOUT_MS),
-  })
-  .strict();
-
-export type WebhookConfig = z.output<typeof webhookConfig>;
-
-const isLocalName = (host: string) => host === "localhost" || host.endsWith(".localhost");
-
-/**
- * Checks the endpoint's URL without resolving it: https (http only to a loopback or private host when private
- * addresses are allowed), no credentials, not a literal non-public address unless allowed.
- */
-function checkEndpointShape(raw: string, allowPrivate: boolean): URL {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return fail("VALIDATION_ERROR", "config.url: must be an absolute URL (https://...)");
-  }
-  if (url.username || url.password) fail("VALIDATION_ERROR", "config.url: must not carry a user name or password");
-  const host = url.hostname.replace(/^\[|\]$/g, "");
-  const privateHost = net.isIP(host) ? !isPublicAddress(host) : isLocalName(host);
-  if (url.protocol === "http:") {
-    if (!(allowPrivate && privateHost)) {
-      fail("VALIDATION_ERROR", "config.url: must be https (http only to a loopback or private host on a devnet)");
-    }
-  } else if (url.protocol !== "https:") {
-    fail("VALIDATION_ERROR", `config.url: must be https, not ${url.protocol.replace(":", "")}`);
-  }
-  if (privateHost && !allowPrivate) {
-    fail("WEBHOOK_URL_NOT_PUBLIC", `config.url: ${host} is not a public address (loopback and private are refused)`);
-  }
-  return url;
-}
-
-/** Parses a webhook install's config (see the module comment for the URL rules). */
-export function parseWebhookConfig(raw: unknown, options: SkillConfigOptions = {}): WebhookConfig {
-  const config = parseSkillConfig(webhookConfig, raw);
-  return { ...config, url: checkEndpointShape(config.url, options.allowPrivateAddresses ?? false).toString() };
-}
 
 /** The JSON body POSTed for `job`. */
 export function webhookBody(job: SkillJob): string {
@@ -194,33 +140,3 @@ export async function callWebhook(job: SkillJob, context: SkillContext): Promise
     checkWebhookUrl(config.url, allowPrivate).then(send, (error: Error) => finish(error));
   });
 }
-
-export const webhookSkill: SkillDefinition = {
-  id: "webhook",
-  title: "Webhook (any model or program)",
-  description:
-    "POSTs each task's brief to your HTTPS endpoint, signed with HMAC-SHA256 like event webhooks (X-Market-Signature: " +
-    't=<unix seconds>,v1=<hex HMAC of "<t>.<body>"> under your signingSecret), and delivers the `result` of its JSON ' +
-    "answer. Its capabilities are the ones you configure.",
-  capabilities: [],
-  capabilitiesOf: (config) => [...new Set(parseSkillConfig(webhookConfig, config).capabilities)],
-  requiredSecrets: ["signingSecret"],
-  configFields: [
-    { name: "url", type: "string", required: true, description: "Your endpoint: https://..." },
-    {
-      name: "capabilities",
-      type: "string[]",
-      required: true,
-      description: "The capabilities your endpoint serves (1 to 20): the tasks the agent takes for it",
-    },
-    {
-      name: "timeoutMs",
-      type: "integer",
-      required: false,
-      default: WEBHOOK_DEFAULT_TIMEOUT_MS,
-      description: `How long to wait for the answer, 100 to ${WEBHOOK_MAX_TIMEOUT_MS} ms`,
-    },
-  ],
-  parseConfig: (config, options) => parseWebhookConfig(config, options),
-  run: callWebhook,
-};

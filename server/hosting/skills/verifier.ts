@@ -11,14 +11,13 @@
  * As a skill (capability `verify`) it also takes tasks whose brief is JSON `{ criteria, result }` and answers the
  * same verdict.
  */
-import { evaluateCriteria, evaluationReason, type EvaluateOptions } from "../../marketplace/evaluate";
-import { verificationCriteriaSchema } from "../../schemas/postingTerms";
-import { z } from "../../schemas/common";
-import type { VerificationCriteria } from "../../verification";
-import { fieldName } from "../../../errors";
-import { parseSkillConfig } from "./config";
+import { evaluateCriteria, evaluationReason, type EvaluateOptions } from "../../domain/marketplace/evaluate";
+import { verificationCriteriaSchema } from "../../domain/schemas/postingTerms";
+import { z } from "../../domain/schemas/common";
+import type { VerificationCriteria } from "../../domain/verification";
+import { fieldName } from "../../errors";
 import { isJsonObject, parseJsonIn } from "./jsonPaths";
-import type { SkillDefinition } from "./types";
+import type { SkillRun } from "./types";
 
 /** A verdict, shaped as the verify route's body (verifyBodySchema). */
 export interface Judgement {
@@ -63,16 +62,5 @@ export async function judgeBrief(briefText: string): Promise<Judgement> {
   return judgeWork(brief.data.criteria, brief.data.result);
 }
 
-export const verifierSkill: SkillDefinition = {
-  id: "verifier",
-  title: "Verifier",
-  description:
-    "Judges delivered work against a task's criteria (min_length, contains_keywords, required_fields, regex_pattern) " +
-    "with the marketplace's own rules, so the agent can serve as a verifier agent. As a task, its brief is JSON " +
-    "{ criteria, result }; it answers { passed, reason }.",
-  capabilities: ["verify"],
-  requiredSecrets: [],
-  configFields: [],
-  parseConfig: (config) => parseSkillConfig(z.object({}).strict(), config),
-  run: (job) => judgeBrief(job.briefText),
-};
+/** The `verifier` skill's run, as a task: the brief `{ criteria, result }` judged. */
+export const runVerifier: SkillRun = (job) => judgeBrief(job.briefText);
