@@ -103,9 +103,26 @@ export const unsignedTxSchema = z
 
 export type UnsignedTx = z.infer<typeof unsignedTxSchema>;
 
+/** The approval a build needs first: the same shape, to the settlement token. */
+export const approveTxSchema = z
+  .object({
+    to: z.string().openapi({ description: "The settlement token" }),
+    data: z
+      .string()
+      .openapi({ description: "Calldata of approve(escrow proxy, exactly the reward or the batch's sum)" }),
+    from: z.string().openapi({ description: "The wallet the API key acts as; it must sign" }),
+    value: z.literal("0"),
+  })
+  .openapi("ApproveTx");
+
 export const taskBuildSchema = z
   .object({
     unsignedTx: unsignedTxSchema,
+    approveTx: approveTxSchema.nullable().openapi({
+      description:
+        "Sign and send first: approve(escrow, exactly the reward) on the settlement token; null when the wallet's " +
+        "allowance to the escrow already covers the reward",
+    }),
     chain: z.enum(["base", "arc"]),
     chainId: z.number().int(),
   })

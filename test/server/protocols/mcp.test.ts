@@ -245,6 +245,7 @@ describe("Remote MCP at /mcp", () => {
       const brief = Buffer.from(`translate: hello ${crypto.randomUUID()}`);
       const uploaded = ok(await tool(poster, "upload_brief", { data: brief.toString("base64") }));
       const taskHash = uploaded.rootHash as string;
+      await (await m.usdc.connect(m.poster).approve(await m.escrow.getAddress(), 0n)).wait();
       const built = ok(
         await tool(poster, "build_task", {
           taskHash,
@@ -255,7 +256,11 @@ describe("Remote MCP at /mcp", () => {
           verificationMode: "manual",
         }),
       );
-      await (await m.usdc.connect(m.poster).approve(built.unsignedTx.to, amount)).wait();
+      // The approval comes from the tool too (the wallet approved nothing): exactly the reward, on the token.
+      expect(built.approveTx).to.deep.include({ to: m.token, from: m.poster.address.toLowerCase(), value: "0" });
+      const call = m.usdc.interface.parseTransaction({ data: built.approveTx.data })!;
+      expect([call.name, call.args[0], call.args[1]]).to.deep.equal(["approve", built.unsignedTx.to, amount]);
+      await (await m.poster.sendTransaction({ to: built.approveTx.to, data: built.approveTx.data })).wait();
       const funding = await m.poster.sendTransaction({ to: built.unsignedTx.to, data: built.unsignedTx.data });
       await funding.wait();
       const indexed = ok(
