@@ -197,6 +197,52 @@ describe("Remote MCP at /mcp", () => {
       expect(status).to.equal(403);
     }));
 
+  it("tells the official client's user which key was refused, or that none was sent, and how to get one", () =>
+    withMarket(async (m) => {
+      const refusal = async (headers: Record<string, string>) => {
+        const client = new Client({ name: "host", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), {
+          requestInit: { headers },
+        });
+        const error = await client.connect(transport).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        expect(error, "connecting must fail").to.be.instanceOf(Error);
+        return error!.message;
+      };
+      const bad = `sk_${"0".repeat(64)}`;
+      const badMessage = await refusal({ "X-API-Key": bad });
+      expect(badMessage).to.include(
+        "The marketplace API key sent (sk_0000...) was refused: invalid or revoked API key",
+      );
+      expect(badMessage).to.not.include(bad);
+      for (const message of [badMessage, await refusal({})]) {
+        expect(message).to.include(`${m.api.url}/settings`);
+        expect(message).to.include("market login");
+        expect(message).to.include("X-API-Key: <key>");
+      }
+      expect(await refusal({})).to.include("No marketplace API key was sent");
+      expect(await refusal({ Authorization: "Bearer nope" })).to.include(
+        "(nope...) was refused: API key must be sk_ followed by 64 hex characters",
+      );
+
+      const raw = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": bad,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(raw.status).to.equal(401);
+      expect(raw.headers.get("www-authenticate")).to.match(
+        /^Bearer realm="mcp", error="invalid_token", error_description="UNAUTHORIZED: The marketplace API key sent/,
+      );
+      expect((await raw.json()).error).to.deep.include({ code: -32001 });
+    }));
+
   it("lists the catalog with input schemas and read-only hints", () =>
     withMarket(async (m) => {
       const client = await connect(m, m.posterKey);
