@@ -169,7 +169,8 @@ function mcpServer(deps: Deps): Server {
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema as { type: "object" },
-      annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema as { type: "object" } } : {}),
+      annotations: tool.annotations,
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -263,6 +263,16 @@ describe("Remote MCP at /mcp", () => {
       expect(build.properties).to.include.keys(["taskHash", "token", "amount", "duration", "verificationMode"]);
       expect(build.required).to.include.members(["taskHash", "amount"]);
       expect((byName.get("accept_task")!.inputSchema as { required: string[] }).required).to.deep.equal(["hash"]);
+      // Once it has listed the tools, the SDK's client checks each read's structuredContent against its outputSchema.
+      await m.list(); // a listed task, so that the pages are not empty
+      // A result that does not match throws (an error result is checked too).
+      const answered: string[] = [];
+      for (const name of tools.filter((t) => t.annotations?.readOnlyHint && t.outputSchema).map((t) => t.name)) {
+        if ((byName.get(name)!.inputSchema as { required?: string[] }).required?.length) continue;
+        if ((await tool(client, name)).isError !== true) answered.push(name);
+      }
+      expect(answered).to.include.members(["platform_status", "get_settlement", "browse_tasks", "get_leaderboard"]);
+      failed(await tool(client, "get_reputation", { address: "0x12" }), "BAD_ADDRESS"); // an error result checks too
       await client.close();
     }));
 
