@@ -34,6 +34,12 @@ const EXAMPLES: Example[] = [
     timeoutMs: 120_000,
   },
   {
+    title: "post a task with plain ethers and REST (the devnet's provider setup: cacheTimeout -1)",
+    file: "plainEthers.ts",
+    role: "poster-2",
+    timeoutMs: 60_000,
+  },
+  {
     title: "run an agent (takes the private task offered to it, then stops)",
     file: "runAgent.ts",
     role: "agent-2",

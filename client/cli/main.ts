@@ -14,6 +14,7 @@ import * as tasks from "./commands/tasks";
 import * as agents from "./commands/agents";
 import * as hosted from "./commands/hosted";
 import * as devnet from "./commands/devnet";
+import * as tx from "./commands/tx";
 
 const EXIT_HELP = `
 Configuration (each value: flag, else environment, else the config file written by \`market login\`):
@@ -183,6 +184,16 @@ export function buildProgram(state: RunState): Command {
     .option("--capabilities <list>", "comma-separated")
     .option("--delivery <time>", "delivery time: seconds or 1h, 2d")
     .action(act(agents.addService));
+
+  program
+    .command("tx")
+    .description("unsigned transactions the service answered")
+    .command("send")
+    .description(
+      "check an API answer carrying unsignedTx (and approveTx) against the settlement and the RPC, sign it with your wallet, send it, print the hash",
+    )
+    .argument("[file]", "the answer as JSON (curl's output, an MCP tool's answer); - or absent: stdin")
+    .action(act(tx.send));
 
   program
     .command("deploy-fee")

@@ -342,3 +342,67 @@ export function checkDeployAgentTx(tx: UnsignedTx, factory: string, signer: stri
   if (call?.name !== "deployAgent" || call.args[0] !== 0n)
     refuse("TX_MISMATCH", "the transaction is not deployAgent(0)");
 }
+
+/** A transaction the service answered, as `market tx send` reads it: bare, or an answer carrying it. */
+export interface SendableAnswer {
+  unsignedTx: UnsignedTx;
+  /** The approval a task or batch build answers (null when the allowance already covers the reward). */
+  approveTx?: UnsignedTx | null;
+  chainId?: number;
+}
+
+/** The reward a createTask / createTaskWithVerifier / createTasks call moves, or undefined for another call. */
+export function fundedAmount(data: string): bigint | undefined {
+  let call;
+  try {
+    call = escrowInterface.parseTransaction({ data });
+  } catch {
+    return undefined;
+  }
+  if (call?.name === "createTask" || call?.name === "createTaskWithVerifier") return BigInt(call.args[2]);
+  if (call?.name === "createTasks") {
+    return (call.args[1] as readonly (readonly unknown[])[]).reduce((sum, t) => sum + BigInt(t[1] as bigint), 0n);
+  }
+  return undefined;
+}
+
+/**
+ * The checks of an unsigned transaction handed over as it is (the service's answer, saved or piped), with no request
+ * of the client's to compare against: the chain id is the pinned one (CHAIN_MISMATCH), the call goes to the pinned
+ * escrow (ESCROW_MISMATCH) and decodes as one of its functions (TX_MISMATCH), from the signer (OWNER_MISMATCH) with
+ * zero value; an approval is on the pinned token, for the escrow, for exactly the reward its build funds. Answers
+ * the transactions in the order they are to be sent (the approval first).
+ */
+export function checkSendable(answer: SendableAnswer, pin: SettlementPin, signerAddress: string): UnsignedTx[] {
+  if (answer.chainId !== undefined && answer.chainId !== pin.chainId) {
+    refuse("CHAIN_MISMATCH", `the transaction names chain id ${answer.chainId}, the settlement ${pin.chainId}`, {
+      details: { expected: pin.chainId, actual: answer.chainId },
+    });
+  }
+  const tx = answer.unsignedTx;
+  if (lc(tx.to) === pin.token) {
+    refuse(
+      "TX_MISMATCH",
+      "a bare token transaction cannot be checked against a reward: send the whole build answer (unsignedTx with its approveTx)",
+    );
+  }
+  if (lc(tx.to) !== pin.escrow) {
+    refuse("ESCROW_MISMATCH", `the transaction goes to ${lc(tx.to)}, the escrow is ${pin.escrow}`, {
+      details: { expected: pin.escrow, actual: lc(tx.to) },
+    });
+  }
+  if (lc(tx.from) !== lc(signerAddress)) {
+    refuse("OWNER_MISMATCH", `the transaction is from ${lc(tx.from)}, the signer is ${lc(signerAddress)}`);
+  }
+  if (BigInt(tx.value ?? "0") !== 0n) refuse("TX_MISMATCH", `the transaction sends value ${tx.value}; expected 0`);
+  try {
+    if (!escrowInterface.parseTransaction({ data: tx.data })) throw new Error("unknown function");
+  } catch {
+    refuse("TX_MISMATCH", "the calldata does not decode as an escrow function");
+  }
+  if (!answer.approveTx) return [tx];
+  const reward = fundedAmount(tx.data);
+  if (reward === undefined) refuse("TX_MISMATCH", "an approval comes only with a task or batch build");
+  checkApproveTx(answer.approveTx, pin.token, pin.escrow, reward, signerAddress);
+  return [answer.approveTx, tx];
+}

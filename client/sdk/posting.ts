@@ -7,6 +7,7 @@ import { getAddress, isAddress, sha256, type Provider, type Signer } from "ether
 import type { MarketApi } from "./api";
 import {
   checkAmounts,
+  checkApproveTx,
   checkBalance,
   checkEscrowTx,
   checkQuote,
@@ -28,7 +29,15 @@ import {
 } from "./journal";
 import { pendingNonce, TxSender } from "./sender";
 import { sealBrief, type BriefRecipient } from "./briefCrypto";
-import type { ChainName, IndexItem, IndexResult, TaskBuildTerms, TaskDetail, VerificationCriteria } from "./types";
+import type {
+  ChainName,
+  IndexItem,
+  IndexResult,
+  TaskBuildTerms,
+  TaskDetail,
+  UnsignedTx,
+  VerificationCriteria,
+} from "./types";
 
 export const DEFAULT_DURATION_SECONDS = 86_400;
 export const DEFAULT_LOCATION_ZONE = "global";
@@ -465,12 +474,15 @@ class Posting {
   private async buildAndApprove() {
     const { pin } = this.record;
     await checkBalance(this.provider, pin.token, this.wallet, this.total);
+    let approveTx: UnsignedTx | null | undefined;
     if (this.rows.length === 1) {
       const built = await this.api.buildTask({ ...this.terms(0), token: pin.token });
+      approveTx = built.approveTx;
       checkEscrowTx(built, pin, this.wallet, { fn: "createTask", token: pin.token, ...this.expectedTask(0) });
       this.record.built = { to: built.unsignedTx.to, data: built.unsignedTx.data };
     } else {
       const built = await this.api.buildTaskBatch({ token: pin.token, tasks: this.rows.map((_, i) => this.terms(i)) });
+      approveTx = built.approveTx;
       const want = this.record.items.map((i) => i.taskHash.toLowerCase());
       if (built.taskHashes.map((h) => h.toLowerCase()).join() !== want.join()) {
         refuse("TX_MISMATCH", "the batch answer lists other task hashes, or in another order");
@@ -482,6 +494,8 @@ class Posting {
       });
       this.record.built = { to: built.unsignedTx.to, data: built.unsignedTx.data, gas: built.unsignedTx.gas };
     }
+    // The service's approval, when it answers one, must be exactly the one this client sends.
+    if (approveTx) checkApproveTx(approveTx, pin.token, pin.escrow, this.total, this.wallet);
     // Right before money moves: the settlement still names the same chain, escrow and token.
     pinSettlement(await this.api.settlement(), pin);
     const signed = await this.sender.send(

@@ -135,12 +135,14 @@ export type TaskBuild = {
   chain: "base" | "arc";
   chainId: number;
   unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
+  approveTx: { value: "0"; to: string; data: string; from: string } | null;
 };
 
 export type TaskBatchBuild = {
   chain: "base" | "arc";
   chainId: number;
   unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
+  approveTx: { value: "0"; to: string; data: string; from: string } | null;
   taskHashes: string[];
 };
 

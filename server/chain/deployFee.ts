@@ -1,5 +1,6 @@
 /** The agent deploy-fee factory on the chain: its terms, the calls that pay the fee, and the payments a receipt proves. */
 import { Contract, Interface, type Log, type Provider, type TransactionReceipt } from "ethers";
+import { encodeApprove } from "./erc20Calls";
 
 const FACTORY_ABI = [
   "function deployFee() view returns (uint256)",
@@ -9,7 +10,6 @@ const FACTORY_ABI = [
   "event AgentDeployed(address indexed user, uint256 usdcAmount, uint256 nonce, uint256 timestamp)",
 ];
 const factoryInterface = new Interface(FACTORY_ABI);
-const erc20 = new Interface(["function approve(address spender, uint256 amount) returns (bool)"]);
 
 export interface FactoryTerms {
   fee: bigint;
@@ -24,8 +24,7 @@ export async function readFactoryTerms(provider: Provider, factory: string): Pro
 }
 
 /** `approve(factory, fee)` on the token: exactly the fee. */
-export const encodeApproveFee = (factory: string, fee: bigint): string =>
-  erc20.encodeFunctionData("approve", [factory, fee]);
+export const encodeApproveFee = (factory: string, fee: bigint): string => encodeApprove(factory, fee);
 
 /** `deployAgent(0)`: pays the fee (funding the agent is not supported). */
 export const encodeDeployAgent = (): string => factoryInterface.encodeFunctionData("deployAgent", [0]);

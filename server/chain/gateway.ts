@@ -1,10 +1,12 @@
 /**
- * What the API needs from the chain: the deployment it serves (address book), receipts, gas estimates, and the
- * escrow's batch support. Reads that can fail are wrapped with retries; callers map failures to 503 codes.
+ * What the API needs from the chain: the deployment it serves (address book), receipts, gas estimates, the
+ * escrow's batch support and a poster's allowance to it. Reads that can fail are wrapped with retries; callers map
+ * failures to 503 codes.
  */
 import { Contract, type Provider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { AddressBook } from "./addressBook";
 import { withRetry } from "./rpcErrors";
+import { readAllowance } from "./erc20Calls";
 
 export interface ChainGateway {
   readonly book: AddressBook;
@@ -13,6 +15,8 @@ export interface ChainGateway {
   estimateGas(tx: TransactionRequest): Promise<bigint>;
   /** The escrow's MAX_BATCH, read once and cached; null when the escrow has no batch function (or it is unreadable). */
   maxBatch(): Promise<number | null>;
+  /** What `owner` has approved the escrow proxy to move of the settlement token. */
+  escrowAllowance(owner: string): Promise<bigint>;
 }
 
 const BATCH_CACHE_MS = 5 * 60_000;
@@ -25,6 +29,8 @@ export function createChainGateway(book: AddressBook, provider: Provider): Chain
     provider,
     receipt: (txHash) => withRetry(() => provider.getTransactionReceipt(txHash), { retries: 2 }),
     estimateGas: (tx) => provider.estimateGas(tx),
+    escrowAllowance: (owner) =>
+      withRetry(() => readAllowance(provider, book.token.address, owner, book.escrow.proxy), { retries: 2 }),
     async maxBatch() {
       if (batch && Date.now() - batch.at < BATCH_CACHE_MS) return batch.value;
       let value: number | null;

@@ -21,6 +21,7 @@ import {
   withMargin,
   type TaskCall,
 } from "../chain/escrowCalls";
+import { encodeApprove } from "../chain/erc20Calls";
 import { claimHash } from "../db/repositories/hashReservations";
 import { taskIdUsingHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
@@ -30,6 +31,7 @@ import {
   TaskBuild,
   TaskBuildBody,
   TaskBuildTerms,
+  UnsignedTx,
   taskBuildTermsSchema,
 } from "./schemas/posting";
 
@@ -115,6 +117,22 @@ async function claim(
   return { code: "TASK_HASH_TAKEN", message: `taskHash ${taskHash} is reserved by another poster${until}` };
 }
 
+/**
+ * The unsigned `approve(escrow, total)` on the settlement token that lets the escrow pull exactly the build's reward,
+ * or null when the poster's allowance already covers it. An unreadable allowance still answers the approve: sending
+ * it sets the allowance to the same exact amount, so it can never approve more than the build needs.
+ */
+async function approvalFor(
+  chain: ChainGateway,
+  token: string,
+  poster: string,
+  total: bigint,
+): Promise<UnsignedTx | null> {
+  const allowance = await chain.escrowAllowance(poster).catch(() => undefined);
+  if (allowance !== undefined && allowance >= total) return null;
+  return { to: token, data: encodeApprove(chain.book.escrow.proxy, total), from: poster, value: "0" };
+}
+
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                   Builds                                                     */
 /* ------------------------------------------------------------------------------------------------------------ */
@@ -134,8 +152,10 @@ export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody)
     (await hashInUse(deps.db, body.taskHash)) ??
     (await claim(deps.db, body.taskHash, poster, deps.clock.wallNow(), hashReservationSeconds));
   if (refused) throw new AppError(refused);
+  const call = toCall(body);
   return {
-    unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, toCall(body)), from: poster, value: "0" },
+    unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, call), from: poster, value: "0" },
+    approveTx: await approvalFor(chain, token, poster, call.amount),
     chain: postingChain,
     chainId: chain.book.chainId,
   };
@@ -246,6 +266,12 @@ export async function buildTaskBatch(deps: Deps, poster: string, body: TaskBatch
   const gas = withMargin((await estimate(chain, { from: poster, to, data })) ?? createTasksGasFallback(calls));
   return {
     unsignedTx: { to, data, from: poster, value: "0", gas: gas.toString() },
+    approveTx: await approvalFor(
+      chain,
+      token,
+      poster,
+      calls.reduce((sum, c) => sum + c.amount, 0n),
+    ),
     chain: postingChain,
     chainId: chain.book.chainId,
     taskHashes: calls.map((c) => c.taskHash),

@@ -33,8 +33,9 @@ export const buildTaskRoute = defineOperation({
   summary: "Build the unsigned createTask transaction of one task",
   description:
     "Checks the task's terms, reserves its taskHash for the caller for 24 hours, and returns the unsigned call to the " +
-    "escrow proxy (createTaskWithVerifier when verifierAddress is given). Approve the escrow for the amount, then " +
-    "sign and send it from the key's wallet on chainId.",
+    "escrow proxy (createTaskWithVerifier when verifierAddress is given), with approveTx: approve(escrow, exactly " +
+    "the amount) on the settlement token, null when the wallet's allowance already covers it. Sign and send " +
+    "approveTx first, then unsignedTx, from the key's wallet on chainId.",
   tags: ["posting"],
   auth: "required",
   posting: { family: "builds", items: () => 1 },
@@ -52,7 +53,8 @@ export const buildTaskBatchRoute = defineOperation({
   description:
     "All or nothing: every task gets the single-build checks plus one task per taskHash; any refusal answers " +
     "INVALID_TASKS with error.details.errors [{ index, code, message }] and keeps no reservation. The unsignedTx " +
-    "carries a gas limit. Approve the escrow for the sum of the amounts first.",
+    "carries a gas limit; approveTx approves the escrow for exactly the sum of the amounts (null when the " +
+    "allowance already covers it): send it first.",
   tags: ["posting"],
   auth: "required",
   posting: { family: "builds", items: (body) => body.tasks.length },

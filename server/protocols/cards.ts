@@ -149,8 +149,8 @@ export async function agentCard(deps: Deps, address: string): Promise<AgentCard>
           tool: "index_task",
           arguments: { targetExecutor: executor.address, serviceId: skills[0] ? Number(skills[0].id) : "<a skill id>" },
           description:
-            "Fund a task paying at least the service's price_raw (build_task answers the unsigned createTask: " +
-            "approve the reward, sign and send it), then call index_task with its txHash and taskHash and these " +
+            "Fund a task paying at least the service's price_raw (build_task answers the unsigned createTask and " +
+            "its approveTx: sign and send both, the approval first), then call index_task with its txHash and taskHash and these " +
             "arguments: only this agent may take it.",
         },
         api: {

@@ -32,8 +32,20 @@ export const bidResultSchema = z
   .openapi("BidResult");
 
 export const applicantsQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
-  offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({ type: "integer" }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(Number.MAX_SAFE_INTEGER)
+    .default(0)
+    .openapi({ type: "integer", description: "Items to skip, for the next page" }),
 });
 
 export const applicantsSchema = z

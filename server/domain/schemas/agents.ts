@@ -39,7 +39,11 @@ const configObject = z
   .openapi({ description: "The skill's configuration (its catalog entry names the fields)" });
 
 export const skillInstallBodySchema = z
-  .object({ skill: skillId, config: configObject.optional(), secrets: secretsObject.optional() })
+  .object({
+    skill: skillId.openapi({ description: "The skill's id (list_skills)" }),
+    config: configObject.optional(),
+    secrets: secretsObject.optional(),
+  })
   .strict()
   .openapi("HostedAgentSkillInstall");
 export type SkillInstallBody = z.output<typeof skillInstallBodySchema>;
@@ -47,8 +51,12 @@ export type SkillInstallBody = z.output<typeof skillInstallBodySchema>;
 export const createAgentBodySchema = z
   .object({
     slug,
-    name: displayName,
-    description: z.string().max(2000, "must be at most 2000 characters").optional(),
+    name: displayName.openapi({ description: "The agent's display name" }),
+    description: z
+      .string()
+      .max(2000, "must be at most 2000 characters")
+      .optional()
+      .openapi({ description: "What the agent does (at most 2000 characters)" }),
     capabilities: z
       .array(capability)
       .max(MAX_EXECUTOR_CAPABILITIES, `at most ${MAX_EXECUTOR_CAPABILITIES}`)
@@ -56,7 +64,14 @@ export const createAgentBodySchema = z
       .transform((caps) => [...new Set(caps)].sort())
       .openapi({ description: "Capabilities beyond those its skills give" }),
     minReward: minReward.default("0"),
-    skills: z.array(skillInstallBodySchema).max(20, "at most 20 skills").default([]),
+    skills: z
+      .array(skillInstallBodySchema)
+      .max(20, "at most 20 skills")
+      .default([])
+      .openapi({
+        description: "Skills to install: { skill, config?, secrets? } each",
+        example: [{ skill: "summary" }],
+      }),
     verifier: z
       .object({ optIn: z.boolean(), name: displayName.optional() })
       .strict()
@@ -82,7 +97,7 @@ export type AgentAction = (typeof AGENT_ACTIONS)[number];
 export const agentActionBodySchema = z
   .object({
     agentId: z.string().max(64).optional().openapi({ description: "The agent's id (agt_...) or slug" }),
-    action: z.enum(AGENT_ACTIONS),
+    action: z.enum(AGENT_ACTIONS).openapi({ description: "What to do with the agent" }),
   })
   .strict()
   .openapi("HostedAgentAction");
@@ -91,7 +106,9 @@ export const agentParams = z.object({
   agent: z.string().min(1).max(64).openapi({ description: "The agent's id (agt_ and 24 hex) or slug" }),
 });
 
-export const agentSkillParams = agentParams.extend({ skill: skillId });
+export const agentSkillParams = agentParams.extend({
+  skill: skillId.openapi({ description: "The skill's id (list_skills)" }),
+});
 
 export const logsQuery = z
   .object({

@@ -47,7 +47,10 @@ export const amount = z
       issue(ctx, "INVALID_AMOUNT", "amount must be at most 2^256 - 1");
     }
   })
-  .openapi({ example: "5000000", description: "Smallest unit of the token (USDC: 6 decimals)" });
+  .openapi({
+    example: "5000000",
+    description: "A decimal string in the token's smallest unit (USDC has 6 decimals: 5000000 is 5 USDC)",
+  });
 
 /**
  * Whole seconds from 3600 to 7776000 (INVALID_DURATION). The spec writes it as a string of digits; a JSON integer is
@@ -74,8 +77,14 @@ export const duration = z
 
 export const pagination = (maxLimit: number, defaultLimit: number) =>
   z.object({
-    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
-    offset: z.coerce.number().int().min(0).default(0),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(maxLimit)
+      .default(defaultLimit)
+      .openapi({ description: `Page size: at most ${maxLimit} items (default ${defaultLimit})` }),
+    offset: z.coerce.number().int().min(0).default(0).openapi({ description: "Items to skip, for the next page" }),
   });
 
 export const errorEnvelope = z

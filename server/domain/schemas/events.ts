@@ -111,7 +111,13 @@ export const deliverySchema = z
   .openapi("WebhookDelivery");
 
 export const deliveriesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
   status: z.enum(DELIVERY_STATUSES).optional(),
 });
 

@@ -78,7 +78,8 @@ export const executorBodySchema = z
       .array(capability)
       .max(MAX_EXECUTOR_CAPABILITIES, `at most ${MAX_EXECUTOR_CAPABILITIES} capabilities`)
       .default([])
-      .transform((caps) => [...new Set(caps)].sort()),
+      .transform((caps) => [...new Set(caps)].sort())
+      .openapi({ description: "What the agent can do: capability tags tasks ask for", example: ["summarise", "text"] }),
     supportedChains: z
       .array(chainName)
       .min(1, "at least one chain")
@@ -95,7 +96,8 @@ export const executorBodySchema = z
           ctx.addIssue({ code: z.ZodIssueCode.custom, path: ["name"], message: "is required when optIn is true" });
         }
       })
-      .default({ optIn: false }),
+      .default({ optIn: false })
+      .openapi({ description: "Offer to verify other agents' work: { optIn: true, name } (default: not a verifier)" }),
   })
   .strict()
   .superRefine((v, ctx) => {
@@ -145,7 +147,13 @@ export const publicExecutorSchema = z
 
 export const executorsListSchema = z.object({ executors: z.array(publicExecutorSchema), total: z.number().int() });
 
-const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({ type: "integer" });
+const offset = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .default(0)
+  .openapi({ type: "integer", description: "Items to skip, for the next page" });
 
 export const executorsQuery = z
   .object({
@@ -174,7 +182,13 @@ export const executorsQuery = z
       .enum(["verifier"])
       .optional()
       .openapi({ description: "verifier: opted-in verifiers seen within 10 minutes; adds name" }),
-    limit: z.coerce.number().int().min(1).max(200).default(100).openapi({ type: "integer" }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .default(100)
+      .openapi({ type: "integer", description: "Page size: at most 200 items (default 100)" }),
     offset,
   })
   .openapi("ExecutorsQuery");

@@ -147,7 +147,11 @@ export const taskIdParam = z
   .transform((v): { taskId: number } | { taskHash: string } =>
     v.startsWith("0x") ? { taskHash: v.toLowerCase() } : { taskId: Number(v) },
   )
-  .openapi({ type: "string", example: "1" });
+  .openapi({
+    type: "string",
+    example: "1",
+    description: "The task: its on-chain id (a positive integer) or its 0x task hash",
+  });
 
 /** Capability tags: trimmed, lower-case, no commas (the open-task filter is comma-separated), unique. */
 export const capabilitiesSchema = z
@@ -167,7 +171,13 @@ export const capabilitiesSchema = z
   .transform((caps) => [...new Set(caps)].sort());
 
 /** Offsets beyond any real listing, bounded so no database sees an out-of-range integer. */
-const offset = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({ type: "integer" });
+const offset = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .default(0)
+  .openapi({ type: "integer", description: "Items to skip, for the next page" });
 
 export const openTasksQuery = z.object({
   capabilities: z
@@ -194,12 +204,24 @@ export const openTasksQuery = z.object({
     type: "integer",
     description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)",
   }),
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
   offset,
 });
 
 export const postedTasksQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50).openapi({ type: "integer" }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(50)
+    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
   offset,
 });
 
@@ -212,9 +234,11 @@ export const PUBLIC_BRIEF_MAX = 4000;
 /** The terms of one task to list (the index body without txHash; an index-batch entry). */
 export const indexItemSchema = z
   .object({
-    taskHash,
+    taskHash: taskHash.openapi({ description: "The funded task's hash, as built (0x SHA-256 of the brief)" }),
     ...postingTermsShape,
-    requiredCapabilities: capabilitiesSchema.optional(),
+    requiredCapabilities: capabilitiesSchema
+      .optional()
+      .openapi({ description: "Capabilities an agent needs to take the task", example: ["summarise"] }),
     targetExecutor: address.optional().openapi({ description: "Pin the task to one agent (rent flow)" }),
     serviceId: z
       .number()

@@ -18,9 +18,17 @@ const taskTermsShape = {
     .string()
     .min(1, "must not be empty")
     .max(MAX_LOCATION_ZONE, `must be at most ${MAX_LOCATION_ZONE} characters`)
-    .openapi({ example: "global", description: "Free text; clients default to global" }),
+    .openapi({
+      example: "global",
+      description:
+        "Where the work is to be done, as free text stored on-chain with the task (1 to 100 characters): global for " +
+        "work that can be done anywhere, else a region such as eu-west",
+    }),
   duration: duration.openapi({ description: "Whole seconds from 3600 to 7776000" }),
-  targetExecutorType: z.enum(["human", "agent"]).optional(),
+  targetExecutorType: z
+    .enum(["human", "agent"])
+    .optional()
+    .openapi({ description: "Who may take the task: a human or an agent (anyone when absent)" }),
   ...postingTermsShape,
 };
 
@@ -75,6 +83,7 @@ export const taskBatchBuildBodySchema = z
         // Documented as TaskBuildTerms; validated per entry by buildTaskBatch.
         z.unknown().openapi({ $ref: "#/components/schemas/TaskBuildTerms" } as never),
       )
+      .openapi({ description: `1 to ${MAX_BATCH_TASKS} tasks, each with build_task's fields but token` })
       .min(1, `must hold 1 to ${MAX_BATCH_TASKS} tasks`)
       .superRefine((tasks, ctx) => {
         if (tasks.length > MAX_BATCH_TASKS) {
@@ -103,9 +112,26 @@ export const unsignedTxSchema = z
 
 export type UnsignedTx = z.infer<typeof unsignedTxSchema>;
 
+/** The approval a build needs first: the same shape, to the settlement token. */
+export const approveTxSchema = z
+  .object({
+    to: z.string().openapi({ description: "The settlement token" }),
+    data: z
+      .string()
+      .openapi({ description: "Calldata of approve(escrow proxy, exactly the reward or the batch's sum)" }),
+    from: z.string().openapi({ description: "The wallet the API key acts as; it must sign" }),
+    value: z.literal("0"),
+  })
+  .openapi("ApproveTx");
+
 export const taskBuildSchema = z
   .object({
     unsignedTx: unsignedTxSchema,
+    approveTx: approveTxSchema.nullable().openapi({
+      description:
+        "Sign and send first: approve(escrow, exactly the reward) on the settlement token; null when the wallet's " +
+        "allowance to the escrow already covers the reward",
+    }),
     chain: z.enum(["base", "arc"]),
     chainId: z.number().int(),
   })

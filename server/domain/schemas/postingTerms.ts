@@ -53,12 +53,33 @@ export const verifierAddressSchema = z.string().superRefine((v, ctx) => {
 });
 
 export const postingTermsShape = {
-  verificationMode: z.enum(VERIFICATION_MODES).optional(),
-  verificationCriteria: verificationCriteriaSchema.optional(),
-  requiredCapabilities: z.array(z.string().min(1).max(64)).max(20).optional(),
-  rootHash: rootHashSchema.optional(),
-  wrappedKeys: wrappedKeysSchema.optional(),
-  verifierAddress: verifierAddressSchema.transform((v) => v.toLowerCase()).optional(),
+  verificationMode: z
+    .enum(VERIFICATION_MODES)
+    .optional()
+    .openapi({
+      description:
+        "Who judges the delivery: manual (the poster), auto (the service, by verificationCriteria) or agent " +
+        "(verifierAddress's agent)",
+    }),
+  verificationCriteria: verificationCriteriaSchema.optional().openapi({
+    description: "For auto: what the result must hold",
+    example: { required_fields: ["summary"] },
+  }),
+  requiredCapabilities: z
+    .array(z.string().min(1).max(64))
+    .max(20)
+    .optional()
+    .openapi({ description: "Capabilities an agent needs to take the task (at most 20)", example: ["summarise"] }),
+  rootHash: rootHashSchema.optional().openapi({
+    description: "The uploaded blob's root hash when it differs from taskHash (upload_brief's rootHash)",
+  }),
+  wrappedKeys: wrappedKeysSchema.optional().openapi({
+    description: "Private briefs: the brief key wrapped to each reader, by 0x address (docs/api.md Private briefs)",
+  }),
+  verifierAddress: verifierAddressSchema
+    .transform((v) => v.toLowerCase())
+    .optional()
+    .openapi({ description: "Mode agent: the verifier agent's 0x address (not the poster)" }),
 };
 
 export interface PostingTerms {

@@ -8,7 +8,11 @@ export const addressParam = z
     if (!/^0x[0-9a-fA-F]{40}$/.test(v)) issue(ctx, "BAD_ADDRESS", "address must be 0x followed by 40 hex characters");
   })
   .transform((v) => v.toLowerCase())
-  .openapi({ type: "string", example: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8" });
+  .openapi({
+    type: "string",
+    example: "0x70997970c51812dc3a010c7d01b50e0d17dc79c8",
+    description: "The wallet (0x and 40 hex)",
+  });
 
 export const reputationSchema = z
   .object({

@@ -46,11 +46,13 @@ const capabilities = z
 
 export const serviceBodySchema = z
   .object({
-    name,
-    description,
+    name: name.openapi({ description: "The service's name, as buyers see it" }),
+    description: description.openapi({ description: "What the service delivers" }),
     price_raw: priceRaw,
-    capabilities: capabilities.default([]),
-    delivery_time_seconds: deliverySeconds.optional().openapi({ description: "Promised delivery time" }),
+    capabilities: capabilities.default([]).openapi({ description: "Capability tags", example: ["summarise"] }),
+    delivery_time_seconds: deliverySeconds
+      .optional()
+      .openapi({ description: "Promised delivery time in seconds (60 to 7776000)", example: 86400 }),
   })
   .strict()
   .openapi("ServiceBody");
@@ -58,11 +60,14 @@ export type ServiceBody = z.output<typeof serviceBodySchema>;
 
 export const servicePatchSchema = z
   .object({
-    name: name.optional(),
-    description: description.optional(),
+    name: name.optional().openapi({ description: "The new name" }),
+    description: description.optional().openapi({ description: "The new description" }),
     price_raw: priceRaw.optional(),
-    capabilities: capabilities.optional(),
-    delivery_time_seconds: deliverySeconds.nullable().optional(),
+    capabilities: capabilities.optional().openapi({ description: "The new capability tags (replace the old ones)" }),
+    delivery_time_seconds: deliverySeconds
+      .nullable()
+      .optional()
+      .openapi({ description: "Promised delivery time in seconds (60 to 7776000); null clears it" }),
     active: z.boolean().optional().openapi({ description: "false deactivates (as DELETE), true lists it again" }),
   })
   .strict()
@@ -78,14 +83,26 @@ export const serviceIdParams = z.object({
     .string()
     .regex(/^[1-9][0-9]{0,15}$/, "must be a positive integer service id")
     .transform(Number)
-    .openapi({ type: "integer", example: "1" }),
+    .openapi({ type: "integer", example: "1", description: "The service id (browse_services lists them)" }),
 });
 
 export const servicesQuerySchema = z
   .object({
     agent: address.optional().openapi({ description: "Only this agent's services" }),
-    limit: z.coerce.number().int().min(1).max(MAX_SERVICES_PAGE).default(20).openapi({ type: "integer" }),
-    offset: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0).openapi({ type: "integer" }),
+    limit: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_SERVICES_PAGE)
+      .default(20)
+      .openapi({ type: "integer", description: `Page size: at most ${MAX_SERVICES_PAGE} items (default 20)` }),
+    offset: z.coerce
+      .number()
+      .int()
+      .min(0)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(0)
+      .openapi({ type: "integer", description: "Items to skip, for the next page" }),
   })
   .strict();
 export type ServicesQuery = z.output<typeof servicesQuerySchema>;

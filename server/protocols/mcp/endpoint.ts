@@ -169,7 +169,8 @@ function mcpServer(deps: Deps): Server {
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema as { type: "object" },
-      annotations: { readOnlyHint: tool.readOnly, destructiveHint: false, openWorldHint: false },
+      ...(tool.outputSchema ? { outputSchema: tool.outputSchema as { type: "object" } } : {}),
+      annotations: tool.annotations,
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
@@ -235,16 +236,17 @@ export function mcpEndpoint(deps: Deps): Middleware {
       return;
     }
     let caller: Caller | undefined;
+    const credential = presentedCredential(ctx);
     try {
-      caller = await callerFor(deps, presentedCredential(ctx), {
+      caller = await callerFor(deps, credential, {
         acceptsSession: false,
         memo: ctx.state as RequestMemo,
       });
     } catch (error) {
-      if (error instanceof AuthFailure) throw withMcpChallenge(error);
+      if (error instanceof AuthFailure) return refuseCredential(ctx, deps, credential, error.message);
       throw error;
     }
-    if (!caller) throw withMcpChallenge(missingCredential(false));
+    if (!caller) return refuseCredential(ctx, deps, undefined, missingCredential(false).message);
     const scope: RequestScope = { caller, ctx };
     const authInfo = { token: "api-key", clientId: caller.wallet, scopes: [], extra: { scope } };
     if (ctx.method === "POST") {
@@ -279,10 +281,32 @@ export function mcpEndpoint(deps: Deps): Middleware {
   };
 }
 
-function withMcpChallenge(error: AppError): AppError {
-  return new AppError({
-    code: "UNAUTHORIZED",
-    message: error.message,
-    headers: { "WWW-Authenticate": WWW_AUTHENTICATE },
-  });
+/**
+ * What a person reads when their MCP host cannot connect: which key was refused (the header and the key's first
+ * characters, never the whole key) or that none was sent, and how to get one.
+ */
+export function credentialMessage(publicUrl: string, credential: string | undefined, reason: string): string {
+  const how =
+    `Get an API key: sign in with your wallet at ${publicUrl}/settings (Settings and API keys), or run ` +
+    "`market login`; on a devnet each account's apiKey is in .devnet/accounts.json. Then send it as the header " +
+    "X-API-Key: <key> (or Authorization: Bearer <key>).";
+  const which = credential
+    ? `The marketplace API key sent (${credential.slice(0, 7)}...) was refused: ${reason}.`
+    : "No marketplace API key was sent: this MCP server needs one.";
+  return `UNAUTHORIZED: ${which} ${how}`;
+}
+
+/**
+ * The 401 of /mcp as a JSON-RPC error (what an MCP client shows: the SDK's client puts the body in its error) with the
+ * same message in WWW-Authenticate's error_description (RFC 6750), for hosts that only read the challenge.
+ */
+function refuseCredential(ctx: Context, deps: Deps, credential: string | undefined, reason: string): void {
+  const message = credentialMessage(deps.config.api.publicUrl, credential, reason);
+  const description = message.replace(/[^\x20-\x7e]|["\\]/g, "'");
+  ctx.status = 401;
+  ctx.set(
+    "WWW-Authenticate",
+    `${WWW_AUTHENTICATE}${credential ? ', error="invalid_token"' : ""}, error_description="${description}"`,
+  );
+  ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32001, message, data: { code: "UNAUTHORIZED" } } };
 }

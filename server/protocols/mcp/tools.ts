@@ -24,28 +24,166 @@ export interface ToolCall {
   ctx: Context;
 }
 
+/** MCP tool annotations: hints a host shows or acts on (confirming before a destructive call, retrying an idempotent one). */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface McpTool {
   name: string;
   description: string;
   readOnly: boolean;
+  annotations: ToolAnnotations;
   /** JSON Schema of the arguments (from the zod schemas). */
   inputSchema: Record<string, unknown>;
+  /** Read tools: JSON Schema of structuredContent (the operation's data). */
+  outputSchema?: Record<string, unknown>;
   /** The operation the tool runs (none for platform_status, which composes two). */
   operation?: AnyOperation;
   run(call: ToolCall): Promise<unknown>;
 }
 
 type JsonObjectSchema = { type: "object"; properties: Record<string, unknown>; required?: string[] };
+type JsonSchema = Record<string, unknown>;
+/** What `.openapi()` records on a zod schema (zod-to-openapi keeps it in `_def.openapi.metadata`). */
+type OpenApiMetadata = { description?: string; example?: unknown; type?: string; format?: string };
+
+/** The `.openapi()` metadata of `schema`, looked for on it and then through its wrappers (optional, default, ...). */
+function metadataOf(schema: ZodTypeAny | undefined): OpenApiMetadata {
+  const found: OpenApiMetadata = {};
+  for (let s: ZodTypeAny | undefined = schema; s;) {
+    const def = s._def as { openapi?: { metadata?: OpenApiMetadata }; innerType?: ZodTypeAny; schema?: ZodTypeAny };
+    const metadata = def.openapi?.metadata ?? {};
+    for (const key of ["description", "example", "type", "format"] as const) {
+      if (found[key] === undefined && metadata[key] !== undefined)
+        (found as Record<string, unknown>)[key] = metadata[key];
+    }
+    s = def.innerType ?? def.schema;
+  }
+  return found;
+}
+
+/** The fields of an object schema (through refinements), or none. */
+function shapeOf(schema: ZodTypeAny | undefined): Record<string, ZodTypeAny> {
+  for (let s: ZodTypeAny | undefined = schema; s;) {
+    const def = s._def as { shape?: () => Record<string, ZodTypeAny>; schema?: ZodTypeAny; innerType?: ZodTypeAny };
+    if (typeof def.shape === "function") return def.shape();
+    s = def.schema ?? def.innerType;
+  }
+  return {};
+}
+
+/**
+ * A property as a tool declares it: one JSON type (function-calling dialects refuse a list of types; REST may accept
+ * several, and the tool's arguments still run through REST's parser, so a string of digits is declared a string),
+ * never an empty schema (an untyped value takes the type its OpenAPI metadata gives, else object), and the
+ * description and example its zod schema carries.
+ */
+function toolProperty(json: JsonSchema, zod: ZodTypeAny | undefined): JsonSchema {
+  let property = { ...json };
+  const branches = (property.anyOf ?? property.oneOf) as JsonSchema[] | undefined;
+  if (branches) {
+    const typed = branches.filter((b) => b.type !== "null");
+    const pick = typed.find((b) => b.type === "string") ?? typed[0] ?? {};
+    const { anyOf: _a, oneOf: _o, ...rest } = property;
+    property = { ...rest, ...pick };
+  }
+  const parts = property.allOf as JsonSchema[] | undefined;
+  if (parts) {
+    // A preprocessed or doubly refined value: the typed steps merged (the last type wins, the form REST parses).
+    const typed = parts.filter((b) => typeof b.type === "string");
+    const last = typed[typed.length - 1]?.type;
+    const { allOf: _all, ...rest } = property;
+    property = Object.assign({}, ...typed.filter((b) => b.type === last), rest, last ? { type: last } : {});
+  }
+  if (Array.isArray(property.type)) {
+    const types = (property.type as string[]).filter((t) => t !== "null");
+    property.type = types.includes("string") ? "string" : types[0];
+  }
+  const metadata = metadataOf(zod);
+  if (property.type === undefined && property.properties === undefined && property.items === undefined) {
+    property.type = metadata.type ?? "object";
+    if (metadata.format && property.format === undefined) property.format = metadata.format;
+  }
+  if (property.description === undefined && metadata.description) property.description = metadata.description;
+  if (property.examples === undefined && metadata.example !== undefined) {
+    const example = metadata.example;
+    const fits = property.type === "string" ? typeof example === "string" : typeof example !== "string";
+    if (fits) property.examples = [example];
+  }
+  return property;
+}
 
 function jsonSchemaOf(schema: ZodTypeAny | undefined): JsonObjectSchema {
   if (!schema) return { type: "object", properties: {} };
   // The converter's generic types recurse through our schemas' depth: call it untyped.
   const convert = zodToJsonSchema as unknown as (schema: unknown, options: object) => unknown;
   const json = convert(schema, { target: "jsonSchema7", $refStrategy: "none", effectStrategy: "input" }) as {
-    properties?: Record<string, unknown>;
+    properties?: Record<string, JsonSchema>;
     required?: string[];
   };
-  return { type: "object", properties: json.properties ?? {}, required: json.required ?? [] };
+  const shape = shapeOf(schema);
+  const properties = Object.fromEntries(
+    Object.entries(json.properties ?? {}).map(([name, property]) => [name, toolProperty(property, shape[name])]),
+  );
+  return { type: "object", properties, required: json.required ?? [] };
+}
+
+/** JSON Schema with every `additionalProperties: false` dropped (an answer may carry fields added since). */
+function open(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(open);
+  if (schema === null || typeof schema !== "object") return schema;
+  return Object.fromEntries(
+    Object.entries(schema)
+      .filter(([key, value]) => !(key === "additionalProperties" && value === false))
+      .map(([key, value]) => [key, open(value)]),
+  );
+}
+
+/** The JSON Schema of an operation's data. */
+function dataSchemaOf(response: ZodTypeAny): JsonSchema {
+  const convert = zodToJsonSchema as unknown as (schema: unknown, options: object) => unknown;
+  const json = open(convert(response, { target: "jsonSchema7", $refStrategy: "none" })) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+/**
+ * The schema of a tool's structuredContent: the operation's data (an object, or `{ result }` around anything else,
+ * as endpoint.ts answers it), beside the `error` a failed call carries instead. The MCP SDK's client checks error
+ * results against it too, so nothing at the top is required.
+ */
+function outputSchemaOf(response: ZodTypeAny): Record<string, unknown> {
+  const json = dataSchemaOf(response);
+  const data: Record<string, unknown> =
+    json.type === "object" && json.properties ? (json.properties as Record<string, unknown>) : { result: json };
+  return {
+    type: "object",
+    properties: {
+      ...data,
+      error: {
+        type: "object",
+        description: "A failed call: the REST error (code, message, details)",
+        properties: { code: { type: "string" }, message: { type: "string" } },
+      },
+    },
+  };
+}
+
+/**
+ * What a tool's operation is, as MCP annotations: a GET only reads; DELETE removes (destructive); GET, PATCH and
+ * DELETE give the same outcome when repeated; every tool acts on this marketplace alone (not an open world).
+ */
+function annotationsOf(operation: AnyOperation): ToolAnnotations {
+  return {
+    readOnlyHint: operation.method === "get",
+    destructiveHint: operation.method === "delete",
+    idempotentHint: operation.method !== "post",
+    openWorldHint: false,
+  };
 }
 
 /** One object schema with the fields of the route's path, query and body schemas side by side. */
@@ -86,7 +224,9 @@ export function operationTool(name: string, operation: AnyOperation, description
     name,
     description: description ?? `${operation.summary} (${operation.method.toUpperCase()} ${operation.path})`,
     readOnly: reads,
+    annotations: annotationsOf(operation),
     inputSchema: mergedSchema(operation),
+    ...(reads ? { outputSchema: outputSchemaOf(operation.response) } : {}),
     operation,
     async run({ args, caller, deps, ctx }) {
       const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
@@ -122,7 +262,20 @@ const platformStatus: McpTool = {
   name: "platform_status",
   description: "Marketplace figures, the settlement record and the indexer's progress in one call",
   readOnly: true,
+  annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   inputSchema: { type: "object", properties: {}, additionalProperties: false },
+  outputSchema: {
+    type: "object",
+    properties: {
+      stats: dataSchemaOf(statsRoute.response),
+      settlement: dataSchemaOf(settlementRoute.response),
+      indexer: {
+        type: ["object", "null"],
+        description: "The indexer's checkpoint and last error; null when this process runs no indexer",
+      },
+      error: { type: "object", description: "A failed call: the REST error (code, message, details)" },
+    },
+  },
   async run({ deps, caller, ctx }) {
     const read = (operation: AnyOperation) =>
       invoke(

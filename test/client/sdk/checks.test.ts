@@ -26,6 +26,7 @@ import {
   checkOwner,
   checkQuote,
   checkRpc,
+  checkSendable,
   encodeApprove,
   escrowInterface,
   isMarketError,
@@ -252,6 +253,31 @@ describe("SDK client codes: each check fed a mismatch", () => {
       });
       checkDeployAgentTx(deploy(0n), factory, POSTER);
       expectCodeSync(() => checkDeployAgentTx(deploy(1n), factory, POSTER), "TX_MISMATCH");
+    });
+    it("checkSendable (market tx send): the approval first, exactly the reward its build funds; each mismatch refused", () => {
+      const built = createTaskAnswer();
+      const approveTx = (amount: bigint) => ({
+        to: TOKEN,
+        from: POSTER,
+        value: "0" as const,
+        data: encodeApprove(ESCROW, amount),
+      });
+      const sendable = { ...built, approveTx: approveTx(5_000_000n) };
+      expect(checkSendable(sendable, pin(), POSTER)).to.deep.equal([sendable.approveTx, built.unsignedTx]);
+      expect(checkSendable({ ...built, approveTx: null }, pin(), POSTER)).to.deep.equal([built.unsignedTx]);
+      expectCodeSync(() => checkSendable({ ...built, approveTx: approveTx(5_000_001n) }, pin(), POSTER), "TX_MISMATCH");
+      expectCodeSync(() => checkSendable({ ...sendable, chainId: 1 }, pin(), POSTER), "CHAIN_MISMATCH");
+      expectCodeSync(
+        () => checkSendable(createTaskAnswer({ to: "0x" + "0e".repeat(20) }), pin(), POSTER),
+        "ESCROW_MISMATCH",
+      );
+      expectCodeSync(() => checkSendable(built, pin(), "0x" + "bb".repeat(20)), "OWNER_MISMATCH");
+      expectCodeSync(() => checkSendable(createTaskAnswer({ value: "1" as "0" }), pin(), POSTER), "TX_MISMATCH");
+      // A bare approve says nothing of the reward it is for; an approval beside a call that funds nothing neither.
+      expectCodeSync(() => checkSendable({ unsignedTx: approveTx(5n) }, pin(), POSTER), "TX_MISMATCH");
+      const cancel = createTaskAnswer({ data: escrowInterface.encodeFunctionData("cancelTask", [1n]) });
+      expectCodeSync(() => checkSendable({ ...cancel, approveTx: approveTx(5n) }, pin(), POSTER), "TX_MISMATCH");
+      expectCodeSync(() => checkSendable(createTaskAnswer({ data: "0x12345678" }), pin(), POSTER), "TX_MISMATCH");
     });
     it("the SDK's ABI has the compiled contracts' selectors (a changed signature fails here, not in a wallet)", () => {
       const compiled = TaskEscrow__factory.createInterface() as unknown as Interface;

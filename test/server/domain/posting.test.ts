@@ -102,7 +102,8 @@ describe("POST /api/v1/tasks", () => {
         const res = await api.request("POST", "/api/v1/tasks", { key, body: { ...body, token: book.token.address } });
         expect(res.status, res.text).to.equal(200);
         const { unsignedTx, chain, chainId } = res.json.data;
-        expect(res.json.data).to.have.keys(["unsignedTx", "chain", "chainId"]);
+        expect(res.json.data).to.have.keys(["unsignedTx", "approveTx", "chain", "chainId"]);
+        expect(res.json.data.approveTx, "the fixture approved the escrow without limit").to.equal(null);
         expect(unsignedTx).to.deep.equal({
           ...unsignedTx,
           to: book.escrow.proxy,
@@ -124,6 +125,30 @@ describe("POST /api/v1/tasks", () => {
           locationZone: "eu-west",
           duration: 7200,
         });
+      }));
+
+    it("answers approveTx, approve(escrow, exactly the reward) on the token, while the allowance falls short", () =>
+      withApi(async ({ api, key, book, escrow, usdc, poster }) => {
+        const escrowAddress = await escrow.getAddress();
+        await (await usdc.connect(poster).approve(escrowAddress, 1_000_000n)).wait();
+        const body = task("needs an approval", { amount: "7250000" });
+        const res = await api.request("POST", "/api/v1/tasks", { key, body });
+        expect(res.status, res.text).to.equal(200);
+        const { approveTx, unsignedTx } = res.json.data;
+        expect(approveTx).to.deep.include({ to: book.token.address, from: poster.address.toLowerCase(), value: "0" });
+        const call = usdc.interface.parseTransaction({ data: approveTx.data })!;
+        expect(call.name).to.equal("approve");
+        expect(call.args[0]).to.equal(escrowAddress);
+        expect(call.args[1]).to.equal(7_250_000n);
+
+        await send(poster, approveTx);
+        await send(poster, unsignedTx);
+        expect(await usdc.allowance(poster.address, escrowAddress)).to.equal(0n); // exactly the reward was approved
+
+        // An allowance that covers the reward needs no approval.
+        await (await usdc.connect(poster).approve(escrowAddress, 7_250_000n)).wait();
+        const again = await api.request("POST", "/api/v1/tasks", { key, body: task("covered", { amount: "7250000" }) });
+        expect(again.json.data.approveTx).to.equal(null);
       }));
 
     it("builds createTaskWithVerifier when verifierAddress is present: the verifier is recorded on-chain", () =>
@@ -530,6 +555,32 @@ describe("POST /api/v1/tasks/batch", () => {
           duration: 7_776_000,
         });
         expect(await escrow.nextTaskId()).to.equal(4n);
+      }));
+
+    it("answers approveTx for the batch's sum while the allowance falls short, and null once it covers it", () =>
+      withApi(async ({ api, key, book, escrow, usdc, poster }) => {
+        const escrowAddress = await escrow.getAddress();
+        await (await usdc.connect(poster).approve(escrowAddress, 0n)).wait();
+        const tasks = [task("sum a", { amount: "1000000" }), task("sum b", { amount: "2500000" })];
+        const res = await api.request("POST", "/api/v1/tasks/batch", {
+          key,
+          body: { token: book.token.address, tasks },
+        });
+        expect(res.status, res.text).to.equal(200);
+        const { approveTx, unsignedTx } = res.json.data;
+        expect(approveTx).to.deep.include({ to: book.token.address, from: poster.address.toLowerCase(), value: "0" });
+        const call = usdc.interface.parseTransaction({ data: approveTx.data })!;
+        expect([call.name, call.args[0], call.args[1]]).to.deep.equal(["approve", escrowAddress, 3_500_000n]);
+        await send(poster, approveTx);
+        await send(poster, unsignedTx);
+        expect(await escrow.nextTaskId()).to.equal(3n);
+
+        await (await usdc.connect(poster).approve(escrowAddress, 3_500_000n)).wait();
+        const covered = await api.request("POST", "/api/v1/tasks/batch", {
+          key,
+          body: { token: book.token.address, tasks: [task("sum c", { amount: "3500000" })] },
+        });
+        expect(covered.json.data.approveTx).to.equal(null);
       }));
 
     it("reserves every hash of the batch for the caller", () =>

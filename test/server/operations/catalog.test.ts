@@ -83,4 +83,56 @@ describe("operation catalog", () => {
       expect(schema.required ?? [], tool.name).to.have.members(restRequired);
     }
   });
+
+  // Function-calling dialects take one type per property, and a model fills arguments from the descriptions alone.
+  it("describes every tool input property, with one JSON type and never an empty schema", () => {
+    for (const tool of MCP_TOOLS) {
+      const properties = (tool.inputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
+      for (const [name, property] of Object.entries(properties)) {
+        const where = `${tool.name}.${name}`;
+        expect(property.description, `${where}: description`).to.be.a("string").with.length.above(10);
+        expect(property.type, `${where}: one JSON type`).to.be.a("string");
+        expect(property, `${where}: one JSON type`).to.not.have.any.keys("anyOf", "oneOf", "allOf");
+      }
+    }
+    const build = (
+      MCP_TOOLS.find((t) => t.name === "build_task")!.inputSchema as {
+        properties: Record<string, { description: string; type: string; examples?: unknown[] }>;
+      }
+    ).properties;
+    expect(build.amount.description).to.match(/smallest unit/);
+    expect(build.amount.examples).to.deep.equal(["5000000"]);
+    expect(build.duration.description).to.match(/seconds/);
+    expect(build.duration.type).to.equal("string"); // REST also takes a JSON integer
+    expect(build.locationZone.description).to.match(/global/);
+    const upload = (
+      MCP_TOOLS.find((t) => t.name === "upload_brief")!.inputSchema as {
+        properties: Record<string, { type: string; format?: string }>;
+      }
+    ).properties;
+    expect(upload.data).to.include({ type: "string", format: "byte" });
+  });
+
+  it("annotates every tool truly, and gives each read tool an output schema", () => {
+    for (const tool of MCP_TOOLS) {
+      const method = tool.operation?.method ?? "get"; // platform_status composes two reads
+      expect(tool.annotations, tool.name).to.deep.equal({
+        readOnlyHint: method === "get",
+        destructiveHint: method === "delete",
+        idempotentHint: method !== "post",
+        openWorldHint: false,
+      });
+      if (method === "get") {
+        const output = tool.outputSchema as { type: string; properties: Record<string, unknown> } | undefined;
+        expect(output?.type, `${tool.name}: outputSchema`).to.equal("object");
+        expect(Object.keys(output!.properties), tool.name).to.include("error").and.have.length.above(1);
+      } else {
+        expect(tool.outputSchema, tool.name).to.equal(undefined);
+      }
+    }
+    expect(MCP_TOOLS.filter((t) => t.annotations.destructiveHint).map((t) => t.name)).to.include.members([
+      "deactivate_service",
+      "uninstall_skill",
+    ]);
+  });
 });

@@ -197,6 +197,52 @@ describe("Remote MCP at /mcp", () => {
       expect(status).to.equal(403);
     }));
 
+  it("tells the official client's user which key was refused, or that none was sent, and how to get one", () =>
+    withMarket(async (m) => {
+      const refusal = async (headers: Record<string, string>) => {
+        const client = new Client({ name: "host", version: "1.0.0" });
+        const transport = new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), {
+          requestInit: { headers },
+        });
+        const error = await client.connect(transport).then(
+          () => undefined,
+          (e: Error) => e,
+        );
+        expect(error, "connecting must fail").to.be.instanceOf(Error);
+        return error!.message;
+      };
+      const bad = `sk_${"0".repeat(64)}`;
+      const badMessage = await refusal({ "X-API-Key": bad });
+      expect(badMessage).to.include(
+        "The marketplace API key sent (sk_0000...) was refused: invalid or revoked API key",
+      );
+      expect(badMessage).to.not.include(bad);
+      for (const message of [badMessage, await refusal({})]) {
+        expect(message).to.include(`${m.api.url}/settings`);
+        expect(message).to.include("market login");
+        expect(message).to.include("X-API-Key: <key>");
+      }
+      expect(await refusal({})).to.include("No marketplace API key was sent");
+      expect(await refusal({ Authorization: "Bearer nope" })).to.include(
+        "(nope...) was refused: API key must be sk_ followed by 64 hex characters",
+      );
+
+      const raw = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          "x-api-key": bad,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(raw.status).to.equal(401);
+      expect(raw.headers.get("www-authenticate")).to.match(
+        /^Bearer realm="mcp", error="invalid_token", error_description="UNAUTHORIZED: The marketplace API key sent/,
+      );
+      expect((await raw.json()).error).to.deep.include({ code: -32001 });
+    }));
+
   it("lists the catalog with input schemas and read-only hints", () =>
     withMarket(async (m) => {
       const client = await connect(m, m.posterKey);
@@ -217,6 +263,16 @@ describe("Remote MCP at /mcp", () => {
       expect(build.properties).to.include.keys(["taskHash", "token", "amount", "duration", "verificationMode"]);
       expect(build.required).to.include.members(["taskHash", "amount"]);
       expect((byName.get("accept_task")!.inputSchema as { required: string[] }).required).to.deep.equal(["hash"]);
+      // Once it has listed the tools, the SDK's client checks each read's structuredContent against its outputSchema.
+      await m.list(); // a listed task, so that the pages are not empty
+      // A result that does not match throws (an error result is checked too).
+      const answered: string[] = [];
+      for (const name of tools.filter((t) => t.annotations?.readOnlyHint && t.outputSchema).map((t) => t.name)) {
+        if ((byName.get(name)!.inputSchema as { required?: string[] }).required?.length) continue;
+        if ((await tool(client, name)).isError !== true) answered.push(name);
+      }
+      expect(answered).to.include.members(["platform_status", "get_settlement", "browse_tasks", "get_leaderboard"]);
+      failed(await tool(client, "get_reputation", { address: "0x12" }), "BAD_ADDRESS"); // an error result checks too
       await client.close();
     }));
 
@@ -245,6 +301,7 @@ describe("Remote MCP at /mcp", () => {
       const brief = Buffer.from(`translate: hello ${crypto.randomUUID()}`);
       const uploaded = ok(await tool(poster, "upload_brief", { data: brief.toString("base64") }));
       const taskHash = uploaded.rootHash as string;
+      await (await m.usdc.connect(m.poster).approve(await m.escrow.getAddress(), 0n)).wait();
       const built = ok(
         await tool(poster, "build_task", {
           taskHash,
@@ -255,7 +312,11 @@ describe("Remote MCP at /mcp", () => {
           verificationMode: "manual",
         }),
       );
-      await (await m.usdc.connect(m.poster).approve(built.unsignedTx.to, amount)).wait();
+      // The approval comes from the tool too (the wallet approved nothing): exactly the reward, on the token.
+      expect(built.approveTx).to.deep.include({ to: m.token, from: m.poster.address.toLowerCase(), value: "0" });
+      const call = m.usdc.interface.parseTransaction({ data: built.approveTx.data })!;
+      expect([call.name, call.args[0], call.args[1]]).to.deep.equal(["approve", built.unsignedTx.to, amount]);
+      await (await m.poster.sendTransaction({ to: built.approveTx.to, data: built.approveTx.data })).wait();
       const funding = await m.poster.sendTransaction({ to: built.unsignedTx.to, data: built.unsignedTx.data });
       await funding.wait();
       const indexed = ok(
