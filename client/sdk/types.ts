@@ -823,7 +823,24 @@ export type ReclaimAnswer = {
   taskHash: string;
   unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
   onChainTaskId: number;
-  outcome: "refund" | "escalate";
+  outcome: "refund" | "escalate" | "split";
+};
+
+// Pull payments (credits)
+export type Credits = {
+  account: string;
+  credits: { token: string; owed: string; credited: string; withdrawn: string }[];
+};
+
+export type WithdrawBody = { token: string; to?: string | undefined };
+
+export type WithdrawAnswer = {
+  chain: "base" | "arc";
+  chainId: number;
+  token: string;
+  amount: string;
+  to: string;
+  unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
 };
 
 // Cards
@@ -923,6 +940,7 @@ export type ServicesQuery = { agent?: string | undefined; limit?: number | undef
 export type DeployFee = {
   required: boolean;
   token?: string | undefined;
+  credits?: number | undefined;
   factory?: string | undefined;
   amount_raw?: string | undefined;
   treasury?: string | undefined;
@@ -933,10 +951,9 @@ export type DeployFee = {
         deployAgent: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
       }
     | undefined;
-  credits?: number | undefined;
 };
 
-export type DeployFeeVerified = { txHash: string; amount_raw: string; credits: number; payer: string };
+export type DeployFeeVerified = { txHash: string; credits: number; amount_raw: string; payer: string };
 
 // Hosted agents (the owner's routes)
 export type HostedAgentCreate = {

@@ -82,8 +82,11 @@ export const verdictAnswerSchema = z
 export const reclaimAnswerSchema = z
   .object({
     ...txAnswerShape,
-    outcome: z.enum(["refund", "escalate"]).openapi({
-      description: "refund: the reward returns to you; escalate: submitted, unjudged work becomes disputed (no refund)",
+    outcome: z.enum(["refund", "escalate", "split"]).openapi({
+      description:
+        "refund: the reward returns to you; escalate: submitted, unjudged work becomes disputed (no refund); split: " +
+        "a dispute nobody ruled on is split, half credited to each side (the worker's half less the fee), taken " +
+        "with POST /api/v1/credits/withdraw",
     }),
   })
   .openapi("ReclaimResult");

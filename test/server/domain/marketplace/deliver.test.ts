@@ -504,8 +504,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
     );
 
     it(
-      "a raised dispute nobody rules on returns to the poster after the deadline and 14 days (DISPUTE_WINDOW_ACTIVE before)",
-      withApi(async ({ api, escrow, poster, keys, post, send, deliver, balances, expectRefunded, postTask }) => {
+      "a raised dispute nobody rules on is split after the deadline and 14 days (DISPUTE_WINDOW_ACTIVE before); each side withdraws its half",
+      withApi(async ({ api, escrow, usdc, poster, worker, keys, post, get, send, deliver, balances, postTask }) => {
         const t = await postTask({ duration: HOUR });
         await deliver(t, "work", 1);
         await send(poster, await post(path(t.taskHash, "dispute"), keys.poster), "raiseDispute", [t.taskId]);
@@ -518,13 +518,66 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const waiting = await post(path(t.taskHash, "reclaim"), keys.poster);
         expectError(waiting, 409, "DISPUTE_WINDOW_ACTIVE");
         expect(waiting.json.error.details.availableAt).to.equal(disputedAt + 14 * DAY);
+        const splitEarly = await post(path(t.taskHash, "split"), keys.stranger);
+        expectError(splitEarly, 409, "DISPUTE_WINDOW_ACTIVE");
+        expect(splitEarly.json.error.details.availableAt).to.equal(disputedAt + 14 * DAY);
         await time.increaseTo(disputedAt + 14 * DAY);
         await api.synced();
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
-        expect(reclaim.json.data.outcome).to.equal("refund");
+        expect(reclaim.json.data.outcome).to.equal("split");
         const before = await balances();
         await send(poster, reclaim, "claimTimeout", [t.taskId]);
-        await expectRefunded(before, t.amount);
+        // Half to each side, credited (nothing moves until each withdraws); the fee on the worker's half only.
+        const half = t.amount / 2n;
+        const fee = (half * (await escrow.feeBps())) / 10_000n;
+        const token = (await usdc.getAddress()).toLowerCase();
+        expect(await escrow.creditOf(token, worker.address)).to.equal(half - fee);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(t.amount - half);
+        expect((await balances()).worker).to.equal(before.worker);
+        const owed = await get(`/api/v1/credits/${worker.address}`);
+        expect(owed.status, owed.text).to.equal(200);
+        expect(owed.json.data.credits).to.deep.equal([
+          { token, owed: (half - fee).toString(), credited: (half - fee).toString(), withdrawn: "0" },
+        ]);
+        expectError(await post(path(t.taskHash, "split"), keys.stranger), 409, "INVALID_STATUS");
+        const withdraw = await post("/api/v1/credits/withdraw", keys.worker, { token });
+        expect(withdraw.status, withdraw.text).to.equal(200);
+        expect(withdraw.json.data).to.include({
+          token,
+          to: worker.address.toLowerCase(),
+          amount: (half - fee).toString(),
+        });
+        await send(worker, withdraw, "withdraw", [await usdc.getAddress(), worker.address]);
+        expect((await balances()).worker - before.worker).to.equal(half - fee);
+        const after = await get(`/api/v1/credits/${worker.address}`);
+        expect(after.json.data.credits[0]).to.include({ owed: "0", withdrawn: (half - fee).toString() });
+        expectError(await post("/api/v1/credits/withdraw", keys.worker, { token }), 409, "INVALID_STATE");
+      }),
+    );
+
+    it(
+      "anyone may split a dispute nobody ruled on (splitUnruled); escalated unjudged work is not split",
+      withApi(async ({ api, escrow, usdc, poster, stranger, worker, keys, post, send, deliver, postTask }) => {
+        const t = await postTask({ duration: HOUR });
+        expectError(await post(path(t.taskHash, "split"), keys.stranger), 409, "INVALID_STATUS");
+        await deliver(t, "work", 1);
+        await send(worker, await post(path(t.taskHash, "dispute"), keys.worker), "raiseDispute", [t.taskId]);
+        const disputedAt = Number((await escrow.getTask(t.taskId)).disputedAt);
+        await time.increaseTo(disputedAt + 14 * DAY);
+        await api.synced();
+        await send(stranger, await post(path(t.taskHash, "split"), keys.stranger), "splitUnruled", [t.taskId]);
+        const token = await usdc.getAddress();
+        expect(await escrow.creditOf(token, poster.address)).to.equal(t.amount - t.amount / 2n);
+        const withdraw = await post("/api/v1/credits/withdraw", keys.poster, { token, to: stranger.address });
+        await send(poster, withdraw, "withdraw", [token, stranger.address]);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(0n);
+
+        const u = await postTask({ duration: HOUR });
+        await deliver(u, "work", 1);
+        await time.increase(2 * HOUR + 3 * DAY);
+        await api.synced();
+        await send(worker, await post(path(u.taskHash, "escalate"), keys.worker), "escalateUnjudgedWork", [u.taskId]);
+        expectError(await post(path(u.taskHash, "split"), keys.stranger), 409, "ESCALATED_FOR_ADJUDICATION");
       }),
     );
   });
