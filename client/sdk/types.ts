@@ -360,6 +360,14 @@ export type OnChainTask = {
   payout: string | null;
   fee: string | null;
   refund: string | null;
+  open?:
+    | {
+        submissionCount: number;
+        pick: string | null;
+        pickedAt: number | null;
+        outcome: "default" | "picked" | "judged" | null;
+      }
+    | undefined;
 };
 
 export type TaskDetail = {
@@ -427,6 +435,14 @@ export type TaskDetail = {
       | "expired";
     onChainStatus: number;
   } | null;
+  open?:
+    | {
+        submissionCount: number;
+        pick: string | null;
+        pickedAt: number | null;
+        outcome: "default" | "picked" | "judged" | null;
+      }
+    | undefined;
   resultData?: unknown;
 };
 
@@ -545,6 +561,14 @@ export type PostedTasks = {
       payout: string | null;
       fee: string | null;
       refund: string | null;
+      open?:
+        | {
+            submissionCount: number;
+            pick: string | null;
+            pickedAt: number | null;
+            outcome: "default" | "picked" | "judged" | null;
+          }
+        | undefined;
     } | null;
     resultData?: unknown;
   }[];
@@ -617,6 +641,14 @@ export type PostedTaskView = {
     payout: string | null;
     fee: string | null;
     refund: string | null;
+    open?:
+      | {
+          submissionCount: number;
+          pick: string | null;
+          pickedAt: number | null;
+          outcome: "default" | "picked" | "judged" | null;
+        }
+      | undefined;
   } | null;
   resultData?: unknown;
 };
