@@ -229,6 +229,9 @@ export class MarketApi {
   reclaim = (hash: string) => this.request<T.ReclaimAnswer>("POST", `/api/v1/a2a/tasks/${enc(hash)}/reclaim`);
   dispute = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/dispute`);
   splitUnruled = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/split`);
+  contestOpen = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/contest`);
+  judgeOpen = (hash: string, body: T.JudgeOpenBody) =>
+    this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/judge`, { body });
 
   // ------------------------------------------------------------------------------------------------ credits
   credits = (address: string) => this.request<T.Credits>("GET", `/api/v1/credits/${enc(address)}`);

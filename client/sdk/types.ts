@@ -858,6 +858,8 @@ export type ReclaimAnswer = {
   outcome: "refund" | "escalate" | "split";
 };
 
+export type JudgeOpenBody = { winner: string };
+
 // Pull payments (credits)
 export type Credits = {
   account: string;

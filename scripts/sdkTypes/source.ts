@@ -110,6 +110,7 @@ export type DeclineBody = In<typeof delivery.declineBodySchema>;
 export type VerdictAnswer = Out<typeof delivery.verdictAnswerSchema>;
 export type DeliveryTx = Out<typeof delivery.txAnswerSchema>;
 export type ReclaimAnswer = Out<typeof delivery.reclaimAnswerSchema>;
+export type JudgeOpenBody = In<typeof delivery.judgeOpenBodySchema>;
 
 // Pull payments (credits)
 export type Credits = Out<typeof credits.creditsSchema>;

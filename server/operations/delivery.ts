@@ -6,6 +6,7 @@
 import { defineOperation, type AnyOperation } from "./operation";
 import {
   declineBodySchema,
+  judgeOpenBodySchema,
   reclaimAnswerSchema,
   submitAnswerSchema,
   submitBodySchema,
@@ -23,6 +24,7 @@ import {
   buildRelease,
   buildSplitUnruled,
 } from "../domain/marketplace/recourse";
+import { buildContestOpen, buildJudgeOpen } from "../domain/marketplace/openVerdicts";
 import type { ErrorCode } from "../errors";
 import { HASH_ERRORS } from "./marketplace";
 
@@ -256,6 +258,50 @@ export const splitRoute = defineOperation({
   handler: ({ params, caller, deps }) => buildSplitUnruled(deps, caller!.wallet, params.hash),
 });
 
+export const contestOpenRoute = defineOperation({
+  mcp: { tool: "contest_open_task" },
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/contest",
+  summary: "Send an open-submission task to its judge (poster or revealed submitter): answers the unsigned contestOpen",
+  description:
+    "The poster, while it picked nobody, during the selection window (from the effective deadline plus the 1-day " +
+    "reveal window, for 3 days) when it finds what was revealed worthless; or a revealed submitter other than the " +
+    "poster's pick within 2 days (plus paused time) of the pick. The task becomes Disputed: its judge rules with " +
+    "/judge, or after the dispute window /split halves the reward. DEADLINE_NOT_REACHED carries " +
+    "error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...DELIVERY_HASH_ERRORS,
+    "INVALID_STATE",
+    "INVALID_STATUS",
+    "FORBIDDEN",
+    "DEADLINE_NOT_REACHED",
+    "DEADLINE_REACHED",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, deps }) => buildContestOpen(deps, caller!.wallet, params.hash),
+});
+
+export const judgeOpenRoute = defineOperation({
+  mcp: { tool: "judge_open_task" },
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/judge",
+  summary: "Rule on a contested open-submission task (its judge or the admin): answers the unsigned judgeOpen",
+  description:
+    "The task's judge (its verifier agent, else the marketplace verifier) or the escrow's admin pays a revealed " +
+    "submitter, or refunds the poster with winner = the zero address. Payments are credited: each side takes its " +
+    "own with POST /api/v1/credits/withdraw.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: judgeOpenBodySchema },
+  response: txAnswerSchema,
+  errors: [...DELIVERY_HASH_ERRORS, "INVALID_STATE", "INVALID_STATUS", "NOT_VERIFIER", ...CHAIN_ERRORS],
+  handler: ({ params, body, caller, deps }) => buildJudgeOpen(deps, caller!.wallet, params.hash, body.winner),
+});
+
 export const deliveryRoutes: AnyOperation[] = [
   submitRoute,
   verifyRoute,
@@ -266,4 +312,6 @@ export const deliveryRoutes: AnyOperation[] = [
   reclaimRoute,
   disputeRoute,
   splitRoute,
+  contestOpenRoute,
+  judgeOpenRoute,
 ];

@@ -1,7 +1,7 @@
 /**
  * Bodies and answers of the delivery routes: submit, verify, finalize, decline, release, reclaim, dispute.
  */
-import { z, bytes32 } from "./common";
+import { z, address, bytes32 } from "./common";
 import { unsignedTxSchema } from "./posting";
 import { MAX_REASON_LENGTH } from "../marketplace/evaluate";
 
@@ -90,3 +90,12 @@ export const reclaimAnswerSchema = z
     }),
   })
   .openapi("ReclaimResult");
+
+export const judgeOpenBodySchema = z
+  .object({
+    winner: address.openapi({
+      description: "The revealed submitter to pay, or the zero address to refund the poster",
+    }),
+  })
+  .strict()
+  .openapi("JudgeOpenBody");

@@ -58,6 +58,8 @@ async function callEverything(api: MarketApi) {
     () => api.reclaim(HASH),
     () => api.dispute(HASH),
     () => api.splitUnruled(HASH),
+    () => api.contestOpen(HASH),
+    () => api.judgeOpen(HASH, { winner: ADDRESS }),
     () => api.credits(ADDRESS),
     () => api.withdraw({ token: ADDRESS }),
     () => api.platformCard(),
