@@ -228,6 +228,14 @@ export class MarketApi {
   release = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/release`);
   reclaim = (hash: string) => this.request<T.ReclaimAnswer>("POST", `/api/v1/a2a/tasks/${enc(hash)}/reclaim`);
   dispute = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/dispute`);
+  splitUnruled = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/split`);
+  contestOpen = (hash: string) => this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/contest`);
+  judgeOpen = (hash: string, body: T.JudgeOpenBody) =>
+    this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/judge`, { body });
+
+  // ------------------------------------------------------------------------------------------------ credits
+  credits = (address: string) => this.request<T.Credits>("GET", `/api/v1/credits/${enc(address)}`);
+  withdraw = (body: T.WithdrawBody) => this.request<T.WithdrawAnswer>("POST", "/api/v1/credits/withdraw", { body });
 
   // -------------------------------------------------------------------------------------------------- cards
   platformCard = () => this.request<T.PlatformCard>("GET", "/.well-known/agent.json");

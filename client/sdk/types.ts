@@ -362,6 +362,14 @@ export type OnChainTask = {
   payout: string | null;
   fee: string | null;
   refund: string | null;
+  open?:
+    | {
+        submissionCount: number;
+        pick: string | null;
+        pickedAt: number | null;
+        outcome: "default" | "picked" | "judged" | null;
+      }
+    | undefined;
 };
 
 export type TaskDetail = {
@@ -429,6 +437,14 @@ export type TaskDetail = {
       | "expired";
     onChainStatus: number;
   } | null;
+  open?:
+    | {
+        submissionCount: number;
+        pick: string | null;
+        pickedAt: number | null;
+        outcome: "default" | "picked" | "judged" | null;
+      }
+    | undefined;
   resultData?: unknown;
 };
 
@@ -547,6 +563,14 @@ export type PostedTasks = {
       payout: string | null;
       fee: string | null;
       refund: string | null;
+      open?:
+        | {
+            submissionCount: number;
+            pick: string | null;
+            pickedAt: number | null;
+            outcome: "default" | "picked" | "judged" | null;
+          }
+        | undefined;
     } | null;
     resultData?: unknown;
   }[];
@@ -619,6 +643,14 @@ export type PostedTaskView = {
     payout: string | null;
     fee: string | null;
     refund: string | null;
+    open?:
+      | {
+          submissionCount: number;
+          pick: string | null;
+          pickedAt: number | null;
+          outcome: "default" | "picked" | "judged" | null;
+        }
+      | undefined;
   } | null;
   resultData?: unknown;
 };
@@ -825,7 +857,26 @@ export type ReclaimAnswer = {
   taskHash: string;
   unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
   onChainTaskId: number;
-  outcome: "refund" | "escalate";
+  outcome: "refund" | "escalate" | "split";
+};
+
+export type JudgeOpenBody = { winner: string };
+
+// Pull payments (credits)
+export type Credits = {
+  account: string;
+  credits: { token: string; owed: string; credited: string; withdrawn: string }[];
+};
+
+export type WithdrawBody = { token: string; to?: string | undefined };
+
+export type WithdrawAnswer = {
+  chain: "base" | "arc";
+  chainId: number;
+  token: string;
+  amount: string;
+  to: string;
+  unsignedTx: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
 };
 
 // Cards
@@ -925,6 +976,7 @@ export type ServicesQuery = { agent?: string | undefined; limit?: number | undef
 export type DeployFee = {
   required: boolean;
   token?: string | undefined;
+  credits?: number | undefined;
   factory?: string | undefined;
   amount_raw?: string | undefined;
   treasury?: string | undefined;
@@ -935,10 +987,9 @@ export type DeployFee = {
         deployAgent: { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
       }
     | undefined;
-  credits?: number | undefined;
 };
 
-export type DeployFeeVerified = { txHash: string; amount_raw: string; credits: number; payer: string };
+export type DeployFeeVerified = { txHash: string; credits: number; amount_raw: string; payer: string };
 
 // Hosted agents (the owner's routes)
 export type HostedAgentCreate = {

@@ -11,6 +11,7 @@ import type * as posting from "../../server/domain/schemas/posting";
 import type * as market from "../../server/domain/schemas/marketplace";
 import type * as accept from "../../server/domain/schemas/accept";
 import type * as delivery from "../../server/domain/schemas/delivery";
+import type * as credits from "../../server/domain/schemas/credits";
 import type * as executors from "../../server/domain/schemas/executors";
 import type * as services from "../../server/domain/schemas/services";
 import type * as accounts from "../../server/domain/schemas/accounts";
@@ -109,6 +110,12 @@ export type DeclineBody = In<typeof delivery.declineBodySchema>;
 export type VerdictAnswer = Out<typeof delivery.verdictAnswerSchema>;
 export type DeliveryTx = Out<typeof delivery.txAnswerSchema>;
 export type ReclaimAnswer = Out<typeof delivery.reclaimAnswerSchema>;
+export type JudgeOpenBody = In<typeof delivery.judgeOpenBodySchema>;
+
+// Pull payments (credits)
+export type Credits = Out<typeof credits.creditsSchema>;
+export type WithdrawBody = In<typeof credits.withdrawBodySchema>;
+export type WithdrawAnswer = Out<typeof credits.withdrawAnswerSchema>;
 
 // Cards
 export type PlatformCard = Out<typeof cards.platformCardSchema>;

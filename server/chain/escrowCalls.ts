@@ -218,7 +218,10 @@ export const encodeMarketplaceAssign = (taskId: number | bigint, worker: string)
 export const encodeCompleteVerification = (taskId: number | bigint, passed: boolean): string =>
   escrow.encodeFunctionData("completeVerification", [taskId, passed]);
 
-/** `claimTimeout(taskId)`: the poster's refund, or escalation of unjudged work, after the deadline. */
+/**
+ * `claimTimeout(taskId)`: after the deadline, the poster's refund, escalation of unjudged work, or the split of a
+ * dispute nobody ruled on.
+ */
 export const encodeClaimTimeout = (taskId: number | bigint): string =>
   escrow.encodeFunctionData("claimTimeout", [taskId]);
 
@@ -233,3 +236,22 @@ export const encodeEscalateUnjudgedWork = (taskId: number | bigint): string =>
 /** `releaseUnjudgedWork(taskId)`: the worker is paid for escalated work nobody ruled on within the window. */
 export const encodeReleaseUnjudgedWork = (taskId: number | bigint): string =>
   escrow.encodeFunctionData("releaseUnjudgedWork", [taskId]);
+
+/** `splitUnruled(taskId)`: anyone ends a dispute nobody ruled on within the dispute window, half to each side. */
+export const encodeSplitUnruled = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("splitUnruled", [taskId]);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Pull payments and open-task verdicts
+// ---------------------------------------------------------------------------------------------------------------
+
+/** `withdraw(token, to)`: the caller takes what it is owed in `token` (credited winners, bonds, splits). */
+export const encodeWithdraw = (token: string, to: string): string => escrow.encodeFunctionData("withdraw", [token, to]);
+
+/** `contestOpen(taskId)`: the poster or a revealed submitter sends an open task to its judge. */
+export const encodeContestOpen = (taskId: number | bigint): string =>
+  escrow.encodeFunctionData("contestOpen", [taskId]);
+
+/** `judgeOpen(taskId, winner)`: the judge pays a revealed submitter, or refunds the poster when `winner` is zero. */
+export const encodeJudgeOpen = (taskId: number | bigint, winner: string): string =>
+  escrow.encodeFunctionData("judgeOpen", [taskId, winner]);

@@ -144,6 +144,16 @@ export function onChainTask(task: TaskRecord, pauses: readonly PausePeriod[], no
     fee: task.feePaid,
     refund: task.refund,
     fundingTxHash: task.createdTx,
+    ...(task.isOpen
+      ? {
+          open: {
+            submissionCount: task.openSubmissionCount,
+            pick: task.openPick === ZERO_ADDRESS ? null : task.openPick,
+            pickedAt: task.openPick === ZERO_ADDRESS ? null : task.openPickedAt,
+            outcome: task.openOutcome,
+          },
+        }
+      : {}),
   };
 }
 

@@ -16,6 +16,8 @@ export interface StoredEvent {
 }
 
 /** The task projection: every field of getTask plus verifier, failed-verdict time, escalation and settlement. */
+export type OpenOutcome = "picked" | "judged" | "default";
+
 export interface TaskRecord {
   taskId: number;
   poster: string;
@@ -36,6 +38,17 @@ export interface TaskRecord {
   escalated: boolean;
   isOpen: boolean;
   openSubmissionCount: number;
+  /** An open task's pick by its poster (OpenWinnerProposed), paid once the contest window passes; zero while none. */
+  openPick: string;
+  /** When the pick was made (block time), 0 while none. */
+  openPickedAt: number;
+  /**
+   * How an open task's winner was decided: "picked" by the poster, "judged" (OpenJudged: a refund when the worker is
+   * zero), "default" (OpenDefaultReleased: the poster let the selection window pass); null while undecided.
+   */
+  openOutcome: OpenOutcome | null;
+  /** releaseSettled took the settled task out of the escrow's held count (HeldReleased). */
+  heldReleased: boolean;
   feePaid: string | null;
   payout: string | null;
   refund: string | null;

@@ -48,6 +48,10 @@ function blankTask(e: StoredEvent): TaskRecord {
     escalated: false,
     isOpen: false,
     openSubmissionCount: 0,
+    openPick: ZERO_ADDRESS,
+    openPickedAt: 0,
+    openOutcome: null,
+    heldReleased: false,
     feePaid: null,
     payout: null,
     refund: null,
@@ -116,10 +120,23 @@ export const TASK_HANDLERS: Record<string, TaskHandler> = {
     return {};
   }),
   OpenBondsForfeited: update(() => ({})),
+  // The poster's pick among several revealed submissions: pending until the contest window passes (then
+  // releaseOpenDefault pays it) or a revealed submitter contests it (TaskDisputed, then the judge rules).
+  OpenWinnerProposed: update((_t, e) => ({ openPick: str(e, "winner"), openPickedAt: e.blockTimestamp })),
+  // The judge's ruling: WinnerSelected and TaskCompleted follow for a winner, TaskCancelled for a refund (zero).
+  OpenJudged: update(() => ({ openOutcome: "judged" })),
+  // releaseOpenDefault paying a submission the poster did not pick: WinnerSelected and TaskCompleted follow.
+  OpenDefaultReleased: update(() => ({ openOutcome: "default" })),
+  // A winner paid: by the judge or by default when one of the events above preceded it, else the poster's pick.
   WinnerSelected: update((t, e, ctx) => {
     const winner = str(e, "winner");
-    return { worker: winner, evidenceHash: ctx.openSubmissions.get(t.taskId)?.get(winner) ?? t.evidenceHash };
+    return {
+      worker: winner,
+      evidenceHash: ctx.openSubmissions.get(t.taskId)?.get(winner) ?? t.evidenceHash,
+      openOutcome: t.openOutcome ?? "picked",
+    };
   }),
+  HeldReleased: update(() => ({ heldReleased: true })),
   // A dispute nobody ruled on, split: the worker side is credited its half less the fee (open tasks record it as the
   // worker), the other half goes to the poster or the poster's pick.
   UnruledSplit: update((_t, e) => ({

@@ -6,6 +6,7 @@
 import { defineOperation, type AnyOperation } from "./operation";
 import {
   declineBodySchema,
+  judgeOpenBodySchema,
   reclaimAnswerSchema,
   submitAnswerSchema,
   submitBodySchema,
@@ -16,7 +17,14 @@ import {
 } from "../domain/schemas/delivery";
 import { taskHashParams } from "../domain/schemas/marketplace";
 import { judgeManually, submitResult, verifyAsAgent } from "../domain/marketplace/deliver";
-import { buildDispute, buildEscalate, buildReclaim, buildRelease } from "../domain/marketplace/recourse";
+import {
+  buildDispute,
+  buildEscalate,
+  buildReclaim,
+  buildRelease,
+  buildSplitUnruled,
+} from "../domain/marketplace/recourse";
+import { buildContestOpen, buildJudgeOpen } from "../domain/marketplace/openVerdicts";
 import type { ErrorCode } from "../errors";
 import { HASH_ERRORS } from "./marketplace";
 
@@ -171,8 +179,12 @@ export const reclaimRoute = defineOperation({
   mcp: { tool: "reclaim_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/:hash/reclaim",
-  summary: "Claim the timeout (poster): answers the unsigned claimTimeout (refund, or escalation of submitted work)",
+  summary:
+    "Claim the timeout (poster): answers the unsigned claimTimeout (refund, escalation of submitted work, or the " +
+    "split of a dispute nobody ruled on)",
   description:
+    "A raised dispute left unruled for the dispute window is split, not refunded: half of the reward is credited " +
+    "to each side (the worker's half less the fee), taken with POST /api/v1/credits/withdraw (outcome split). " +
     "Refused up front with the code the escrow's revert would mean, computed from the indexed task and the escrow's " +
     "pause state (deadlines and windows extended by paused time): ASSIGNMENT_PENDING (an accept not indexed yet), " +
     "USE_CANCEL, INVALID_STATUS, ESCROW_PAUSED, " +
@@ -221,6 +233,75 @@ export const disputeRoute = defineOperation({
   handler: ({ params, caller, deps }) => buildDispute(deps, caller!.wallet, params.hash),
 });
 
+export const splitRoute = defineOperation({
+  mcp: { tool: "split_unruled_dispute" },
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/split",
+  summary: "End a dispute nobody ruled on (anyone): answers the unsigned splitUnruled",
+  description:
+    "Allowed once a raised dispute waited the dispute window (14 days plus time the escrow spent paused) without a " +
+    "ruling: half of the reward is credited to the worker side (less the fee), half to the poster (or, on a " +
+    "contested open task, to the poster's pick); each takes it with POST /api/v1/credits/withdraw. Escalated " +
+    "unjudged work is not split (the worker collects it with /release). DISPUTE_WINDOW_ACTIVE carries " +
+    "error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...DELIVERY_HASH_ERRORS,
+    "INVALID_STATUS",
+    "ESCALATED_FOR_ADJUDICATION",
+    "DISPUTE_WINDOW_ACTIVE",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, deps }) => buildSplitUnruled(deps, caller!.wallet, params.hash),
+});
+
+export const contestOpenRoute = defineOperation({
+  mcp: { tool: "contest_open_task" },
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/contest",
+  summary: "Send an open-submission task to its judge (poster or revealed submitter): answers the unsigned contestOpen",
+  description:
+    "The poster, while it picked nobody, during the selection window (from the effective deadline plus the 1-day " +
+    "reveal window, for 3 days) when it finds what was revealed worthless; or a revealed submitter other than the " +
+    "poster's pick within 2 days (plus paused time) of the pick. The task becomes Disputed: its judge rules with " +
+    "/judge, or after the dispute window /split halves the reward. DEADLINE_NOT_REACHED carries " +
+    "error.details.availableAt.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams },
+  response: txAnswerSchema,
+  errors: [
+    ...DELIVERY_HASH_ERRORS,
+    "INVALID_STATE",
+    "INVALID_STATUS",
+    "FORBIDDEN",
+    "DEADLINE_NOT_REACHED",
+    "DEADLINE_REACHED",
+    ...CHAIN_ERRORS,
+  ],
+  handler: ({ params, caller, deps }) => buildContestOpen(deps, caller!.wallet, params.hash),
+});
+
+export const judgeOpenRoute = defineOperation({
+  mcp: { tool: "judge_open_task" },
+  method: "post",
+  path: "/api/v1/a2a/tasks/:hash/judge",
+  summary: "Rule on a contested open-submission task (its judge or the admin): answers the unsigned judgeOpen",
+  description:
+    "The task's judge (its verifier agent, else the marketplace verifier) or the escrow's admin pays a revealed " +
+    "submitter, or refunds the poster with winner = the zero address. Payments are credited: each side takes its " +
+    "own with POST /api/v1/credits/withdraw.",
+  tags: ["marketplace"],
+  auth: "required",
+  request: { params: taskHashParams, body: judgeOpenBodySchema },
+  response: txAnswerSchema,
+  errors: [...DELIVERY_HASH_ERRORS, "INVALID_STATE", "INVALID_STATUS", "NOT_VERIFIER", ...CHAIN_ERRORS],
+  handler: ({ params, body, caller, deps }) => buildJudgeOpen(deps, caller!.wallet, params.hash, body.winner),
+});
+
 export const deliveryRoutes: AnyOperation[] = [
   submitRoute,
   verifyRoute,
@@ -230,4 +311,7 @@ export const deliveryRoutes: AnyOperation[] = [
   releaseRoute,
   reclaimRoute,
   disputeRoute,
+  splitRoute,
+  contestOpenRoute,
+  judgeOpenRoute,
 ];

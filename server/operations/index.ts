@@ -13,6 +13,7 @@ import { executorRoutes } from "./executors";
 import { reputationRoutes } from "./reputation";
 import { marketplaceRoutes } from "./marketplace";
 import { deliveryRoutes } from "./delivery";
+import { creditRoutes } from "./credits";
 import { serviceRoutes } from "./services";
 import { agentRoutes } from "./agents";
 import { devnetRoutes } from "./devnet";
@@ -28,6 +29,7 @@ export const operationGroups = {
   reputation: reputationRoutes,
   marketplace: marketplaceRoutes,
   delivery: deliveryRoutes,
+  credits: creditRoutes,
   services: serviceRoutes,
   agents: agentRoutes,
   devnet: devnetRoutes,

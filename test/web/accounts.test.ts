@@ -95,6 +95,13 @@ describe("web: the app, sign-in and API keys", function () {
     // Signing out revokes the key the app made for this browser session.
     const sessionRow = page.locator("tr", { hasText: "this session" });
     const sessionPrefix = (await sessionRow.locator("code").innerText()).replace("…", "");
+    const sessionToken = await page.evaluate(
+      () => JSON.parse(sessionStorage.getItem("escrow-market.session") ?? "{}").sessionToken as string,
+    );
+    expect(sessionToken).to.match(/^ses_/);
+    const listKeys = () =>
+      fetch(`${web().url}/api/v1/api-keys`, { headers: { authorization: `Bearer ${sessionToken}` } });
+    expect((await listKeys()).status, "the session token lists keys while signed in").to.equal(200);
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
     const keys = await fetch(`${web().url}/api/v1/api-keys`, { headers: { "x-api-key": poster.apiKey } }).then((r) =>
@@ -102,6 +109,8 @@ describe("web: the app, sign-in and API keys", function () {
     );
     const sessionKey = keys.data.keys.find((k: { prefix: string }) => k.prefix === sessionPrefix);
     expect(sessionKey.revokedAt, "the session key is revoked at sign-out").to.not.equal(null);
+    // And the session token itself ends (POST /api/v1/auth/signout): it lists keys no more.
+    expect((await listKeys()).status, "the session token is refused after sign-out").to.equal(401);
   });
 
   it("registers a webhook (secret shown once), lists its delivery of a posted task as delivered, deletes it", async () => {

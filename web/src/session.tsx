@@ -150,7 +150,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   const signOut = useCallback(async () => {
     sessionStorage.removeItem(SESSION_STORAGE_KEY);
-    if (session) await revokeSessionKey(session);
+    if (session) {
+      // The key first (its revocation needs the session token), then the token itself, on every API process.
+      await revokeSessionKey(session);
+      await marketApi()
+        .signOut(session.sessionToken)
+        .catch(() => undefined);
+    }
     queryClient.removeQueries({ queryKey: ["me"] });
     setSession(null);
   }, [session, queryClient]);

@@ -25,6 +25,7 @@ export const allRoutes: AnyOperation[] = [
   ...op.reputation,
   ...op.marketplace,
   ...op.delivery,
+  ...op.credits,
   ...cardRoutes,
   ...op.services,
   // The log follow beside the owner's other routes of one agent (where the OpenAPI document has always listed it).

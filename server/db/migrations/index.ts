@@ -17,6 +17,7 @@ import { eventsAndWebhooks } from "./009_events_and_webhooks";
 import { hostedAgents } from "./010_hosted_agents";
 import { openTaskIndexes } from "./011_open_task_indexes";
 import { noncePurpose } from "./012_nonce_purpose";
+import { openVerdicts } from "./013_open_verdicts";
 
 export type { Migration };
 
@@ -33,6 +34,7 @@ export const MIGRATIONS: readonly Migration[] = [
   hostedAgents,
   openTaskIndexes,
   noncePurpose,
+  openVerdicts,
 ];
 
 /** A knex migration source over MIGRATIONS. */

@@ -86,3 +86,15 @@ export async function countEvents(db: Queryable): Promise<number> {
   const row = await db("escrow_events").count({ n: "*" }).first();
   return Number(row?.n ?? 0);
 }
+
+/**
+ * The Credited and Withdrawn events of `account` (lower case), in chain order. The args text is JSON.stringify of
+ * lower-case addresses, so the account's own `"account":"0x…"` pair selects its rows.
+ */
+export async function listCreditEventsOf(db: Queryable, account: string): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events")
+    .whereIn("event_name", ["Credited", "Withdrawn"])
+    .where("args", "like", `%"account":"${account.toLowerCase()}"%`)
+    .orderBy(["block_number", "log_index"]);
+  return rows.map(fromRow);
+}

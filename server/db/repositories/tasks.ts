@@ -22,6 +22,10 @@ const toRow = (t: TaskRecord) => ({
   escalated: t.escalated,
   is_open: t.isOpen,
   open_submission_count: t.openSubmissionCount,
+  open_pick: t.openPick,
+  open_picked_at: t.openPickedAt,
+  open_outcome: t.openOutcome,
+  held_released: t.heldReleased,
   fee_paid: t.feePaid,
   payout: t.payout,
   refund: t.refund,
@@ -52,6 +56,10 @@ export const taskFromRow = (r: any): TaskRecord => ({
   escalated: toBool(r.escalated),
   isOpen: toBool(r.is_open),
   openSubmissionCount: Number(r.open_submission_count),
+  openPick: r.open_pick,
+  openPickedAt: Number(r.open_picked_at),
+  openOutcome: r.open_outcome ?? null,
+  heldReleased: toBool(r.held_released),
   feePaid: r.fee_paid ?? null,
   payout: r.payout ?? null,
   refund: r.refund ?? null,
@@ -73,7 +81,7 @@ export async function getTasks(db: Queryable, taskIds: readonly number[]): Promi
 export const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
 const TASK_UPSERT = upsertClause(["task_id"], TASK_COLUMNS);
 const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
-  ["escalated", "is_open"].includes(c)
+  ["escalated", "is_open", "held_released"].includes(c)
     ? "boolean"
     : ["status", "submission_attempts", "open_submission_count"].includes(c)
       ? "integer"
@@ -83,6 +91,7 @@ const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
             "deadline",
             "disputed_at",
             "failed_verdict_at",
+            "open_picked_at",
             "created_block",
             "updated_block",
           ].includes(c)

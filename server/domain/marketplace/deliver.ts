@@ -77,8 +77,11 @@ export interface VerdictResult {
 }
 
 export interface ReclaimResult extends EscrowTxResult {
-  /** refund: the reward goes back to the poster; escalate: unjudged work is disputed (no refund). */
-  outcome: "refund" | "escalate";
+  /**
+   * refund: the reward goes back to the poster; escalate: unjudged work is disputed (no refund); split: a dispute
+   * nobody ruled on is split, half credited to each side.
+   */
+  outcome: "refund" | "escalate" | "split";
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import {
   encodeEscalateUnjudgedWork,
   encodeRaiseDispute,
   encodeReleaseUnjudgedWork,
+  encodeSplitUnruled,
 } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS, type TaskRecord } from "../../escrow/records";
 import {
@@ -94,7 +95,8 @@ export async function buildRelease(deps: Deps, wallet: string, rawHash: string):
 
 /**
  * POST /a2a/tasks/{hash}/reclaim by the poster: unsigned claimTimeout, refused up front with the escrow's refund
- * codes. In order: NOT_POSTER, NOT_INDEXED, ASSIGNMENT_PENDING (an accept being confirmed), USE_CANCEL (Funded:
+ * codes. A raised dispute nobody ruled on within the dispute window is split, not refunded: half the reward is
+ * credited to each side (the worker's half less the fee), to be taken with /credits/withdraw. In order: NOT_POSTER, NOT_INDEXED, ASSIGNMENT_PENDING (an accept being confirmed), USE_CANCEL (Funded:
  * nobody took it), INVALID_STATUS (settled),
  * ESCROW_PAUSED, DEADLINE_NOT_REACHED, APPEAL_WINDOW_ACTIVE (Verified), ESCALATED_FOR_ADJUDICATION and
  * DISPUTE_WINDOW_ACTIVE (Disputed). Time refusals carry details.availableAt.
@@ -158,8 +160,39 @@ export async function buildReclaim(deps: Deps, wallet: string, rawHash: string):
   }
   return {
     ...unsignedEscrowTx(deps, ctx, caller, encodeClaimTimeout(ctx.taskId)),
-    outcome: task.status === TASK_STATUS.Submitted ? "escalate" : "refund",
+    outcome:
+      task.status === TASK_STATUS.Submitted ? "escalate" : task.status === TASK_STATUS.Disputed ? "split" : "refund",
   };
+}
+
+/**
+ * POST /a2a/tasks/{hash}/split by anyone: unsigned splitUnruled once a raised dispute (of a single-worker task, or a
+ * contested open task) waited the dispute window (14 days plus paused time) without a ruling. Half the reward is
+ * credited to the worker side (less the fee) and half to the other side; each takes it with /credits/withdraw.
+ * Refusals, in order: NOT_INDEXED, INVALID_STATUS (not Disputed), ESCALATED_FOR_ADJUDICATION (escalated unjudged work
+ * is released to the worker instead), ESCROW_PAUSED, DISPUTE_WINDOW_ACTIVE (details.availableAt).
+ */
+export async function buildSplitUnruled(deps: Deps, wallet: string, rawHash: string): Promise<EscrowTxResult> {
+  const caller = wallet.toLowerCase();
+  const ctx = await loadTaskContext(deps, rawHash);
+  const task = requireOnChain(ctx);
+  if (task.status !== TASK_STATUS.Disputed) {
+    fail("INVALID_STATUS", `task ${ctx.taskId} is ${ctx.status}: only a dispute nobody ruled on is split`);
+  }
+  if (task.escalated) {
+    fail(
+      "ESCALATED_FOR_ADJUDICATION",
+      `the work of task ${ctx.taskId} was escalated unjudged: the worker collects it with /release after the dispute window`,
+    );
+  }
+  await refuseWhilePaused(deps, ctx, "splitUnruled");
+  const availableAt = windowEnd(ctx.pauses, task.disputedAt, DISPUTE_WINDOW_SECONDS, ctx.now);
+  if (await stillBefore(deps, ctx, availableAt)) {
+    fail("DISPUTE_WINDOW_ACTIVE", `the dispute of task ${ctx.taskId} awaits a ruling until ${availableAt}`, {
+      details: { availableAt },
+    });
+  }
+  return unsignedEscrowTx(deps, ctx, caller, encodeSplitUnruled(ctx.taskId));
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * Bodies and answers of the delivery routes: submit, verify, finalize, decline, release, reclaim, dispute.
  */
-import { z, bytes32 } from "./common";
+import { z, address, bytes32 } from "./common";
 import { unsignedTxSchema } from "./posting";
 import { MAX_REASON_LENGTH } from "../marketplace/evaluate";
 
@@ -82,8 +82,20 @@ export const verdictAnswerSchema = z
 export const reclaimAnswerSchema = z
   .object({
     ...txAnswerShape,
-    outcome: z.enum(["refund", "escalate"]).openapi({
-      description: "refund: the reward returns to you; escalate: submitted, unjudged work becomes disputed (no refund)",
+    outcome: z.enum(["refund", "escalate", "split"]).openapi({
+      description:
+        "refund: the reward returns to you; escalate: submitted, unjudged work becomes disputed (no refund); split: " +
+        "a dispute nobody ruled on is split, half credited to each side (the worker's half less the fee), taken " +
+        "with POST /api/v1/credits/withdraw",
     }),
   })
   .openapi("ReclaimResult");
+
+export const judgeOpenBodySchema = z
+  .object({
+    winner: address.openapi({
+      description: "The revealed submitter to pay, or the zero address to refund the poster",
+    }),
+  })
+  .strict()
+  .openapi("JudgeOpenBody");

@@ -99,6 +99,29 @@ export const onChainTaskSchema = z
     fee: z.string().nullable().openapi({ description: "Platform fee once paid" }),
     refund: z.string().nullable().openapi({ description: "Refund to the poster once refunded" }),
     fundingTxHash: z.string().openapi({ description: "The transaction whose TaskCreated created the task" }),
+    open: z
+      .object({
+        submissionCount: z.number().int().openapi({ description: "Commitments made (revealed or not)" }),
+        pick: z
+          .string()
+          .nullable()
+          .openapi({
+            description:
+              "The poster's pick among several revealed submissions, pending until the contest window passes " +
+              "uncontested; null while none",
+          }),
+        pickedAt: z.number().int().nullable(),
+        outcome: z
+          .enum(["picked", "judged", "default"])
+          .nullable()
+          .openapi({
+            description:
+              "How the winner was decided: picked by the poster, judged (a refund when worker is the zero address), " +
+              "default (the poster let the selection window pass); null while undecided",
+          }),
+      })
+      .optional()
+      .openapi({ description: "Open-submission tasks only: their selection state" }),
   })
   .openapi("OnChainTask");
 export type OnChainTask = z.infer<typeof onChainTaskSchema>;

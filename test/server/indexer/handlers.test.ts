@@ -109,3 +109,70 @@ describe("server/indexer/handlers.ts (open submissions)", () => {
     expect(task.updatedBlock).to.equal(5);
   });
 });
+
+describe("server/indexer/handlers.ts (open-task endings and the held count)", () => {
+  const revealed = [
+    ...created,
+    ...commitments,
+    event("OpenSubmission", { submitter: FIRST, evidenceHash: EVIDENCE }, 3),
+    event("OpenSubmission", { submitter: SECOND, evidenceHash: OTHER_EVIDENCE }, 3),
+  ];
+
+  it("shows the poster's pick as pending until it is paid, then as picked", () => {
+    const pending = fold([...revealed, event("OpenWinnerProposed", { winner: SECOND }, 4)]).task;
+    expect([pending.openPick, pending.openPickedAt, pending.openOutcome, pending.status]).to.deep.equal([
+      SECOND,
+      1_700_000_004,
+      null,
+      TASK_STATUS.Funded,
+    ]);
+    const paid = fold([
+      ...revealed,
+      event("OpenWinnerProposed", { winner: SECOND }, 4),
+      event("WinnerSelected", { winner: SECOND }, 9),
+      event("TaskCompleted", { workerPayout: "90", platformFee: "10" }, 9),
+    ]).task;
+    expect([paid.openOutcome, paid.worker, paid.evidenceHash]).to.deep.equal(["picked", SECOND, OTHER_EVIDENCE]);
+  });
+
+  it("records a judged winner, and a judged refund, as judged", () => {
+    const won = fold([
+      ...revealed,
+      event("OpenWinnerProposed", { winner: SECOND }, 4),
+      event("TaskDisputed", { initiator: FIRST }, 5),
+      event("OpenJudged", { winner: FIRST }, 6),
+      event("WinnerSelected", { winner: FIRST }, 6),
+      event("TaskCompleted", { workerPayout: "90", platformFee: "10" }, 6),
+    ]).task;
+    expect([won.openOutcome, won.worker, won.status]).to.deep.equal(["judged", FIRST, TASK_STATUS.Completed]);
+    const refunded = fold([
+      ...revealed,
+      event("TaskDisputed", { initiator: POSTER }, 5),
+      event("OpenJudged", { winner: "0x0000000000000000000000000000000000000000" }, 6),
+      event("TaskCancelled", { refundAmount: "100" }, 6),
+    ]).task;
+    expect([refunded.openOutcome, refunded.refund, refunded.status]).to.deep.equal([
+      "judged",
+      "100",
+      TASK_STATUS.Cancelled,
+    ]);
+  });
+
+  it("records a default release as default, and releaseSettled's HeldReleased on the task", () => {
+    const { task } = fold([
+      ...created,
+      ...commitments,
+      event("OpenSubmission", { submitter: FIRST, evidenceHash: EVIDENCE }, 3),
+      event("OpenDefaultReleased", { winner: FIRST }, 8),
+      event("WinnerSelected", { winner: FIRST }, 8),
+      event("TaskCompleted", { workerPayout: "90", platformFee: "10" }, 8),
+    ]);
+    expect([task.openOutcome, task.worker, task.heldReleased]).to.deep.equal(["default", FIRST, false]);
+    const released = fold([
+      ...created,
+      event("TaskCancelled", { refundAmount: "100" }, 2),
+      event("HeldReleased", { amount: "100" }, 3),
+    ]);
+    expect([released.task.heldReleased, released.task.updatedBlock]).to.deep.equal([true, 3]);
+  });
+});

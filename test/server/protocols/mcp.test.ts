@@ -401,10 +401,16 @@ describe("Remote MCP at /mcp", () => {
         [worker, "escalate_work", { hash: taskHash }, "INVALID_STATE"],
         [poster, "assign_worker", { hash: taskHash, worker: workerWallet.address }, "NOT_OPEN"],
         [poster, "build_task_batch", { token: m.token, tasks: [] }, "VALIDATION_ERROR"],
+        [poster, "split_unruled_dispute", { hash: taskHash }, "INVALID_STATUS"],
+        [poster, "contest_open_task", { hash: taskHash }, "INVALID_STATE"],
+        [poster, "judge_open_task", { hash: taskHash, winner: workerWallet.address }, "INVALID_STATE"],
+        [worker, "withdraw_credit", { token: m.token }, "INVALID_STATE"],
       ];
       for (const [client, name, args, code] of refusals) {
         failed(await tool(client, name, args), code);
       }
+      // A verdict pays the worker directly: nothing is credited to it.
+      expect(ok(await tool(poster, "get_credits", { address: workerWallet.address })).credits).to.deep.equal([]);
       const called = new Set([
         "upload_brief",
         "build_task",
@@ -441,6 +447,11 @@ describe("Remote MCP at /mcp", () => {
         "deactivate_service",
         "get_offered_tasks",
         "escalate_work",
+        "split_unruled_dispute",
+        "contest_open_task",
+        "judge_open_task",
+        "withdraw_credit",
+        "get_credits",
       ]);
       // The hosted-agent tools are called in "manages the owner's hosted agents".
       expect(

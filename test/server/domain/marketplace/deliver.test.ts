@@ -9,7 +9,7 @@ import { ethers } from "hardhat";
 import type { Signer } from "ethers";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { DAY, HOUR, STATUS, USDC, deployEscrowFixture } from "../../../helpers/fixtures";
+import { DAY, HOUR, OPEN_SALT, STATUS, USDC, commitOpen, deployEscrowFixture } from "../../../helpers/fixtures";
 import { startTestApi, type ApiResponse } from "../../../helpers/api";
 import { FakeVerifier } from "../../../helpers/fakeVerifier";
 import { verifierPrivateKey } from "../../../helpers/keys";
@@ -504,8 +504,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
     );
 
     it(
-      "a raised dispute nobody rules on returns to the poster after the deadline and 14 days (DISPUTE_WINDOW_ACTIVE before)",
-      withApi(async ({ api, escrow, poster, keys, post, send, deliver, balances, expectRefunded, postTask }) => {
+      "a raised dispute nobody rules on is split after the deadline and 14 days (DISPUTE_WINDOW_ACTIVE before); each side withdraws its half",
+      withApi(async ({ api, escrow, usdc, poster, worker, keys, post, get, send, deliver, balances, postTask }) => {
         const t = await postTask({ duration: HOUR });
         await deliver(t, "work", 1);
         await send(poster, await post(path(t.taskHash, "dispute"), keys.poster), "raiseDispute", [t.taskId]);
@@ -518,13 +518,168 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const waiting = await post(path(t.taskHash, "reclaim"), keys.poster);
         expectError(waiting, 409, "DISPUTE_WINDOW_ACTIVE");
         expect(waiting.json.error.details.availableAt).to.equal(disputedAt + 14 * DAY);
+        const splitEarly = await post(path(t.taskHash, "split"), keys.stranger);
+        expectError(splitEarly, 409, "DISPUTE_WINDOW_ACTIVE");
+        expect(splitEarly.json.error.details.availableAt).to.equal(disputedAt + 14 * DAY);
         await time.increaseTo(disputedAt + 14 * DAY);
         await api.synced();
         const reclaim = await post(path(t.taskHash, "reclaim"), keys.poster);
-        expect(reclaim.json.data.outcome).to.equal("refund");
+        expect(reclaim.json.data.outcome).to.equal("split");
         const before = await balances();
         await send(poster, reclaim, "claimTimeout", [t.taskId]);
-        await expectRefunded(before, t.amount);
+        // Half to each side, credited (nothing moves until each withdraws); the fee on the worker's half only.
+        const half = t.amount / 2n;
+        const fee = (half * (await escrow.feeBps())) / 10_000n;
+        const token = (await usdc.getAddress()).toLowerCase();
+        expect(await escrow.creditOf(token, worker.address)).to.equal(half - fee);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(t.amount - half);
+        expect((await balances()).worker).to.equal(before.worker);
+        const owed = await get(`/api/v1/credits/${worker.address}`);
+        expect(owed.status, owed.text).to.equal(200);
+        expect(owed.json.data.credits).to.deep.equal([
+          { token, owed: (half - fee).toString(), credited: (half - fee).toString(), withdrawn: "0" },
+        ]);
+        expectError(await post(path(t.taskHash, "split"), keys.stranger), 409, "INVALID_STATUS");
+        const withdraw = await post("/api/v1/credits/withdraw", keys.worker, { token });
+        expect(withdraw.status, withdraw.text).to.equal(200);
+        expect(withdraw.json.data).to.include({
+          token,
+          to: worker.address.toLowerCase(),
+          amount: (half - fee).toString(),
+        });
+        await send(worker, withdraw, "withdraw", [await usdc.getAddress(), worker.address]);
+        expect((await balances()).worker - before.worker).to.equal(half - fee);
+        const after = await get(`/api/v1/credits/${worker.address}`);
+        expect(after.json.data.credits[0]).to.include({ owed: "0", withdrawn: (half - fee).toString() });
+        expectError(await post("/api/v1/credits/withdraw", keys.worker, { token }), 409, "INVALID_STATE");
+      }),
+    );
+
+    it(
+      "anyone may split a dispute nobody ruled on (splitUnruled); escalated unjudged work is not split",
+      withApi(async ({ api, escrow, usdc, poster, stranger, worker, keys, post, send, deliver, postTask }) => {
+        const t = await postTask({ duration: HOUR });
+        expectError(await post(path(t.taskHash, "split"), keys.stranger), 409, "INVALID_STATUS");
+        await deliver(t, "work", 1);
+        await send(worker, await post(path(t.taskHash, "dispute"), keys.worker), "raiseDispute", [t.taskId]);
+        const disputedAt = Number((await escrow.getTask(t.taskId)).disputedAt);
+        await time.increaseTo(disputedAt + 14 * DAY);
+        await api.synced();
+        await send(stranger, await post(path(t.taskHash, "split"), keys.stranger), "splitUnruled", [t.taskId]);
+        const token = await usdc.getAddress();
+        expect(await escrow.creditOf(token, poster.address)).to.equal(t.amount - t.amount / 2n);
+        const withdraw = await post("/api/v1/credits/withdraw", keys.poster, { token, to: stranger.address });
+        await send(poster, withdraw, "withdraw", [token, stranger.address]);
+        expect(await escrow.creditOf(token, poster.address)).to.equal(0n);
+
+        const u = await postTask({ duration: HOUR });
+        await deliver(u, "work", 1);
+        await time.increase(2 * HOUR + 3 * DAY);
+        await api.synced();
+        await send(worker, await post(path(u.taskHash, "escalate"), keys.worker), "escalateUnjudgedWork", [u.taskId]);
+        expectError(await post(path(u.taskHash, "split"), keys.stranger), 409, "ESCALATED_FOR_ADJUDICATION");
+      }),
+    );
+  });
+
+  describe("open-submission tasks: contest and judge", () => {
+    it(
+      "a revealed submitter contests the poster's pick, the admin judges it, the winner is shown its credit",
+      withApi(async ({ api, escrow, usdc, poster, worker, stranger, admin, keys, post, get, send }) => {
+        const token = await usdc.getAddress();
+        const taskHash = ethers.sha256(ethers.toUtf8Bytes(`open brief ${Math.random()}`));
+        const created = await (
+          await escrow.connect(poster).createTaskOpen(taskHash, token, USDC(100), "general", "global", DAY)
+        ).wait();
+        const listed = await post("/api/v1/a2a/tasks/index", keys.poster, {
+          txHash: created!.hash,
+          taskHash,
+          privacy: "public",
+          verificationMode: "manual",
+        });
+        expect(listed.status, listed.text).to.equal(200);
+        const taskId = BigInt(listed.json.data.onChainTaskId);
+        const evidence = { [worker.address]: ethers.id("worker's entry"), [stranger.address]: ethers.id("stranger's") };
+        for (const who of [worker, stranger])
+          await (await commitOpen(escrow, who, taskId, evidence[who.address])).wait();
+        await time.increaseTo(await escrow.effectiveDeadline(taskId));
+        for (const who of [worker, stranger]) {
+          await (await escrow.connect(who).revealOpen(taskId, evidence[who.address], OPEN_SALT)).wait();
+        }
+        await api.synced();
+        const contest = (key: string) => post(path(taskHash, "contest"), key);
+        const early = await contest(keys.poster);
+        expectError(early, 400, "DEADLINE_NOT_REACHED");
+        expect(early.json.error.details.availableAt).to.equal(Number(await escrow.effectiveDeadline(taskId)) + DAY);
+        expectError(await contest(keys.stranger), 403, "FORBIDDEN");
+
+        await time.increase(DAY);
+        await (await escrow.connect(poster).selectWinner(taskId, worker.address)).wait();
+        await api.synced();
+        const pending = await get(`/api/v1/tasks/${taskId}`);
+        expect(pending.json.data.open).to.include({ pick: worker.address.toLowerCase(), outcome: null });
+        expectError(await contest(keys.worker), 403, "FORBIDDEN");
+        expectError(await contest(keys.poster), 403, "FORBIDDEN");
+        await send(stranger, await contest(keys.stranger), "contestOpen", [Number(taskId)]);
+
+        const judge = (key: string, winner: string) => post(path(taskHash, "judge"), key, { winner });
+        expectError(await judge(keys.worker, worker.address), 403, "NOT_VERIFIER");
+        const adminKey = await api.createKey(admin.address);
+        expectError(await judge(adminKey, poster.address), 400, "VALIDATION_ERROR");
+        expectError(await contest(keys.stranger), 409, "INVALID_STATUS");
+        await send(admin, await judge(adminKey, stranger.address), "judgeOpen", [Number(taskId), stranger.address]);
+        const judged = await get(`/api/v1/tasks/${taskId}`);
+        expect(judged.json.data.open).to.include({ outcome: "judged" });
+        expect(judged.json.data.worker).to.equal(stranger.address.toLowerCase());
+        expect(judged.json.data.status).to.equal(STATUS.Completed);
+        const owed = await escrow.creditOf(token, stranger.address);
+        expect(owed > 0n).to.equal(true);
+        const credits = await get(`/api/v1/credits/${stranger.address}`);
+        expect(credits.json.data.credits).to.deep.equal([
+          { token: token.toLowerCase(), owed: owed.toString(), credited: owed.toString(), withdrawn: "0" },
+        ]);
+        expectError(await judge(adminKey, stranger.address), 409, "INVALID_STATUS");
+      }),
+    );
+
+    it(
+      "the poster sends a worthless entry to the judge during the selection window, and only once one was revealed",
+      withApi(async ({ api, escrow, usdc, poster, worker, keys, post, send }) => {
+        const token = await usdc.getAddress();
+        const taskHash = ethers.sha256(ethers.toUtf8Bytes(`open brief ${Math.random()}`));
+        const created = await (
+          await escrow.connect(poster).createTaskOpen(taskHash, token, USDC(100), "general", "global", DAY)
+        ).wait();
+        const listed = await post("/api/v1/a2a/tasks/index", keys.poster, {
+          txHash: created!.hash,
+          taskHash,
+          privacy: "public",
+          verificationMode: "manual",
+        });
+        expect(listed.status, listed.text).to.equal(200);
+        const taskId = BigInt(listed.json.data.onChainTaskId);
+        await time.increaseTo(Number(await escrow.effectiveDeadline(taskId)) + DAY);
+        await api.synced();
+        expectError(await post(path(taskHash, "contest"), keys.poster), 409, "INVALID_STATE");
+        const entry = ethers.id("a random hash");
+        const other = ethers.sha256(ethers.toUtf8Bytes(`open brief ${Math.random()}`));
+        const second = await (
+          await escrow.connect(poster).createTaskOpen(other, token, USDC(100), "general", "global", DAY)
+        ).wait();
+        const listedSecond = await post("/api/v1/a2a/tasks/index", keys.poster, {
+          txHash: second!.hash,
+          taskHash: other,
+          privacy: "public",
+          verificationMode: "manual",
+        });
+        const secondId = BigInt(listedSecond.json.data.onChainTaskId);
+        await (await commitOpen(escrow, worker, secondId, entry)).wait();
+        await time.increaseTo(await escrow.effectiveDeadline(secondId));
+        await (await escrow.connect(worker).revealOpen(secondId, entry, OPEN_SALT)).wait();
+        await time.increase(DAY);
+        await api.synced();
+        await send(poster, await post(path(other, "contest"), keys.poster), "contestOpen", [Number(secondId)]);
+        expect(Number((await escrow.getTask(secondId)).status)).to.equal(STATUS.Disputed);
       }),
     );
   });
