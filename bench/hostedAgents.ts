@@ -23,7 +23,7 @@ import { insertHostedAgent } from "../test/helpers/hostedAgentRows";
 import { AutoVerifier } from "../server/domain/marketplace/autoVerifier";
 import { AgentHost } from "../server/hosting/host";
 import { silentLogger } from "../server/logger";
-import { MarketApi, postTask } from "../client/sdk";
+import { MarketApi, postTask } from "../client/sdk/index";
 
 const AGENTS = Math.max(1, Number(process.env.BENCH_AGENTS ?? 10));
 const TASKS = Math.max(1, Number(process.env.BENCH_TASKS ?? 20));

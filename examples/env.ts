@@ -10,7 +10,7 @@
  * (`npm run examples` starts its own devnet and sets these for each example.)
  */
 import { JsonRpcProvider, Wallet } from "ethers";
-import { MarketApi, isMarketError } from "../client/sdk";
+import { MarketApi, isMarketError } from "../client/sdk/index";
 
 export function setup() {
   const missing = ["MARKET_API_URL", "MARKET_RPC_URL", "MARKET_API_KEY", "MARKET_PRIVATE_KEY"].filter(

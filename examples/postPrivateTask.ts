@@ -8,7 +8,7 @@
  *
  *     AGENT_ADDRESS=0x... node -r ts-node/register/transpile-only examples/postPrivateTask.ts   (see examples/env.ts)
  */
-import { postTask, waitForTask } from "../client/sdk";
+import { postTask, waitForTask } from "../client/sdk/index";
 import { run, setup } from "./env";
 
 run(async () => {

@@ -9,7 +9,7 @@
  *
  *     node -r ts-node/register/transpile-only examples/postPublicTask.ts   (environment: see examples/env.ts)
  */
-import { postTask, waitForTask } from "../client/sdk";
+import { postTask, waitForTask } from "../client/sdk/index";
 import { run, setup } from "./env";
 
 run(async () => {

@@ -11,7 +11,7 @@
  *
  *     MAX_TASKS=1 node -r ts-node/register/transpile-only examples/runAgent.ts   (environment: see examples/env.ts)
  */
-import { AgentRuntime } from "../client/sdk";
+import { AgentRuntime } from "../client/sdk/index";
 import { run, setup } from "./env";
 
 run(async () => {

@@ -16,7 +16,7 @@
 import crypto from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { isMarketError, postTask, type MarketEventData } from "../client/sdk";
+import { isMarketError, postTask, type MarketEventData } from "../client/sdk/index";
 import { run, setup } from "./env";
 
 /** The receiver's check: the signature of `<t>.<body>` under the secret, made at most `toleranceSeconds` ago. */

@@ -3,7 +3,7 @@
  * `JsonRpcProvider` + `Wallet` for commands that sign. Each is released when the command ends.
  */
 import { JsonRpcProvider, Wallet } from "ethers";
-import { MarketApi } from "../sdk";
+import { MarketApi } from "../sdk/index";
 import { requireApiKey, requirePrivateKey } from "./config";
 import type { Context } from "./context";
 

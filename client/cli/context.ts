@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { resolveConfig, type GlobalFlags, type ResolvedConfig } from "./config";
 import { Output, type OutputStreams } from "./output";
 import { CliError, toCliError } from "./errors";
-import { MarketApi } from "../sdk";
+import { MarketApi } from "../sdk/index";
 import { DEVNET_UNAUTHORIZED_HINT, isDevnet } from "./commands/devnet";
 import { EXIT, type ExitCode } from "./exitCodes";
 

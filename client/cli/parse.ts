@@ -4,7 +4,7 @@
  * error (exit 2) with the code a script can branch on. The service checks the terms again when it builds the task.
  */
 import { parseUnits } from "ethers";
-import type { VerificationCriteria } from "../sdk";
+import type { VerificationCriteria } from "../sdk/index";
 import { usageError } from "./errors";
 
 const UNIT_SECONDS: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 };

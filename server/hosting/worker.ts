@@ -10,7 +10,7 @@ import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet } from "ethers";
-import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, type Job, type SettlementPin } from "../../client/sdk";
+import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, type Job, type SettlementPin } from "../../client/sdk/index";
 import { capabilitiesFor } from "../domain/agents/skills/catalog";
 import { verifierSkill } from "../domain/agents/skills/specs";
 import { findRunnableSkill } from "./skills/catalog";

@@ -26,7 +26,7 @@ import { startServer, type RunningServer } from "../../server/main";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
 import { newApiKey } from "../../server/domain/credentials";
 import { webhookSignature } from "../../server/domain/events/webhooks";
-import { MarketApi, postTask, subscribe, type MarketEvent } from "../../client/sdk";
+import { MarketApi, postTask, subscribe, type MarketEvent } from "../../client/sdk/index";
 
 const SIGNING_SECRET = "owner-webhook-secret-0123456789";
 

@@ -8,7 +8,7 @@ import { startTestApi } from "./api";
 import { verifierPrivateKey } from "./keys";
 import { freshWallet, serveChain } from "./rpc";
 import { AutoVerifier } from "../../server/domain/marketplace/autoVerifier";
-import { MarketApi } from "../../client/sdk";
+import { MarketApi } from "../../client/sdk/index";
 
 export async function startAgentMarket() {
   const fixture = await loadFixture(deployEscrowFixture);

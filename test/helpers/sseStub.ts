@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import type { MarketEventData } from "../../client/sdk";
+import type { MarketEventData } from "../../client/sdk/index";
 
 export interface SseStub {
   url: string;

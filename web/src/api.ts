@@ -3,7 +3,7 @@
  * service that served the page. Failures are the SDK's `MarketError`s carrying the stable `code` (branch on it,
  * never on the message).
  */
-import { MarketApi, MarketError } from "../../client/sdk";
+import { MarketApi, MarketError } from "../../client/sdk/index";
 
 export interface Credentials {
   /** An API key (sk_...): every route except sign-in. */

@@ -3,7 +3,7 @@
  * ABI (client/sdk/abi.ts, the one copy, pinned to the compiled contracts by the SDK's tests).
  */
 import { JsonRpcProvider, BrowserProvider, zeroPadValue, toBeHex, type Provider } from "ethers";
-import { escrowInterface } from "../../client/sdk";
+import { escrowInterface } from "../../client/sdk/index";
 import type { Eip1193Provider } from "./wallet";
 
 /** A provider to read the chain with: the signed-in wallet's, else the devnet's RPC, else none. */

@@ -5,7 +5,7 @@
  * keep polling as the fallback, more slowly while the stream is up.
  */
 import { useEffect, useRef, useState } from "react";
-import { subscribe } from "../../client/sdk";
+import { subscribe } from "../../client/sdk/index";
 import { marketApi } from "./api";
 import { useSession } from "./session";
 import type { MarketEvent } from "./types";

@@ -1,5 +1,5 @@
 /** The shapes the web app reads: the SDK's types (client/sdk), which the API's schemas define. */
-import type { MarketEventData, MarketEventType, WebhookDeliveries } from "../../client/sdk";
+import type { MarketEventData, MarketEventType, WebhookDeliveries } from "../../client/sdk/index";
 
 export type {
   ApiKeyCreated,
@@ -11,7 +11,7 @@ export type {
   TaskState,
   WebhookCreated,
   WebhookView,
-} from "../../client/sdk";
+} from "../../client/sdk/index";
 export type EventType = MarketEventType;
 /** One event of the wallet's stream (its `data`). */
 export type MarketEvent = MarketEventData;

@@ -5,7 +5,7 @@
  */
 import fs from "node:fs";
 import type { Context } from "../context";
-import { MarketApi } from "../../sdk";
+import { MarketApi } from "../../sdk/index";
 import { apiOf, signerOf } from "../clients";
 import { readConfigFile, writeConfigFile } from "../config";
 import { table } from "../output";

@@ -9,7 +9,7 @@ import { parseAmount, parseDuration, parseList, parseMinReward } from "../parse"
 import { table } from "../output";
 import { amountText, USDC_DISPLAY } from "../format";
 import { usageError } from "../errors";
-import { AgentRuntime, agentPublicKey, payDeployFee, type Job } from "../../sdk";
+import { AgentRuntime, agentPublicKey, payDeployFee, type Job } from "../../sdk/index";
 
 export async function register(
   ctx: Context,

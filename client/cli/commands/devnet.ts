@@ -8,7 +8,7 @@ import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
 import { amountText } from "../format";
 import { parseAmountInput, amountRaw } from "../parse";
-import { pinSettlement, type MarketApi } from "../../sdk";
+import { pinSettlement, type MarketApi } from "../../sdk/index";
 import { CliError } from "../errors";
 import { EXIT } from "../exitCodes";
 

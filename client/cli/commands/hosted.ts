@@ -9,7 +9,7 @@ import { parseJsonObject, parseList, parseMinReward } from "../parse";
 import { table } from "../output";
 import { amountText } from "../format";
 import { usageError } from "../errors";
-import { payDeployFee, type HostedAgent, type HostedAgentAction } from "../../sdk";
+import { payDeployFee, type HostedAgent, type HostedAgentAction } from "../../sdk/index";
 
 export async function list(ctx: Context): Promise<void> {
   const { agents } = await apiOf(ctx).hostedAgents();

@@ -14,7 +14,7 @@ import {
   type MarketApi,
   type TaskDetail,
   type TaskOperation,
-} from "../../sdk";
+} from "../../sdk/index";
 import { EXIT } from "../exitCodes";
 import { table } from "../output";
 import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";

@@ -8,7 +8,7 @@ import { ethers } from "hardhat";
 import { time } from "@nomicfoundation/hardhat-network-helpers";
 import { runCli, startCliDevnet, type CliDevnet } from "./run";
 import { hardhatPrivateKey } from "../../helpers/keys";
-import { MarketApi, agentPublicKey } from "../../../client/sdk";
+import { MarketApi, agentPublicKey } from "../../../client/sdk/index";
 import { MockUSDC__factory } from "../../../typechain-types";
 
 const DAY = 86_400;

@@ -8,7 +8,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi } from "../../helpers/api";
 import { allRoutes } from "../../../server/api/routes";
-import { ApiError, MarketApi, isMarketError, subscribe } from "../../../client/sdk";
+import { ApiError, MarketApi, isMarketError, subscribe } from "../../../client/sdk/index";
 
 const HASH = "0x" + "ab".repeat(32);
 const ADDRESS = "0x" + "cd".repeat(20);

@@ -15,7 +15,7 @@ import {
   sealBrief,
   unwrapBriefKey,
   wrapBriefKey,
-} from "../../../client/sdk";
+} from "../../../client/sdk/index";
 import {
   AGENT_PRIVATE,
   BRIEF_IV,

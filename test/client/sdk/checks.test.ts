@@ -38,7 +38,7 @@ import {
   type SettlementPin,
   type TxAnswer,
   type ExpectedCall,
-} from "../../../client/sdk";
+} from "../../../client/sdk/index";
 import { Interface } from "ethers";
 
 const seen = new Set<string>();

@@ -7,7 +7,7 @@ import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi } from "../../helpers/api";
 import { startSseStub, type SseStub } from "../../helpers/sseStub";
-import { ApiError, MarketApi, SseParser, subscribe, type MarketEvent } from "../../../client/sdk";
+import { ApiError, MarketApi, SseParser, subscribe, type MarketEvent } from "../../../client/sdk/index";
 
 const until = async (what: () => boolean, ms = 5000) => {
   const end = Date.now() + ms;

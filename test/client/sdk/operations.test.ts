@@ -19,7 +19,7 @@ import {
   waitForTask,
   type MarketError,
   type TaskState,
-} from "../../../client/sdk";
+} from "../../../client/sdk/index";
 
 async function expectCode(promise: Promise<unknown>, code: string): Promise<MarketError> {
   try {

@@ -26,7 +26,7 @@ import {
   postTasks,
   type MarketError,
   type TaskDraft,
-} from "../../../client/sdk";
+} from "../../../client/sdk/index";
 
 const ERC20 = [
   "function balanceOf(address) view returns (uint256)",

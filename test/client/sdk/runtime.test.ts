@@ -24,7 +24,7 @@ import {
   postTask,
   type Job,
   type JobView,
-} from "../../../client/sdk";
+} from "../../../client/sdk/index";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 

@@ -16,7 +16,7 @@ import { deployEscrowFixture, STATUS, USDC } from "../../helpers/fixtures";
 import { type TestApi } from "../../helpers/api";
 import { freshWallet, type ServedChain } from "../../helpers/rpc";
 import { startAgentMarket, waitFor, type AgentMarket } from "../../helpers/agentMarket";
-import { AgentRuntime, MarketApi, postTask, type Job, type JobView } from "../../../client/sdk";
+import { AgentRuntime, MarketApi, postTask, type Job, type JobView } from "../../../client/sdk/index";
 
 describe("SDK agent runtime: restarts and pauses", () => {
   let chain: ServedChain;

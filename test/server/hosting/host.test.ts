@@ -27,7 +27,7 @@ import { agentLog, hostedAgentRow, insertHostedAgent, type InsertedAgent } from 
 import { AgentHost, type AgentHostOptions } from "../../../server/hosting/host";
 import { silentLogger } from "../../../server/logger";
 import type { Config } from "../../../server/config";
-import { AgentRuntime, MarketApi, postTask } from "../../../client/sdk";
+import { AgentRuntime, MarketApi, postTask } from "../../../client/sdk/index";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 const SKILL = "summary"; // capabilities summarise, text

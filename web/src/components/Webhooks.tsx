@@ -19,7 +19,7 @@ import {
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { describeError, marketApi } from "../api";
-import type { WebhookBody } from "../../../client/sdk";
+import type { WebhookBody } from "../../../client/sdk/index";
 import type { Session } from "../session";
 import { formatIso, formatTime } from "../format";
 import type { EventType, WebhookCreated, WebhookDelivery, WebhookView } from "../types";

@@ -28,7 +28,7 @@ import {
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider, hexlify, toUtf8Bytes } from "ethers";
-import { payDeployFee, type HostedAgent, type HostedAgentAction, type SkillCatalog } from "../../../client/sdk";
+import { payDeployFee, type HostedAgent, type HostedAgentAction, type SkillCatalog } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { formatAmount, formatIso, shortAddress } from "../format";
 import { usePostingChain } from "../hooks";

@@ -12,7 +12,7 @@ import { Alert, Anchor, Button, Card, Group, Loader, SimpleGrid, Stack, Tabs, Te
 import { Link } from "react-router";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider } from "ethers";
-import { sendTaskOperation } from "../../../client/sdk";
+import { sendTaskOperation } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";

@@ -29,7 +29,7 @@ import {
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider, formatUnits, parseUnits, toBigInt, toQuantity } from "ethers";
 import { Link, useLocation, useSearchParams } from "react-router";
-import { postTask } from "../../../client/sdk";
+import { postTask } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";

@@ -7,7 +7,7 @@ import { useState } from "react";
 import { Alert, Button, Card, Group, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { formatUnits, parseUnits } from "ethers";
-import type { ServiceView } from "../../../client/sdk";
+import type { ServiceView } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { formatAmount } from "../format";
 import { usePostingChain } from "../hooks";
