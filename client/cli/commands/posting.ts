@@ -9,7 +9,14 @@ import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
 import { table } from "../output";
 import { amountText, type TokenDisplay } from "../format";
-import { FileJournal, pinSettlement, postTasks, type PostedTask, type PostingStage, type TaskDraft } from "../../sdk/index";
+import {
+  FileJournal,
+  pinSettlement,
+  postTasks,
+  type PostedTask,
+  type PostingStage,
+  type TaskDraft,
+} from "../../sdk/index";
 import { CliError, usageError } from "../errors";
 import { EXIT } from "../exitCodes";
 import { FAUCET_HINT, isDevnet } from "./devnet";

@@ -7,7 +7,14 @@
 import fs from "node:fs";
 import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
-import { checkRpc, checkSendable, pinSettlement, TxSender, type SendableAnswer, type UnsignedTx } from "../../sdk/index";
+import {
+  checkRpc,
+  checkSendable,
+  pinSettlement,
+  TxSender,
+  type SendableAnswer,
+  type UnsignedTx,
+} from "../../sdk/index";
 import { usageError } from "../errors";
 
 /** The text of `file`, or of stdin when it is `-` or absent. */
