@@ -47,7 +47,7 @@ describe("web: the app on the SDK", () => {
     for (const { file, text } of files) {
       for (const spec of importsOf(text)) {
         expect(spec, `${file} imports ${spec}`).to.not.match(/(^|\/)server\//);
-        if (spec.includes("client/sdk")) expect(spec, `${file} imports ${spec}`).to.match(/\/client\/sdk$/);
+        if (spec.includes("client/sdk")) expect(spec, `${file} imports ${spec}`).to.match(/\/client\/sdk\/index$/);
       }
     }
   });
