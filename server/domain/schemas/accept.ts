@@ -2,7 +2,7 @@
  * Bodies and answers of the taking-work routes: bid, applicants, accept, the brief, the poster's assign and cancel.
  * Key material appears only as `wrappedKey` of the accept and brief answers: the caller's own key.
  */
-import { z, address } from "./common";
+import { z, address, pageLimit } from "./common";
 import { unsignedTxSchema } from "./posting";
 
 export const bidBodySchema = z
@@ -32,13 +32,7 @@ export const bidResultSchema = z
   .openapi("BidResult");
 
 export const applicantsQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
-    .default(50)
-    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
+  limit: pageLimit,
   offset: z.coerce
     .number()
     .int()

@@ -98,3 +98,21 @@ export const errorEnvelope = z
     }),
   })
   .openapi("ErrorEnvelope");
+
+/** A page's size in list queries: at most 200 items, 50 by default. */
+export const pageLimit = z.coerce
+  .number()
+  .int()
+  .min(1)
+  .max(200)
+  .default(50)
+  .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" });
+
+/** Offsets beyond any real listing, bounded so no database sees an out-of-range integer. */
+export const pageOffset = z.coerce
+  .number()
+  .int()
+  .min(0)
+  .max(Number.MAX_SAFE_INTEGER)
+  .default(0)
+  .openapi({ type: "integer", description: "Items to skip, for the next page" });

@@ -2,7 +2,7 @@
  * Push: the event `data` of the SSE stream (GET /api/v1/events) and of webhook deliveries, and the webhook routes'
  * bodies and answers (docs/api.md, "Events" and "Webhooks").
  */
-import { z } from "./common";
+import { z, pageLimit } from "./common";
 import { MARKETPLACE_STATUSES } from "./marketplace";
 
 export const EVENT_TYPES = [
@@ -111,13 +111,7 @@ export const deliverySchema = z
   .openapi("WebhookDelivery");
 
 export const deliveriesQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
-    .default(50)
-    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
+  limit: pageLimit,
   status: z.enum(DELIVERY_STATUSES).optional(),
 });
 

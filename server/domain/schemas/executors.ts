@@ -1,5 +1,5 @@
 /** Executor (agent) registration and the public executors listing. */
-import { MAX_UINT256, issue, z } from "./common";
+import { MAX_UINT256, issue, pageOffset, z } from "./common";
 import { isValidAgentPublicKey } from "../briefs";
 
 export const CHAINS = ["base", "arc"] as const;
@@ -147,14 +147,6 @@ export const publicExecutorSchema = z
 
 export const executorsListSchema = z.object({ executors: z.array(publicExecutorSchema), total: z.number().int() });
 
-const offset = z.coerce
-  .number()
-  .int()
-  .min(0)
-  .max(Number.MAX_SAFE_INTEGER)
-  .default(0)
-  .openapi({ type: "integer", description: "Items to skip, for the next page" });
-
 export const executorsQuery = z
   .object({
     capabilities: z
@@ -189,7 +181,7 @@ export const executorsQuery = z
       .max(200)
       .default(100)
       .openapi({ type: "integer", description: "Page size: at most 200 items (default 100)" }),
-    offset,
+    offset: pageOffset,
   })
   .openapi("ExecutorsQuery");
 

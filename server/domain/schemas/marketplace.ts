@@ -4,7 +4,7 @@
  *
  * No key material (wrappedKeys, custody keys) appears in any schema of this file's responses.
  */
-import { z, address, bytes32, issue, taskHash, txHash } from "./common";
+import { z, address, bytes32, issue, pageLimit, pageOffset, taskHash, txHash } from "./common";
 import { postingTermsShape, verificationCriteriaSchema } from "./postingTerms";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -193,15 +193,6 @@ export const capabilitiesSchema = z
   .max(20)
   .transform((caps) => [...new Set(caps)].sort());
 
-/** Offsets beyond any real listing, bounded so no database sees an out-of-range integer. */
-const offset = z.coerce
-  .number()
-  .int()
-  .min(0)
-  .max(Number.MAX_SAFE_INTEGER)
-  .default(0)
-  .openapi({ type: "integer", description: "Items to skip, for the next page" });
-
 export const openTasksQuery = z.object({
   capabilities: z
     .string()
@@ -227,25 +218,13 @@ export const openTasksQuery = z.object({
     type: "integer",
     description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)",
   }),
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
-    .default(50)
-    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
-  offset,
+  limit: pageLimit,
+  offset: pageOffset,
 });
 
 export const postedTasksQuery = z.object({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(200)
-    .default(50)
-    .openapi({ type: "integer", description: "Page size: at most 200 items (default 50)" }),
-  offset,
+  limit: pageLimit,
+  offset: pageOffset,
 });
 
 // ---------------------------------------------------------------------------------------------------------------
