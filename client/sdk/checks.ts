@@ -271,6 +271,22 @@ export async function checkBalance(provider: Provider, token: string, owner: str
   return balance;
 }
 
+/** The token allowance `owner` gives `spender`, read from the chain (RPC_UNREACHABLE when it cannot be read). */
+export async function readAllowance(
+  provider: Provider,
+  token: string,
+  owner: string,
+  spender: string,
+): Promise<bigint> {
+  try {
+    return await new Contract(token, erc20Interface, provider).allowance(owner, spender);
+  } catch (error) {
+    throw new ClientError("RPC_UNREACHABLE", `could not read the token allowance: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+}
+
 /** The calldata of `approve(spender, amount)`. */
 export function encodeApprove(spender: string, amount: bigint): string {
   return erc20Interface.encodeFunctionData("approve", [spender, amount]);

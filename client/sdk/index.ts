@@ -24,6 +24,7 @@ export {
   checkRpc,
   checkAmounts,
   checkBalance,
+  readAllowance,
   checkApproveTx,
   checkDeployAgentTx,
   checkQuote,

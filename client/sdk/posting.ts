@@ -15,6 +15,7 @@ import {
   checkRpc,
   encodeApprove,
   pinSettlement,
+  readAllowance,
   type ExpectedTask,
   type SettlementPin,
 } from "./checks";
@@ -470,7 +471,7 @@ class Posting {
     return this.rows.reduce((s, r) => s + r.amount, 0n);
   }
 
-  /** Builds and checks the funding transaction, then approves exactly the reward. */
+  /** Builds and checks the funding transaction, then approves exactly the reward unless the allowance covers it. */
   private async buildAndApprove() {
     const { pin } = this.record;
     await checkBalance(this.provider, pin.token, this.wallet, this.total);
@@ -494,12 +495,15 @@ class Posting {
       });
       this.record.built = { to: built.unsignedTx.to, data: built.unsignedTx.data, gas: built.unsignedTx.gas };
     }
-    // The service's approval, when it answers one, must be exactly the one this client sends.
-    if (approveTx) checkApproveTx(approveTx, pin.token, pin.escrow, this.total, this.wallet);
+    const approve = await this.approvalToSend(approveTx);
     // Right before money moves: the settlement still names the same chain, escrow and token.
     pinSettlement(await this.api.settlement(), pin);
+    if (!approve) {
+      await this.advance("approved");
+      return;
+    }
     const signed = await this.sender.send(
-      { to: pin.token, data: encodeApprove(pin.escrow, this.total) },
+      { to: approve.to, data: approve.data },
       {
         beforeBroadcast: async (tx) => {
           this.record.approve = tx;
@@ -509,6 +513,21 @@ class Posting {
     );
     await this.sender.wait(signed.hash);
     await this.advance("approved");
+  }
+
+  /**
+   * The approval to sign: the service's approveTx once checked to be exactly approve(escrow, the total) on the token
+   * from this wallet; when the service answers none (the allowance covers the total, it says), the allowance is read
+   * from the chain, and only if it falls short does this client encode the same exact approve itself.
+   */
+  private async approvalToSend(approveTx: UnsignedTx | null | undefined): Promise<{ to: string; data: string } | null> {
+    const { pin } = this.record;
+    if (approveTx) {
+      checkApproveTx(approveTx, pin.token, pin.escrow, this.total, this.wallet);
+      return { to: approveTx.to, data: approveTx.data };
+    }
+    const allowance = await readAllowance(this.provider, pin.token, this.wallet, pin.escrow);
+    return allowance >= this.total ? null : { to: pin.token, data: encodeApprove(pin.escrow, this.total) };
   }
 
   private async resumeApprove() {

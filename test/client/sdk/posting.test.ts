@@ -130,6 +130,97 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
     expect(receipt!.to!.toLowerCase()).to.equal(fixture.book.escrow.proxy.toLowerCase());
   });
 
+  it("sends no approve when the build answers approveTx null because the allowance already covers the reward", async () => {
+    const escrow = fixture.book.escrow.proxy;
+    const approver = new Contract(
+      await token.getAddress(),
+      ["function approve(address,uint256) returns (bool)"],
+      poster,
+    );
+    await (await approver.approve(escrow, USDC(4))).wait();
+    const built: unknown[] = [];
+    const buildTask = market.buildTask;
+    market.buildTask = async (body) => {
+      const answer = await buildTask(body);
+      built.push(answer.approveTx);
+      return answer;
+    };
+    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const before = await balance();
+    const posted = await postTask(
+      { brief: "Public: list the open questions.", privacy: "public", amount: USDC(4) },
+      { api: market, signer: poster },
+    );
+    expect(built, "the service's answer").to.deep.equal([null]);
+    expect(await chain.provider.getTransactionCount(poster.address), "only the funding transaction").to.equal(
+      nonce + 1,
+    );
+    expect(await createdFor(posted.taskHash)).to.have.length(1);
+    expect(await balance()).to.equal(before - USDC(4));
+    expect(await token.allowance(poster.address, escrow)).to.equal(0n);
+  });
+
+  it("reads the allowance itself when a build answers approveTx null, and approves exactly the reward if it falls short", async () => {
+    const buildTask = market.buildTask;
+    market.buildTask = async (body) => ({ ...(await buildTask(body)), approveTx: null });
+    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const before = await balance();
+    const posted = await postTask(
+      { brief: "Public: check the invoice totals.", privacy: "public", amount: USDC(6) },
+      { api: market, signer: poster },
+    );
+    expect(await chain.provider.getTransactionCount(poster.address), "approve + createTask").to.equal(nonce + 2);
+    expect(await createdFor(posted.taskHash)).to.have.length(1);
+    expect(await balance()).to.equal(before - USDC(6));
+    expect(await token.allowance(poster.address, fixture.book.escrow.proxy)).to.equal(0n);
+  });
+
+  it("refuses a build's approveTx that is not exactly approve(escrow, reward or batch sum) on the token, sending nothing", async () => {
+    const escrow = fixture.book.escrow.proxy;
+    const tokenAddress = await token.getAddress();
+    const erc20 = new ethers.Interface(["function approve(address,uint256) returns (bool)"]);
+    const stranger = ethers.Wallet.createRandom().address;
+    const buildTask = market.buildTask;
+    const buildTaskBatch = market.buildTaskBatch;
+    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const before = await balance();
+    const tampered = [
+      { to: tokenAddress, data: erc20.encodeFunctionData("approve", [escrow, USDC(2) + 1n]) }, // more than the reward
+      { to: tokenAddress, data: erc20.encodeFunctionData("approve", [stranger, USDC(2)]) }, // another spender
+      { to: stranger, data: erc20.encodeFunctionData("approve", [escrow, USDC(2)]) }, // not the token
+    ];
+    for (const [n, approve] of tampered.entries()) {
+      market.buildTask = async (body) => {
+        const answer = await buildTask(body);
+        return { ...answer, approveTx: { ...answer.approveTx!, ...approve } };
+      };
+      await expectCode(
+        postTask(
+          { brief: `Public: tampered approve ${n}.`, privacy: "public", amount: USDC(2) },
+          { api: market, signer: poster },
+        ),
+        "TX_MISMATCH",
+      );
+    }
+    // A batch's approval is for the sum of its rewards, not one of them.
+    market.buildTaskBatch = async (body) => {
+      const answer = await buildTaskBatch(body);
+      return {
+        ...answer,
+        approveTx: { ...answer.approveTx!, data: erc20.encodeFunctionData("approve", [escrow, USDC(1)]) },
+      };
+    };
+    await expectCode(
+      postTasks(
+        [1, 2].map((n) => ({ brief: `Public: batch row ${n}.`, privacy: "public" as const, amount: USDC(1) })),
+        { api: market, signer: poster },
+      ),
+      "TX_MISMATCH",
+    );
+    expect(await chain.provider.getTransactionCount(poster.address), "nothing signed").to.equal(nonce);
+    expect(await balance()).to.equal(before);
+  });
+
   it("refuses invalid rows before uploading or paying anything (INVALID_ROWS lists each with its index)", async () => {
     const before = await balance();
     const error = await expectCode(
