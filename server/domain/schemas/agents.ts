@@ -4,7 +4,7 @@
  */
 import { txHash, z } from "./common";
 import { signedMessageFields } from "./accounts";
-import { capability, displayName, minReward, MAX_EXECUTOR_CAPABILITIES } from "./executors";
+import { capability, displayName, minReward, MAX_EXECUTOR_CAPABILITIES, verifierOptInShape } from "./executors";
 
 /** Paths under /api/v1/agents that are routes, so never a slug (GET /agents/skills is the catalog). */
 export const RESERVED_SLUGS = ["deploy-fee", "skills", "action"] as const;
@@ -30,13 +30,20 @@ const skillId = z
   .openapi({ example: "webhook" });
 
 const secretsObject = z
-  .record(z.string().min(1, "must not be blank").max(4096, "must be at most 4096 characters"))
+  .record(
+    z
+      .string()
+      .min(1, "must not be blank")
+      .max(4096, "must be at most 4096 characters")
+      .openapi({ description: "The secret's value (at most 4096 characters)" }),
+  )
   .refine((v) => Object.keys(v).length <= 20, "at most 20 secrets")
   .openapi({ description: "Secrets the skill needs (stored encrypted, never answered)" });
 
-const configObject = z
-  .record(z.unknown())
-  .openapi({ description: "The skill's configuration (its catalog entry names the fields)" });
+const configObject = z.record(z.unknown()).openapi({
+  description:
+    "The skill's configuration: the fields its catalog entry names (list_skills), each an integer, a string, a list of strings or a string map as the entry says",
+});
 
 export const skillInstallBodySchema = z
   .object({
@@ -45,7 +52,7 @@ export const skillInstallBodySchema = z
     secrets: secretsObject.optional(),
   })
   .strict()
-  .openapi("HostedAgentSkillInstall");
+  .openapi("HostedAgentSkillInstall", { description: "A skill to install: its id, configuration and secrets" });
 export type SkillInstallBody = z.output<typeof skillInstallBodySchema>;
 
 export const createAgentBodySchema = z
@@ -73,7 +80,7 @@ export const createAgentBodySchema = z
         example: [{ skill: "summary" }],
       }),
     verifier: z
-      .object({ optIn: z.boolean(), name: displayName.optional() })
+      .object(verifierOptInShape)
       .strict()
       .superRefine((v, ctx) => {
         if (v.optIn && v.name === undefined) {

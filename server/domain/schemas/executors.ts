@@ -24,7 +24,11 @@ export const capability = z
       .min(1, "must not be blank")
       .max(64, "must be at most 64 characters")
       .regex(/^[^,\u0000-\u001f\u007f]+$/, "must not contain a comma or a control character"),
-  );
+  )
+  .openapi({
+    description: "A capability tag (trimmed, lower-cased; 1 to 64 characters, no comma)",
+    example: "summarise",
+  });
 
 /** A chain name; anything else is INVALID_CHAIN (the spec's code for an unknown settlement chain). */
 const chainName = z
@@ -35,7 +39,7 @@ const chainName = z
     }
   })
   .transform((v) => v as ChainName)
-  .openapi({ type: "string", enum: [...CHAINS] });
+  .openapi({ type: "string", enum: [...CHAINS], description: "A settlement chain's name" });
 
 /** A whole number of the token's smallest unit, 0 allowed, normalised ("007" -> "7"). */
 export const minReward = z
@@ -64,6 +68,12 @@ export const displayName = z
       .regex(/^[^\u0000-\u001f\u007f]+$/, "must not contain control characters"),
   );
 
+/** An agent's offer to verify: whether it opts in, and the name verifier lists show. */
+export const verifierOptInShape = {
+  optIn: z.boolean().openapi({ description: "true to be listed as a verifier agent" }),
+  name: displayName.optional().openapi({ description: "The name verifier lists show (required when optIn is true)" }),
+};
+
 export const executorBodySchema = z
   .object({
     // null and "" count as missing (NO_PUBKEY), like an absent field.
@@ -89,7 +99,7 @@ export const executorBodySchema = z
       .openapi({ description: "Chains the agent settles on (default: the posting chain)" }),
     minReward: minReward.default("0"),
     verifier: z
-      .object({ optIn: z.boolean(), name: displayName.optional() })
+      .object(verifierOptInShape)
       .strict()
       .superRefine((v, ctx) => {
         if (v.optIn && v.name === undefined) {

@@ -188,7 +188,11 @@ export const capabilitiesSchema = z
           .min(1, "must not be blank")
           .max(64)
           .regex(/^[^,\u0000-\u001f]+$/, "must not contain a comma or a control character"),
-      ),
+      )
+      .openapi({
+        description: "A capability tag (trimmed, lower-cased; 1 to 64 characters, no comma)",
+        example: "summarise",
+      }),
   )
   .max(20)
   .transform((caps) => [...new Set(caps)].sort());

@@ -7,11 +7,33 @@ import { analyseRegex, hasRealRule, VERIFICATION_MODES } from "../verification";
 
 export const verificationCriteriaSchema = z
   .object({
-    min_length: z.number().int().min(0).max(10_000_000).optional(),
-    contains_keywords: z.array(z.string().max(200)).max(50).optional(),
-    required_fields: z.array(z.string().max(200)).max(50).optional(),
-    regex_pattern: z.string().max(2000).optional(),
-    regex_flags: z.string().max(4).optional(),
+    min_length: z
+      .number()
+      .int()
+      .min(0)
+      .max(10_000_000)
+      .optional()
+      .openapi({ description: "Fewest characters the result must have", example: 200 }),
+    contains_keywords: z
+      .array(z.string().max(200).openapi({ description: "A keyword (at most 200 characters)", example: "summary" }))
+      .max(50)
+      .optional()
+      .openapi({ description: "Keywords the result must contain, each of them (at most 50)" }),
+    required_fields: z
+      .array(z.string().max(200).openapi({ description: "A top-level field name", example: "summary" }))
+      .max(50)
+      .optional()
+      .openapi({ description: "Fields a JSON result must have at its top level (at most 50)" }),
+    regex_pattern: z
+      .string()
+      .max(2000)
+      .optional()
+      .openapi({ description: "A regular expression the result must match (linear-time patterns only)" }),
+    regex_flags: z
+      .string()
+      .max(4)
+      .optional()
+      .openapi({ description: "Flags of regex_pattern, as JavaScript spells them", example: "i" }),
   })
   .strict()
   .superRefine((c, ctx) => {
@@ -38,7 +60,8 @@ export const wrappedKeysSchema = z
     z
       .string()
       .regex(/^(0x)?[0-9a-fA-F]+$/, "must be a hex ECIES blob")
-      .max(2000),
+      .max(2000)
+      .openapi({ description: "The brief key wrapped (ECIES) to this address's public key, hex" }),
   )
   .superRefine((keys, ctx) => {
     for (const k of Object.keys(keys)) {
@@ -66,7 +89,7 @@ export const postingTermsShape = {
     example: { required_fields: ["summary"] },
   }),
   requiredCapabilities: z
-    .array(z.string().min(1).max(64))
+    .array(z.string().min(1).max(64).openapi({ description: "A capability tag", example: "summarise" }))
     .max(20)
     .optional()
     .openapi({ description: "Capabilities an agent needs to take the task (at most 20)", example: ["summarise"] }),

@@ -15,6 +15,7 @@ import type { Deps } from "../../domain/deps";
 import { SerializedData } from "../../domain/readCache";
 import { AppError } from "../../errors";
 import { deepFreeze } from "../../operations/validation";
+import { taskBuildTermsSchema } from "../../domain/schemas/posting";
 
 export interface ToolCall {
   args: Record<string, unknown>;
@@ -49,7 +50,7 @@ export interface McpTool {
 type JsonObjectSchema = { type: "object"; properties: Record<string, unknown>; required?: string[] };
 type JsonSchema = Record<string, unknown>;
 /** What `.openapi()` records on a zod schema (zod-to-openapi keeps it in `_def.openapi.metadata`). */
-type OpenApiMetadata = { description?: string; example?: unknown; type?: string; format?: string };
+type OpenApiMetadata = { description?: string; example?: unknown; type?: string; format?: string; $ref?: string };
 
 /** The `.openapi()` metadata of `schema`, looked for on it and then through its wrappers (optional, default, ...). */
 function metadataOf(schema: ZodTypeAny | undefined): OpenApiMetadata {
@@ -57,7 +58,7 @@ function metadataOf(schema: ZodTypeAny | undefined): OpenApiMetadata {
   for (let s: ZodTypeAny | undefined = schema; s;) {
     const def = s._def as { openapi?: { metadata?: OpenApiMetadata }; innerType?: ZodTypeAny; schema?: ZodTypeAny };
     const metadata = def.openapi?.metadata ?? {};
-    for (const key of ["description", "example", "type", "format"] as const) {
+    for (const key of ["description", "example", "type", "format", "$ref"] as const) {
       if (found[key] === undefined && metadata[key] !== undefined)
         (found as Record<string, unknown>)[key] = metadata[key];
     }
@@ -76,6 +77,58 @@ function shapeOf(schema: ZodTypeAny | undefined): Record<string, ZodTypeAny> {
   return {};
 }
 
+/** The schema inside `schema`'s wrappers (optional, nullable, default, refinements, pipelines), for its kind's parts. */
+function unwrapped(schema: ZodTypeAny | undefined): ZodTypeAny | undefined {
+  for (let s: ZodTypeAny | undefined = schema; s;) {
+    const def = s._def as { innerType?: ZodTypeAny; schema?: ZodTypeAny; in?: ZodTypeAny; typeName?: string };
+    const next = def.innerType ?? def.schema ?? def.in;
+    if (!next) return s;
+    s = next;
+  }
+  return undefined;
+}
+
+/** An array schema's element, a record's value schema (through wrappers), or undefined. */
+function elementOf(schema: ZodTypeAny | undefined): ZodTypeAny | undefined {
+  const def = unwrapped(schema)?._def as { type?: ZodTypeAny; valueType?: ZodTypeAny } | undefined;
+  return def?.type ?? def?.valueType;
+}
+
+/**
+ * Schemas that a field's element documents by `$ref` only, because its operation validates the entries one by one
+ * after the envelope (a batch's tasks, each refusal reported with its index): a tool declares them inline.
+ */
+const REFERENCED: Record<string, ZodTypeAny> = { "#/components/schemas/TaskBuildTerms": taskBuildTermsSchema };
+
+/**
+ * `json` with one JSON type: of alternatives (anyOf, oneOf, a list of types) the string one, else the first that is
+ * not null or "absent" (`not: {}`, an optional's converted form); of the steps of a piped value (allOf: parsed, then
+ * checked again in the parsed form) the first one's type, which is what the caller sends, with the constraints of the
+ * steps of that type (a comma-separated string that becomes an array is declared a string).
+ */
+function oneType(json: JsonSchema): JsonSchema {
+  let property = { ...json };
+  const branches = (property.anyOf ?? property.oneOf) as JsonSchema[] | undefined;
+  if (branches) {
+    const typed = branches.map(oneType).filter((b) => b.type !== "null" && b.not === undefined);
+    const pick = typed.find((b) => b.type === "string") ?? typed[0] ?? {};
+    const { anyOf: _a, oneOf: _o, ...rest } = property;
+    property = { ...rest, ...pick };
+  }
+  const parts = property.allOf as JsonSchema[] | undefined;
+  if (parts) {
+    const typed = parts.map(oneType).filter((b) => typeof b.type === "string");
+    const first = typed[0]?.type;
+    const { allOf: _all, ...rest } = property;
+    property = Object.assign({}, ...typed.filter((b) => b.type === first), rest, first ? { type: first } : {});
+  }
+  if (Array.isArray(property.type)) {
+    const types = (property.type as string[]).filter((t) => t !== "null");
+    property.type = types.includes("string") ? "string" : types[0];
+  }
+  return property;
+}
+
 /**
  * A property as a tool declares it: one JSON type (function-calling dialects refuse a list of types; REST may accept
  * several, and the tool's arguments still run through REST's parser, so a string of digits is declared a string),
@@ -83,26 +136,7 @@ function shapeOf(schema: ZodTypeAny | undefined): Record<string, ZodTypeAny> {
  * description and example its zod schema carries.
  */
 function toolProperty(json: JsonSchema, zod: ZodTypeAny | undefined): JsonSchema {
-  let property = { ...json };
-  const branches = (property.anyOf ?? property.oneOf) as JsonSchema[] | undefined;
-  if (branches) {
-    const typed = branches.filter((b) => b.type !== "null");
-    const pick = typed.find((b) => b.type === "string") ?? typed[0] ?? {};
-    const { anyOf: _a, oneOf: _o, ...rest } = property;
-    property = { ...rest, ...pick };
-  }
-  const parts = property.allOf as JsonSchema[] | undefined;
-  if (parts) {
-    // A preprocessed or doubly refined value: the typed steps merged (the last type wins, the form REST parses).
-    const typed = parts.filter((b) => typeof b.type === "string");
-    const last = typed[typed.length - 1]?.type;
-    const { allOf: _all, ...rest } = property;
-    property = Object.assign({}, ...typed.filter((b) => b.type === last), rest, last ? { type: last } : {});
-  }
-  if (Array.isArray(property.type)) {
-    const types = (property.type as string[]).filter((t) => t !== "null");
-    property.type = types.includes("string") ? "string" : types[0];
-  }
+  const property = oneType(json);
   const metadata = metadataOf(zod);
   if (property.type === undefined && property.properties === undefined && property.items === undefined) {
     property.type = metadata.type ?? "object";
@@ -114,7 +148,50 @@ function toolProperty(json: JsonSchema, zod: ZodTypeAny | undefined): JsonSchema
     const fits = property.type === "string" ? typeof example === "string" : typeof example !== "string";
     if (fits) property.examples = [example];
   }
-  return property;
+  return nested(property, zod);
+}
+
+const isEmptySchema = (value: unknown) =>
+  typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length === 0;
+
+/** The properties, array items and record values inside `property`, each declared as a tool property is. */
+function nested(property: JsonSchema, zod: ZodTypeAny | undefined): JsonSchema {
+  const out = { ...property };
+  if (out.properties && typeof out.properties === "object") {
+    const shape = shapeOf(zod);
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, JsonSchema>).map(([name, child]) => [
+        name,
+        toolProperty(child, shape[name]),
+      ]),
+    );
+  }
+  const element = elementOf(zod);
+  if (out.items && typeof out.items === "object" && !Array.isArray(out.items)) {
+    const ref = metadataOf(element).$ref;
+    out.items =
+      ref && REFERENCED[ref]
+        ? termsOf(REFERENCED[ref], metadataOf(element))
+        : toolProperty(out.items as JsonSchema, element);
+  }
+  // A map whose values may be anything (`{}`) says so by declaring none, JSON Schema's default.
+  if (isEmptySchema(out.additionalProperties)) delete out.additionalProperties;
+  if (out.additionalProperties && typeof out.additionalProperties === "object") {
+    out.additionalProperties = toolProperty(out.additionalProperties as JsonSchema, element);
+  }
+  return out;
+}
+
+/** A referenced object schema declared inline: its fields as tool properties, its description kept. */
+function termsOf(schema: ZodTypeAny, metadata: OpenApiMetadata): JsonSchema {
+  const { properties, required } = jsonSchemaOf(schema);
+  const description = metadata.description ?? metadataOf(schema).description;
+  return {
+    type: "object",
+    ...(description ? { description } : {}),
+    properties,
+    ...(required && required.length > 0 ? { required } : {}),
+  };
 }
 
 function jsonSchemaOf(schema: ZodTypeAny | undefined): JsonObjectSchema {

@@ -84,17 +84,38 @@ describe("operation catalog", () => {
     }
   });
 
-  // Function-calling dialects take one type per property, and a model fills arguments from the descriptions alone.
-  it("describes every tool input property, with one JSON type and never an empty schema", () => {
-    for (const tool of MCP_TOOLS) {
-      const properties = (tool.inputSchema as { properties: Record<string, Record<string, unknown>> }).properties;
-      for (const [name, property] of Object.entries(properties)) {
-        const where = `${tool.name}.${name}`;
-        expect(property.description, `${where}: description`).to.be.a("string").with.length.above(10);
-        expect(property.type, `${where}: one JSON type`).to.be.a("string");
-        expect(property, `${where}: one JSON type`).to.not.have.any.keys("anyOf", "oneOf", "allOf");
+  // Function-calling dialects take one type per property, and a model fills arguments from the descriptions alone,
+  // at every depth: an object's fields, an array's items, a map's values.
+  it("describes every tool input property at every depth, with one JSON type and never an empty schema", () => {
+    type Schema = Record<string, unknown>;
+    const seen: string[] = [];
+    const check = (property: Schema, where: string) => {
+      seen.push(where);
+      expect(Object.keys(property), `${where}: not an empty schema`).to.not.be.empty;
+      expect(property.description, `${where}: description`).to.be.a("string").with.length.above(10);
+      expect(property.type, `${where}: one JSON type`).to.be.a("string");
+      expect(property, `${where}: one JSON type`).to.not.have.any.keys("anyOf", "oneOf", "allOf", "not", "$ref");
+      for (const [name, child] of Object.entries((property.properties ?? {}) as Record<string, Schema>)) {
+        check(child, `${where}.${name}`);
       }
+      if (property.type === "array") {
+        expect(property.items, `${where}: its items`).to.be.an("object");
+        check(property.items as Schema, `${where}[]`);
+      }
+      const values = property.additionalProperties;
+      if (typeof values === "object" && values !== null) check(values as Schema, `${where}{}`);
+    };
+    for (const tool of MCP_TOOLS) {
+      const properties = (tool.inputSchema as { properties: Record<string, Schema> }).properties;
+      for (const [name, property] of Object.entries(properties)) check(property, `${tool.name}.${name}`);
     }
+    // The walk reached the nested parts (a batch's tasks and their criteria, a hosted agent's skills, a map's values).
+    expect(seen).to.include.members([
+      "build_task_batch.tasks[].verificationCriteria.contains_keywords[]",
+      "build_task.wrappedKeys{}",
+      "create_hosted_agent.skills[].secrets{}",
+      "register_executor.verifier.optIn",
+    ]);
     const build = (
       MCP_TOOLS.find((t) => t.name === "build_task")!.inputSchema as {
         properties: Record<string, { description: string; type: string; examples?: unknown[] }>;
@@ -111,6 +132,18 @@ describe("operation catalog", () => {
       }
     ).properties;
     expect(upload.data).to.include({ type: "string", format: "byte" });
+    // A query REST takes as a comma-separated string is declared the string it is, not the array it is parsed into.
+    const search = (
+      MCP_TOOLS.find((t) => t.name === "search_agents")!.inputSchema as { properties: Record<string, Schema> }
+    ).properties;
+    expect(search.capabilities.type).to.equal("string");
+    // A batch's tasks are declared with build_task's fields (but token), not as an untyped entry.
+    const batch = (
+      MCP_TOOLS.find((t) => t.name === "build_task_batch")!.inputSchema as { properties: Record<string, Schema> }
+    ).properties;
+    const entry = batch.tasks.items as { properties: Record<string, unknown>; required: string[] };
+    expect(Object.keys(entry.properties)).to.have.members(Object.keys(build).filter((name) => name !== "token"));
+    expect(entry.required).to.include.members(["taskHash", "amount"]);
   });
 
   it("annotates every tool truly, and gives each read tool an output schema", () => {
