@@ -27,6 +27,10 @@ export interface OpenTasksQuery {
   minReputation: number;
   limit: number;
   offset: number;
+  /** Only the task with this hash (lower-case), if it is open: A2A's contextId filter. */
+  taskHash?: string;
+  /** Only tasks listed at or after this time (unix seconds): A2A's statusTimestampAfter, a task's listing time. */
+  listedSince?: number;
 }
 
 /** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
@@ -70,6 +74,8 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
     untargetedOnly: true,
     capabilities: query.capabilities,
     posters,
+    taskHash: query.taskHash,
+    listedSince: query.listedSince,
   });
   // A task with a held assignment is no longer open to others (total may still count it for a moment).
   return { tasks: await projectOpenPage(deps, ctx, tasks, { hideHeld: true }), total };

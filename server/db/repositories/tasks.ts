@@ -171,12 +171,28 @@ export interface OpenTaskFilter extends Page {
   untargetedOnly?: boolean;
   /** Only listed tasks pinned to this agent (lower-case): its offered work. */
   offeredTo?: string;
+  /** Only the listed task with this hash (lower-case), if it is open. */
+  taskHash?: string;
+  /** Only tasks listed at or after this time (unix seconds). */
+  listedSince?: number;
 }
 
 /** Funded single-worker tasks before their effective deadline at `now`, newest first. */
 export async function listOpenTasks(
   db: Queryable,
-  { now, limit, offset, taskIds, listedOnly, capabilities, posters, untargetedOnly, offeredTo }: OpenTaskFilter,
+  {
+    now,
+    limit,
+    offset,
+    taskIds,
+    listedOnly,
+    capabilities,
+    posters,
+    untargetedOnly,
+    offeredTo,
+    taskHash,
+    listedSince,
+  }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   // With no pause ever recorded, the effective deadline is the deadline: skip the per-row pause subquery.
   const everPaused = (await db("pause_periods").first("seq")) !== undefined;
@@ -186,10 +202,19 @@ export async function listOpenTasks(
     else q.where("deadline", ">", now);
     if (taskIds) q.whereIn("task_id", taskIds);
     if (posters) q.whereIn("poster", posters.length ? [...posters] : [""]);
-    if (listedOnly || capabilities || untargetedOnly || offeredTo) {
+    if (
+      listedOnly ||
+      capabilities ||
+      untargetedOnly ||
+      offeredTo ||
+      taskHash !== undefined ||
+      listedSince !== undefined
+    ) {
       const listed = db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id");
       if (untargetedOnly) listed.whereNull("listings.target_executor");
       if (offeredTo) listed.where("listings.target_executor", offeredTo);
+      if (taskHash !== undefined) listed.where("listings.task_hash", taskHash);
+      if (listedSince !== undefined) listed.where("listings.listed_at", ">=", listedSince);
       q.whereExists(listed);
     }
     if (capabilities) {

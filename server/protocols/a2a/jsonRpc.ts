@@ -23,7 +23,7 @@ import type { Logger } from "../../logger";
 import { AppError } from "../../errors";
 import { readJsonBody } from "../http/body";
 import { MarketplaceA2AHandler } from "./requestHandler";
-import { V03_STATE_NAME } from "./states";
+import { stateNamed, V03_STATE_NAME } from "./states";
 import { invalidParams } from "./params";
 
 export const A2A_PATH = "/a2a/v1";
@@ -134,10 +134,11 @@ export function a2aJsonRpc(deps: Deps, logger: Logger): Middleware {
         const list = await handler.listTasks({
           tenant: "",
           contextId: typeof params.contextId === "string" ? params.contextId : "",
-          status: TaskState.TASK_STATE_UNSPECIFIED,
+          status: stateNamed(params.status),
           pageSize: params.pageSize === undefined ? undefined : (params.pageSize as number),
           pageToken: params.pageToken === undefined ? "" : String(params.pageToken),
-          statusTimestampAfter: undefined,
+          statusTimestampAfter:
+            typeof params.statusTimestampAfter === "string" ? params.statusTimestampAfter : undefined,
         });
         let tail = v03Pages.get(list.tasks);
         if (tail === undefined) {

@@ -1,6 +1,8 @@
 /**
  * The marketplace as an A2A agent (@a2a-js/sdk's A2ARequestHandler), unauthenticated and read-only:
- * - ListTasks / tasks/list: the open tasks, with the same public metadata as GET /api/v1/a2a/tasks;
+ * - ListTasks / tasks/list: the open tasks, with the same public metadata as GET /api/v1/a2a/tasks; a contextId (a
+ *   task's hash) lists that task if it is open, statusTimestampAfter the tasks listed since then (a task's status
+ *   timestamp is its listing time), each with its own totalSize;
  * - GetTask / tasks/get: one listed task by its hash (public projection only: never a brief, a key or a result); the
  *   id is an opaque string, so one that names no listed task (a hash or not) is TaskNotFound (-32001);
  * - SendMessage / message/send: acknowledges with a message saying how to post or take work; changes nothing;
@@ -37,8 +39,9 @@ import { AppError } from "../../errors";
 import { a2aAgentCard, platformUrls } from "../cards";
 import { A2A_STATE_OF } from "./states";
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 50;
+/** ListTasks' page size when none is given, and the largest one (A2A 1.0's ListTasksRequest.page_size). */
+export const DEFAULT_PAGE_SIZE = 50;
+export const MAX_PAGE_SIZE = 100;
 
 /** A listed task as an A2A Task: id and contextId are the task hash, the public projection is the metadata. */
 export function toA2ATask(meta: TaskMeta, state: MarketTaskState): Task {
@@ -132,6 +135,7 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
       throw new RequestMalformedError("params.pageToken must be a nextPageToken this endpoint returned");
     }
     const offset = token === "" ? 0 : Number(token);
+    const empty = { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
     // Every task here is open (SUBMITTED): another status, or another context, lists nothing.
     // UNRECOGNIZED is how the official client encodes an unset status (unknown names were refused before).
     const wantsOther =
@@ -139,9 +143,22 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
       params.status !== TaskState.TASK_STATE_UNSPECIFIED &&
       params.status !== TaskState.UNRECOGNIZED &&
       params.status !== TaskState.TASK_STATE_SUBMITTED;
-    if (wantsOther) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 };
+    if (wantsOther) return empty;
+    // A task's contextId is its hash: another contextId names no task here.
+    const taskHash = params.contextId ? params.contextId.toLowerCase() : undefined;
+    if (taskHash !== undefined && !TASK_HASH.test(taskHash)) return empty;
+    // Listing times are whole seconds: listed at or after the timestamp is at or after its next whole second.
+    const listedSince = params.statusTimestampAfter
+      ? Math.ceil(Date.parse(params.statusTimestampAfter) / 1000)
+      : undefined;
     // The REST listing's cached page (same query, same second): A2A and REST readers share it.
-    const cached = await cachedOpenListedTasks(this.deps, { minReputation: 0, limit: pageSize, offset });
+    const cached = await cachedOpenListedTasks(this.deps, {
+      minReputation: 0,
+      limit: pageSize,
+      offset,
+      ...(taskHash !== undefined ? { taskHash } : {}),
+      ...(listedSince !== undefined ? { listedSince } : {}),
+    });
     let page = this.pages.get(cached);
     if (!page) {
       const rest = JSON.parse(cached.json) as { tasks: { meta: TaskMeta; state: MarketTaskState }[]; total: number };
@@ -149,10 +166,8 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
       this.pages.set(cached, page);
     }
     // While the REST page is unchanged, the same (frozen) array: callers may cache what they derive from it.
-    let tasks = page.tasks;
-    if (params.contextId) tasks = tasks.filter((t) => t.contextId === params.contextId.toLowerCase());
     const next = offset + pageSize < page.total ? String(offset + pageSize) : "";
-    return { tasks, nextPageToken: next, pageSize, totalSize: page.total };
+    return { tasks: page.tasks, nextPageToken: next, pageSize, totalSize: page.total };
   }
 
   async cancelTask(params: CancelTaskRequest): Promise<Task> {

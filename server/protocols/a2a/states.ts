@@ -32,3 +32,18 @@ export const V03_STATE_NAME: Partial<Record<TaskState, string>> = {
   [TaskState.TASK_STATE_CANCELED]: "canceled",
   [TaskState.TASK_STATE_FAILED]: "failed",
 };
+
+/**
+ * The task state a ListTasks status filter names, in A2A 1.0 (TASK_STATE_WORKING, or its number) or v0.3 (working)
+ * spelling; TASK_STATE_UNSPECIFIED for anything else (params.ts refused unknown names before).
+ */
+export function stateNamed(name: unknown): TaskState {
+  if (typeof name === "number") {
+    return Object.values(TaskState).includes(name) ? (name as TaskState) : TaskState.TASK_STATE_UNSPECIFIED;
+  }
+  if (typeof name !== "string") return TaskState.TASK_STATE_UNSPECIFIED;
+  const v1 = (TaskState as unknown as Record<string, TaskState | undefined>)[name];
+  if (typeof v1 === "number" && name.startsWith("TASK_STATE_")) return v1;
+  const v03 = Object.entries(V03_STATE_NAME).find(([, v03Name]) => v03Name === name)?.[0];
+  return v03 === undefined ? TaskState.TASK_STATE_UNSPECIFIED : (Number(v03) as TaskState);
+}

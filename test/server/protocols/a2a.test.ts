@@ -238,6 +238,57 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       expect(valid.json.result, valid.text).to.not.equal(undefined);
     }));
 
+  it("filters ListTasks as A2A 1.0 documents it, through the official client and in v0.3 tasks/list", () =>
+    withMarket(async (m) => {
+      const first = await m.list();
+      const second = await m.list();
+      const client = await new ClientFactory().createFromUrl(m.api.url);
+      type ListParams = Parameters<typeof client.listTasks>[0];
+      const list = (params: Partial<ListParams>) => client.listTasks(params as ListParams);
+      const ids = (tasks: { id: string }[]) => tasks.map((t) => t.id).sort();
+
+      // No page size: at most 50, the size answered; 1 to 100 accepted, 101 refused.
+      const all = await list({});
+      expect(all).to.deep.include({ pageSize: 50, totalSize: 2, nextPageToken: "" });
+      expect(ids(all.tasks)).to.deep.equal([first.taskHash, second.taskHash].sort());
+      expect((await list({ pageSize: 100 })).totalSize).to.equal(2);
+      expect((await rpc(m, call("ListTasks", { pageSize: 101 }))).json.error.code).to.equal(-32602);
+      const paged = await list({ pageSize: 1 });
+      expect(paged).to.deep.include({ pageSize: 1, totalSize: 2, nextPageToken: "1" });
+      const rest = await list({ pageSize: 1, pageToken: paged.nextPageToken });
+      expect(ids([...paged.tasks, ...rest.tasks])).to.deep.equal(ids(all.tasks));
+
+      // A contextId is a task's hash: that task alone, counted alone; any other contextId lists none.
+      const one = await list({ contextId: first.taskHash.toUpperCase().replace(/^0X/, "0x") });
+      expect(one).to.deep.include({ totalSize: 1, nextPageToken: "" });
+      expect(ids(one.tasks)).to.deep.equal([first.taskHash]);
+      for (const contextId of [ethers.hexlify(ethers.randomBytes(32)), "empty-test-context"]) {
+        expect(await list({ contextId }), contextId).to.deep.include({ tasks: [], totalSize: 0, nextPageToken: "" });
+      }
+
+      // statusTimestampAfter: the tasks whose status timestamp (their listing time) is at or after it.
+      const stamps = all.tasks.map((t) => t.status!.timestamp!).sort();
+      const since = await list({ statusTimestampAfter: stamps[0] });
+      expect(since.totalSize).to.equal(2);
+      const later = await list({ statusTimestampAfter: stamps[1] });
+      expect(later.tasks.every((t) => t.status!.timestamp! >= stamps[1])).to.equal(true);
+      expect(later.totalSize).to.equal(later.tasks.length);
+      const future = new Date(Date.parse(stamps[1]) + 86_400_000).toISOString();
+      expect(await list({ statusTimestampAfter: future })).to.deep.include({ tasks: [], totalSize: 0 });
+
+      // A state no open task is in lists none; the open tasks' state lists them.
+      expect((await list({ status: TaskState.TASK_STATE_WORKING })).totalSize).to.equal(0);
+      expect((await list({ status: TaskState.TASK_STATE_SUBMITTED })).totalSize).to.equal(2);
+
+      // The v0.3 names take the same filters.
+      const v03 = async (params: object) => (await rpc(m, call("tasks/list", params))).json.result;
+      expect(await v03({ contextId: second.taskHash })).to.deep.include({ totalSize: 1 });
+      expect((await v03({ status: "working" })).totalSize).to.equal(0);
+      expect((await v03({ status: "submitted" })).totalSize).to.equal(2);
+      expect((await v03({ statusTimestampAfter: future })).totalSize).to.equal(0);
+      expect(await v03({})).to.deep.include({ pageSize: 50, totalSize: 2 });
+    }));
+
   it("answers batches in order, and nothing to notifications", () =>
     withMarket(async (m) => {
       const { taskHash } = await m.list();
