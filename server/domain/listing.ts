@@ -31,6 +31,8 @@ export interface OpenTasksQuery {
   taskHash?: string;
   /** Only tasks listed at or after this time (unix seconds): A2A's statusTimestampAfter, a task's listing time. */
   listedSince?: number;
+  /** Newest listing first (A2A's order: by status timestamp, descending), instead of the newest task first. */
+  newestListedFirst?: boolean;
 }
 
 /** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
@@ -76,6 +78,7 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
     posters,
     taskHash: query.taskHash,
     listedSince: query.listedSince,
+    newestListedFirst: query.newestListedFirst,
   });
   // A task with a held assignment is no longer open to others (total may still count it for a moment).
   return { tasks: await projectOpenPage(deps, ctx, tasks, { hideHeld: true }), total };

@@ -175,9 +175,11 @@ export interface OpenTaskFilter extends Page {
   taskHash?: string;
   /** Only tasks listed at or after this time (unix seconds). */
   listedSince?: number;
+  /** Newest listing first (then the newest task), instead of the newest task first. */
+  newestListedFirst?: boolean;
 }
 
-/** Funded single-worker tasks before their effective deadline at `now`, newest first. */
+/** Funded single-worker tasks before their effective deadline at `now`, newest first (or newest listing first). */
 export async function listOpenTasks(
   db: Queryable,
   {
@@ -192,6 +194,7 @@ export async function listOpenTasks(
     offeredTo,
     taskHash,
     listedSince,
+    newestListedFirst,
   }: OpenTaskFilter,
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   // With no pause ever recorded, the effective deadline is the deadline: skip the per-row pause subquery.
@@ -228,7 +231,11 @@ export async function listOpenTasks(
     return q;
   };
   // Sequential: `db` may be a transaction, which is one connection.
-  const rows = await base().orderBy("task_id", "desc").limit(limit).offset(offset).select("tasks.*");
+  const page = base();
+  if (newestListedFirst) {
+    page.orderByRaw("(select listings.listed_at from listings where listings.task_id = tasks.task_id) desc");
+  }
+  const rows = await page.orderBy("task_id", "desc").limit(limit).offset(offset).select("tasks.*");
   const count = await base().count({ n: "*" }).first();
   return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }

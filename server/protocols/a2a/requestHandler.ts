@@ -2,7 +2,7 @@
  * The marketplace as an A2A agent (@a2a-js/sdk's A2ARequestHandler), unauthenticated and read-only:
  * - ListTasks / tasks/list: the open tasks, with the same public metadata as GET /api/v1/a2a/tasks; a contextId (a
  *   task's hash) lists that task if it is open, statusTimestampAfter the tasks listed since then (a task's status
- *   timestamp is its listing time), each with its own totalSize;
+ *   timestamp is its listing time), each with its own totalSize; newest listing first, as A2A orders by status time;
  * - GetTask / tasks/get: one listed task by its hash (public projection only: never a brief, a key or a result); the
  *   id is an opaque string, so one that names no listed task (a hash or not) is TaskNotFound (-32001);
  * - SendMessage / message/send: acknowledges with a message saying how to post or take work; changes nothing;
@@ -156,6 +156,8 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
       minReputation: 0,
       limit: pageSize,
       offset,
+      // A2A lists by status timestamp (a task's listing time here), most recent first.
+      newestListedFirst: true,
       ...(taskHash !== undefined ? { taskHash } : {}),
       ...(listedSince !== undefined ? { listedSince } : {}),
     });

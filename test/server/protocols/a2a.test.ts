@@ -247,6 +247,23 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
       const list = (params: Partial<ListParams>) => client.listTasks(params as ListParams);
       const ids = (tasks: { id: string }[]) => tasks.map((t) => t.id).sort();
 
+      // Most recent status timestamp (listing time) first, whatever the tasks' on-chain order; REST keeps its own.
+      const listedAt = (taskHash: string) =>
+        m.api.testDb.db("listings").where({ task_hash: taskHash }).first("listed_at");
+      const secondAt = Number((await listedAt(second.taskHash)).listed_at);
+      await m.api.testDb
+        .db("listings")
+        .where({ task_hash: first.taskHash })
+        .update({ listed_at: secondAt + 60 });
+      const ordered = await list({});
+      expect(ordered.tasks.map((t) => t.id)).to.deep.equal([first.taskHash, second.taskHash]);
+      expect(Date.parse(ordered.tasks[0].status!.timestamp!)).to.equal((secondAt + 60) * 1000);
+      const restOrder = (await m.api.request("GET", "/api/v1/a2a/tasks")).json.data.tasks;
+      expect(restOrder.map((t: { meta: { taskHash: string } }) => t.meta.taskHash)).to.deep.equal([
+        second.taskHash,
+        first.taskHash,
+      ]);
+
       // No page size: at most 50, the size answered; 1 to 100 accepted, 101 refused.
       const all = await list({});
       expect(all).to.deep.include({ pageSize: 50, totalSize: 2, nextPageToken: "" });
