@@ -220,6 +220,45 @@ function open(schema: unknown): unknown {
   );
 }
 
+/** Keywords that describe a value without constraining it. */
+const ANNOTATIONS = new Set(["description", "title", "default", "examples", "example"]);
+const ANY_JSON_VALUE = ["object", "array", "string", "number", "boolean", "null"].map((type) => ({ type }));
+
+/**
+ * An output schema in the portable spelling (the MCP Inspector's --strict check): a nullable value's list of types
+ * as anyOf branches of one type each (the constraints on the non-null branch, the description beside them), and a
+ * value that may be any JSON (`{}`) as the branches of every JSON type; a map's values that may be anything are left
+ * undeclared (JSON Schema's default).
+ */
+function portable(node: JsonSchema): JsonSchema {
+  const out: JsonSchema = { ...node };
+  if (out.properties && typeof out.properties === "object") {
+    out.properties = Object.fromEntries(
+      Object.entries(out.properties as Record<string, JsonSchema>).map(([name, child]) => [name, portable(child)]),
+    );
+  }
+  if (out.items && typeof out.items === "object" && !Array.isArray(out.items))
+    out.items = portable(out.items as JsonSchema);
+  const values = out.additionalProperties;
+  if (values && typeof values === "object") {
+    if (Object.keys(values).every((key) => ANNOTATIONS.has(key))) delete out.additionalProperties;
+    else out.additionalProperties = portable(values as JsonSchema);
+  }
+  for (const key of ["anyOf", "oneOf", "allOf"]) {
+    if (Array.isArray(out[key])) out[key] = (out[key] as JsonSchema[]).map(portable);
+  }
+  if (Array.isArray(out.type)) {
+    const notes = Object.fromEntries(Object.entries(out).filter(([key]) => ANNOTATIONS.has(key)));
+    const constraints = Object.fromEntries(
+      Object.entries(out).filter(([key]) => !ANNOTATIONS.has(key) && key !== "type"),
+    );
+    const branches = (out.type as string[]).map((type) => (type === "null" ? { type } : { type, ...constraints }));
+    return branches.length === 1 ? { ...notes, ...branches[0] } : { ...notes, anyOf: branches };
+  }
+  if (Object.keys(out).every((key) => ANNOTATIONS.has(key))) return { ...out, anyOf: ANY_JSON_VALUE };
+  return out;
+}
+
 /** The JSON Schema of an operation's data. */
 function dataSchemaOf(response: ZodTypeAny): JsonSchema {
   const convert = zodToJsonSchema as unknown as (schema: unknown, options: object) => unknown;
@@ -234,7 +273,7 @@ function dataSchemaOf(response: ZodTypeAny): JsonSchema {
  * results against it too, so nothing at the top is required.
  */
 function outputSchemaOf(response: ZodTypeAny): Record<string, unknown> {
-  const json = dataSchemaOf(response);
+  const json = portable(dataSchemaOf(response));
   const data: Record<string, unknown> =
     json.type === "object" && json.properties ? (json.properties as Record<string, unknown>) : { result: json };
   return {
@@ -344,12 +383,12 @@ const platformStatus: McpTool = {
   outputSchema: {
     type: "object",
     properties: {
-      stats: dataSchemaOf(statsRoute.response),
-      settlement: dataSchemaOf(settlementRoute.response),
-      indexer: {
+      stats: portable(dataSchemaOf(statsRoute.response)),
+      settlement: portable(dataSchemaOf(settlementRoute.response)),
+      indexer: portable({
         type: ["object", "null"],
         description: "The indexer's checkpoint and last error; null when this process runs no indexer",
-      },
+      }),
       error: { type: "object", description: "A failed call: the REST error (code, message, details)" },
     },
   },

@@ -163,6 +163,31 @@ describe("operation catalog", () => {
         expect(tool.outputSchema, tool.name).to.equal(undefined);
       }
     }
+    // Output schemas in the portable spelling: a nullable value as anyOf branches of one type, never a list of
+    // types, and no schema that accepts anything without saying so (the MCP Inspector's --strict check).
+    const portable = (schema: Record<string, unknown>, where: string) => {
+      expect(schema.type, `${where}: one JSON type`).to.not.be.an("array");
+      const constraining = Object.keys(schema).filter(
+        (key) => !["description", "title", "default", "examples"].includes(key),
+      );
+      expect(constraining, `${where}: an empty schema`).to.not.be.empty;
+      const children: [string, unknown][] = [
+        ...Object.entries((schema.properties ?? {}) as object).map(([name, child]): [string, unknown] => [
+          `.${name}`,
+          child,
+        ]),
+        ["[]", schema.items],
+        ["{}", schema.additionalProperties],
+        ...["anyOf", "oneOf", "allOf"].flatMap((key) =>
+          ((schema[key] ?? []) as unknown[]).map((branch, i): [string, unknown] => [`|${key}${i}`, branch]),
+        ),
+      ];
+      for (const [path, child] of children) {
+        if (child && typeof child === "object" && !Array.isArray(child))
+          portable(child as Record<string, unknown>, where + path);
+      }
+    };
+    for (const tool of MCP_TOOLS) if (tool.outputSchema) portable(tool.outputSchema, `${tool.name} output`);
     expect(MCP_TOOLS.filter((t) => t.annotations.destructiveHint).map((t) => t.name)).to.include.members([
       "deactivate_service",
       "uninstall_skill",
