@@ -53,8 +53,19 @@ function checkTaskId(params: Params, field: "id" | "taskId"): string | undefined
   return nonEmptyString(params[field]) ? undefined : `params.${field}: the task id is required (a task hash)`;
 }
 
+/** historyLength, where a method takes one: absent, or a whole number, 0 or more. */
+function checkHistoryLength({ historyLength }: Params): string | undefined {
+  if (historyLength === undefined || historyLength === null) return undefined;
+  if (typeof historyLength === "number" && Number.isInteger(historyLength) && historyLength >= 0) return undefined;
+  return "params.historyLength: must be a whole number, 0 or more";
+}
+
+function checkGet(params: Params): string | undefined {
+  return checkTaskId(params, "id") ?? checkHistoryLength(params);
+}
+
 function checkList(params: Params): string | undefined {
-  const { status, historyLength, statusTimestampAfter } = params;
+  const { status, statusTimestampAfter } = params;
   if (!isUnsetStatus(status)) {
     const known =
       (typeof status === "string" && STATUS_NAMES.has(status)) ||
@@ -63,11 +74,8 @@ function checkList(params: Params): string | undefined {
       return `params.status: ${JSON.stringify(status)} is not a task state (TASK_STATE_SUBMITTED, TASK_STATE_WORKING, ...)`;
     }
   }
-  if (historyLength !== undefined && historyLength !== null) {
-    if (typeof historyLength !== "number" || !Number.isInteger(historyLength) || historyLength < 0) {
-      return "params.historyLength: must be a whole number, 0 or more";
-    }
-  }
+  const history = checkHistoryLength(params);
+  if (history) return history;
   if (statusTimestampAfter !== undefined && statusTimestampAfter !== null) {
     if (
       typeof statusTimestampAfter !== "string" ||
@@ -83,8 +91,8 @@ function checkList(params: Params): string | undefined {
 const CHECKS: Record<string, (params: Params) => string | undefined> = {
   SendMessage: checkMessage,
   "message/send": checkMessage,
-  GetTask: (p) => checkTaskId(p, "id"),
-  "tasks/get": (p) => checkTaskId(p, "id"),
+  GetTask: checkGet,
+  "tasks/get": checkGet,
   CancelTask: (p) => checkTaskId(p, "id"),
   "tasks/cancel": (p) => checkTaskId(p, "id"),
   ListTasks: checkList,

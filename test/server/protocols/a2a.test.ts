@@ -192,6 +192,8 @@ describe("A2A JSON-RPC at /a2a/v1", () => {
         ["tasks/cancel", {}, "params.id"],
         ["CancelTask", {}, "params.id"],
         ["tasks/get", {}, "params.id"],
+        ["GetTask", { id: "0x1234", historyLength: -1 }, "params.historyLength"],
+        ["tasks/get", { id: "0x1234", historyLength: 1.5 }, "params.historyLength"],
         ["ListTasks", { status: "INVALID_STATUS" }, "params.status"],
         ["ListTasks", { historyLength: -1 }, "params.historyLength"],
         ["ListTasks", { statusTimestampAfter: "-1" }, "params.statusTimestampAfter"],
