@@ -151,7 +151,8 @@ export class MarketplaceA2AHandler implements A2ARequestHandler {
     const listedSince = params.statusTimestampAfter
       ? Math.ceil(Date.parse(params.statusTimestampAfter) / 1000)
       : undefined;
-    // The REST listing's cached page (same query, same second): A2A and REST readers share it.
+    // The open-task listing REST also reads, cached per query for a second: A2A readers of one page share it (its
+    // order, by listing time, makes it a query of its own, not REST's page).
     const cached = await cachedOpenListedTasks(this.deps, {
       minReputation: 0,
       limit: pageSize,
