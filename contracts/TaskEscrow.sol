@@ -59,7 +59,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         for (uint256 i = 0; i < initialTokens.length; ++i) {
             address token = initialTokens[i];
             $.allowedTokens[token] = true;
-            if ($.tokenIndexes[token] == 0) _indexToken(token);
+            _indexToken(token); // a repeated token is indexed again: harmless, its last index is the one used
             emit TokenAllowed(token);
         }
     }
