@@ -12,7 +12,7 @@ import {TaskEscrowModule} from "./TaskEscrowModule.sol";
 /// @notice Upgradeable (UUPS) escrow of the task marketplace. See `ITaskEscrow` for the interface and
 /// `docs/contracts.md` for the design decisions (packing, pause accounting, open-submission phases, TEE payload).
 /// Storage, constants and the internal rules live in `TaskEscrowBase`. The rarely used functions (open submission,
-/// trusted-execution verdicts, the surplus sweep, pause and hook settings) run in `TaskEscrowModule`, a module this
+/// trusted-execution verdicts, the surplus sweep, pause, hook and other admin settings) run in `TaskEscrowModule`, a module this
 /// implementation deploys in its constructor and calls by delegatecall (in the proxy's storage): they keep their
 /// selectors here, and this contract keeps room to grow (docs/contracts.md, "Implementation, module and size").
 contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBase {

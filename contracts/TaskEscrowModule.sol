@@ -10,7 +10,7 @@ import {TaskEscrowBase} from "./TaskEscrowBase.sol";
 
 /// @title TaskEscrowModule
 /// @notice The rarely used functions of `TaskEscrow`: open-submission tasks, trusted-execution verdicts, the surplus
-/// sweep and the admin's pause and hook settings. `TaskEscrow` deploys this
+/// sweep and the admin's settings but the admin role's transfer. `TaskEscrow` deploys this
 /// module in its constructor and forwards these functions' calls to it by delegatecall, so they run in the proxy's
 /// storage with the original caller and value; the interface (`ITaskEscrow`) documents each. Called directly, the
 /// module sees its own empty storage (no admin, no allowed token, no task) and every function reverts or changes
