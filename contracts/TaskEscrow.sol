@@ -12,7 +12,7 @@ import {TaskEscrowModule} from "./TaskEscrowModule.sol";
 /// @notice Upgradeable (UUPS) escrow of the task marketplace. See `ITaskEscrow` for the interface and
 /// `docs/contracts.md` for the design decisions (packing, pause accounting, open-submission phases, TEE payload).
 /// Storage, constants and the internal rules live in `TaskEscrowBase`. The rarely used functions (open submission,
-/// trusted-execution verdicts, the surplus sweep, pause and hook settings) run in `TaskEscrowModule`, a module this
+/// trusted-execution verdicts, the surplus sweep, pause, hook and other admin settings) run in `TaskEscrowModule`, a module this
 /// implementation deploys in its constructor and calls by delegatecall (in the proxy's storage): they keep their
 /// selectors here, and this contract keeps room to grow (docs/contracts.md, "Implementation, module and size").
 contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBase {
@@ -57,8 +57,10 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         $.feeBps = uint16(initialFeeBps);
         emit FeeBpsUpdated(0, initialFeeBps);
         for (uint256 i = 0; i < initialTokens.length; ++i) {
-            $.allowedTokens[initialTokens[i]] = true;
-            emit TokenAllowed(initialTokens[i]);
+            address token = initialTokens[i];
+            $.allowedTokens[token] = true;
+            _indexToken(token); // a repeated token is indexed again: harmless, its last index is the one used
+            emit TokenAllowed(token);
         }
     }
 
@@ -146,7 +148,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     /// @inheritdoc ITaskEscrow
     function assignWorker(uint256 taskId, address worker) external whenNotPaused {
         // Check: the caller is the poster.
-        if (msg.sender != _task(taskId).poster) revert NotAgent();
+        if (msg.sender != _poster(_task(taskId))) revert NotAgent();
         _assign(taskId, worker);
     }
 
@@ -154,7 +156,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function submitEvidence(uint256 taskId, bytes32 evidenceHash) external whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the worker.
-        if (msg.sender != t.worker) revert NotWorker();
+        if (msg.sender != _worker(t)) revert NotWorker();
         // Check: the task awaits work (assigned, or a failed verdict to answer).
         Status status = t.status;
         if (status != Status.Assigned && status != Status.Verified) revert InvalidStatus(status, Status.Assigned);
@@ -162,7 +164,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         if (evidenceHash == bytes32(0)) revert EmptyHash();
         // Check: the effective deadline is not reached.
         if (block.timestamp >= _effectiveDeadline(t)) revert DeadlineReached();
-        // Check: fewer than MAX_SUBMISSIONS so far (the low bits count them; bits 6 and 7 are flags).
+        // Check: fewer than MAX_SUBMISSIONS so far (the low bits count them; bits 5 to 7 are flags).
         uint8 packed = t.submissionAttempts;
         uint8 attempt = packed & ATTEMPTS_MASK;
         if (attempt >= MAX_SUBMISSIONS) revert MaxSubmissionAttemptsReached();
@@ -193,11 +195,11 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function cancelTask(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the poster.
-        if (msg.sender != t.poster) revert NotAgent();
+        if (msg.sender != _poster(t)) revert NotAgent();
         // Check: nobody took the task.
         if (t.status != Status.Funded) revert InvalidStatus(t.status, Status.Funded);
-        // Check: an open-submission task has no submissions to honour.
-        if (t.openSubmissionCount != 0) revert OpenTaskHasSubmissions();
+        // Check: an open-submission task has no submissions to honour (a compact record is never an open task).
+        if (!_isCompact(t) && t.openSubmissionCount != 0) revert OpenTaskHasSubmissions();
 
         uint256 refund = _refund(taskId, t, false); // Funded: nobody worked
         emit TaskCancelled(taskId, refund);
@@ -207,7 +209,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function claimTimeout(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the poster.
-        if (msg.sender != t.poster) revert NotAgent();
+        if (msg.sender != _poster(t)) revert NotAgent();
         // Check: the task was taken and is not settled.
         Status status = t.status;
         if (status == Status.Funded || status == Status.Completed || status == Status.Cancelled) {
@@ -232,7 +234,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
             // Check: the dispute window has passed without a ruling.
             if (!_windowPassed(t.disputedAt, DISPUTE_WINDOW)) revert DisputeWindowActive();
             // A silent arbiter decides for neither side: the reward is split (docs/contracts.md, "Silent arbiter").
-            _splitUnruled(taskId, t, t.worker, address(0));
+            _splitUnruled(taskId, t, _worker(t), address(0));
             return;
         }
         // A failure is rated only for a worker who delivered and was judged failing (Verified); an assignment that
@@ -246,13 +248,13 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         Task storage t = _task(taskId);
         // Check: the caller is a party to the task. The specification mandates this exact string revert (its only one):
         // clients match the text, so it stays a string rather than a custom error.
-        require(msg.sender == t.poster || msg.sender == t.worker, "TaskEscrow: not party to task");
+        require(msg.sender == _poster(t) || msg.sender == _worker(t), "TaskEscrow: not party to task");
         // Check: there is work to dispute.
         Status status = t.status;
         if (status != Status.Submitted && status != Status.Verified) revert InvalidStatus(status, Status.Submitted);
         // Check: before the deadline, or the worker appealing a failed verdict within the appeal window.
         if (block.timestamp >= _effectiveDeadline(t)) {
-            bool appeal = status == Status.Verified && msg.sender == t.worker
+            bool appeal = status == Status.Verified && msg.sender == _worker(t)
                 && !_windowPassed(t.failedVerdictAt, APPEAL_WINDOW);
             if (!appeal) revert DeadlineReached();
         }
@@ -283,7 +285,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function escalateUnjudgedWork(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the worker.
-        if (msg.sender != t.worker) revert NotWorker();
+        if (msg.sender != _worker(t)) revert NotWorker();
         // Check: its submission still awaits a verdict.
         if (t.status != Status.Submitted) revert InvalidStatus(t.status, Status.Submitted);
         // Check: the judge stayed silent past the effective deadline plus the grace.
@@ -306,7 +308,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     function releaseUnjudgedWork(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the worker.
-        if (msg.sender != t.worker) revert NotWorker();
+        if (msg.sender != _worker(t)) revert NotWorker();
         // Check: the task is disputed, by escalation, and the dispute window passed without a ruling.
         if (t.status != Status.Disputed) revert InvalidStatus(t.status, Status.Disputed);
         if (!t.escalated) revert NotEscalated();
@@ -401,41 +403,28 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     //////////////////////////////////////////////////////////////*/
 
     /// @inheritdoc ITaskEscrow
-    function setFeeBps(uint256 newFeeBps) external onlyAdmin {
-        if (newFeeBps > MAX_FEE_BPS) revert FeeExceedsMax();
-        EscrowStorage storage $ = _getEscrowStorage();
-        emit FeeBpsUpdated($.feeBps, newFeeBps);
-        $.feeBps = uint16(newFeeBps);
+    function setFeeBps(uint256) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
-    function setTreasury(address newTreasury) external onlyAdmin {
-        if (newTreasury == address(0)) revert ZeroAddress();
-        EscrowStorage storage $ = _getEscrowStorage();
-        emit TreasuryUpdated($.treasury, newTreasury);
-        $.treasury = newTreasury;
+    function setTreasury(address) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
-    function setVerifier(address newVerifier) external onlyAdmin {
-        if (newVerifier == address(0)) revert ZeroAddress();
-        EscrowStorage storage $ = _getEscrowStorage();
-        emit VerifierUpdated($.verifier, newVerifier);
-        $.verifier = newVerifier;
+    function setVerifier(address) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
-    /// @dev The zero address stands for the chain's native currency.
-    function allowToken(address token) external onlyAdmin {
-        _getEscrowStorage().allowedTokens[token] = true;
-        emit TokenAllowed(token);
+    function allowToken(address) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
-    /// @dev Existing tasks in the token settle as usual; only new funding is refused.
-    function disallowToken(address token) external onlyAdmin {
-        _getEscrowStorage().allowedTokens[token] = false;
-        emit TokenDisallowed(token);
+    function disallowToken(address) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
@@ -449,16 +438,13 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
     }
 
     /// @inheritdoc ITaskEscrow
-    function setTeeSigner(address newSigner) external onlyAdmin {
-        EscrowStorage storage $ = _getEscrowStorage();
-        emit TeeSignerUpdated($.teeSigner, newSigner);
-        $.teeSigner = newSigner;
+    function setTeeSigner(address) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
-    function setMinRatedAmount(address token, uint256 amount) external onlyAdmin {
-        _getEscrowStorage().minRatedAmount[token] = amount;
-        emit MinRatedAmountUpdated(token, amount);
+    function setMinRatedAmount(address, uint256) external {
+        _delegateToModule();
     }
 
     /// @inheritdoc ITaskEscrow
@@ -504,10 +490,10 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
             ? (string(abi.encodePacked(DEFAULT_CATEGORY)), string(abi.encodePacked(DEFAULT_ZONE)))
             : _unpackLabels(t.labels);
         task = TaskView({
-            poster: t.poster,
-            worker: t.worker,
-            token: t.token,
-            amount: t.amount,
+            poster: _poster(t),
+            worker: _worker(t),
+            token: _token(t),
+            amount: _amount(t),
             taskHash: t.taskHash,
             evidenceHash: t.evidenceHash,
             status: t.status,
@@ -581,7 +567,7 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
         returns (address earliestRevealer, uint256 commitCount, uint256 revealCount, uint256 bond)
     {
         OpenState storage o = _getEscrowStorage().openStates[taskId];
-        return (o.earliestRevealer, o.commitCount, o.revealCount, _openBond(_task(taskId).amount));
+        return (o.earliestRevealer, o.commitCount, o.revealCount, _openBond(_amount(_task(taskId))));
     }
 
     /// @inheritdoc ITaskEscrow
@@ -687,19 +673,24 @@ contract TaskEscrow is ITaskEscrow, Initializable, UUPSUpgradeable, TaskEscrowBa
 
     function _assign(uint256 taskId, address worker) private {
         Task storage t = _task(taskId);
-        // Check: a single-worker task that exists and nobody took yet.
-        address poster = t.poster;
-        if (poster == address(0)) revert TaskNotFound(taskId);
-        if (t.open) revert OpenTaskNotAssignable();
+        // Check: a single-worker task that exists (its record is not empty) and nobody took yet; a compact record is
+        // never an open task.
+        if (t.poster == address(0)) revert TaskNotFound(taskId);
+        bool compact = _isCompact(t);
+        if (!compact && t.open) revert OpenTaskNotAssignable();
         if (t.status != Status.Funded) revert InvalidStatus(t.status, Status.Funded);
-        // Check: a real worker who is neither the poster nor the task's judge (who could then never judge it).
+        // Check: a real worker who is neither the poster nor the task's judge (who could then never judge it). A compact
+        // record compares account ids: the worker's id is the poster's exactly when they are the same account.
         if (worker == address(0)) revert ZeroAddress();
         address judge = _judgeOf(t);
-        if (worker == poster || worker == judge) revert SelfAssignment();
+        bool isPoster = compact
+            ? _getEscrowStorage().accountIds[worker] == uint32(uint160(t.poster))
+            : worker == t.poster;
+        if (isPoster || worker == judge) revert SelfAssignment();
         // Check: before the effective deadline.
         if (block.timestamp >= _effectiveDeadline(t)) revert DeadlineReached();
 
-        t.worker = worker;
+        _setWorker(t, worker);
         t.status = Status.Assigned;
         emit WorkerAssigned(taskId, worker);
     }

@@ -57,9 +57,18 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     uint8 internal constant MARKETPLACE_JUDGED = 0x80;
     /// @dev Bit 6 of `Task.submissionAttempts`: set at creation when the labels are DEFAULT_CATEGORY and DEFAULT_ZONE,
     /// which are then not stored (the labels slot stays empty): the API posts every task with them, and storing them
-    /// was a fresh slot, 22,100 gas, on each creation. The low 6 bits count submissions (at most MAX_SUBMISSIONS).
+    /// was a fresh slot, 22,100 gas, on each creation.
     uint8 internal constant DEFAULT_LABELS = 0x40;
-    uint8 internal constant ATTEMPTS_MASK = 0x3f;
+    /// @dev Bit 5 of `Task.submissionAttempts`: set at creation when the task's record is compact: the 160 bits of
+    /// `Task.poster` then hold the poster's account id (bits 0-31), the worker's account id (32-63, 0 until
+    /// assignment), the token's allowlist index (64-79) and the amount (80-159); `Task.token`, `Task.amount` and
+    /// `Task.worker` stay empty. Creation then writes two fresh slots instead of three, and assignment none. Without the
+    /// bit (tasks created before it existed, open-submission tasks, amounts of 2^80 or more) the fields hold what their
+    /// names say. The low 5 bits count submissions (at most MAX_SUBMISSIONS).
+    uint8 internal constant COMPACT = 0x20;
+    uint8 internal constant ATTEMPTS_MASK = 0x1f;
+    /// @dev Largest amount a compact record holds; a larger one (up to 2^96 - 1) is stored in the full record.
+    uint256 internal constant COMPACT_AMOUNT_MAX = type(uint80).max;
     /// @dev The category the API sends on every task, and the location zone clients default to (fixed-size: compared
     /// with calldata in one word each).
     bytes7 internal constant DEFAULT_CATEGORY = "general";
@@ -69,18 +78,21 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
                                 STORAGE
     //////////////////////////////////////////////////////////////*/
 
-    /// @dev A task, packed so that creation writes four fresh slots (poster/times/status, token/amount, hash, labels).
+    /// @dev A task, packed so that creation writes two fresh slots (the compact record in slot 0, the hash) or, without
+    /// COMPACT, three (slots 0, 1 and the hash); the labels take more unless they are the defaults.
     struct Task {
-        // slot 0: written at creation, read by every operation
+        // slot 0: written at creation, read by every operation. With COMPACT, `poster` holds the compact record (see
+        // COMPACT) and is read through _poster, _worker, _token and _amount.
         address poster;
         uint40 createdAt;
         uint40 deadline;
         ITaskEscrow.Status status;
-        uint8 submissionAttempts; // low 6 bits: the count; bit 7: MARKETPLACE_JUDGED, bit 6: DEFAULT_LABELS
-        // slot 1: written at creation; amounts above 2^96 - 1 revert AmountTooLarge
+        uint8 submissionAttempts; // low 5 bits: the count; bit 7: MARKETPLACE_JUDGED, bit 6: DEFAULT_LABELS, 5: COMPACT
+        // slot 1: written at creation without COMPACT (empty with it); amounts above 2^96 - 1 revert AmountTooLarge
         address token;
         uint96 amount;
-        // slot 2: written from assignment on (and at creation of an open-submission task)
+        // slot 2: written from assignment on (and at creation of an open-submission task); with COMPACT, from the first
+        // failed verdict, dispute or escalation on, and `worker` stays empty
         address worker;
         uint40 disputedAt;
         uint40 failedVerdictAt;
@@ -158,6 +170,16 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         // Appended after the slots above: pull payments (what each account is owed, and their sum per token).
         mapping(address token => mapping(address account => uint256 amount)) credits;
         mapping(address token => uint256 amount) creditsHeld;
+        // Appended after the slots above: the ids of compact task records. An account gets an id the first time it
+        // posts or is assigned a compact task (ids from 1, never reused); a token gets an allowlist index when it is
+        // allowed (or, allowed before indexes existed, when a task first uses it). `tokenIndexes[token]` is nonzero
+        // exactly while an indexed token is allowed; `tokens[index]` keeps every index ever given.
+        uint32 accountCount;
+        uint16 tokenCount;
+        mapping(address account => uint256 id) accountIds;
+        mapping(uint256 id => address account) accounts;
+        mapping(address token => uint256 index) tokenIndexes;
+        mapping(uint256 index => address token) tokens;
     }
 
     // keccak256(abi.encode(uint256(keccak256("marketplace.storage.TaskEscrow")) - 1)) & ~bytes32(uint256(0xff))
@@ -204,27 +226,29 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     ) internal returns (uint256 taskId) {
         uint256 deadline;
         bool defaultLabels = _areDefaultLabels(category, locationZone);
-        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, verifierAgent, defaultLabels);
+        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, verifierAgent, defaultLabels, true);
         if (!defaultLabels) _storeLabels(_task(taskId), category, locationZone);
         _emitTaskCreated(taskId, token, amount, taskHash, category, locationZone, deadline);
         _notifyTaskCreated(taskId, taskHash);
     }
 
-    /// @dev Checks a new task's terms and writes its record but the labels (`defaultLabels` sets the DEFAULT_LABELS flag).
+    /// @dev Checks a new task's terms and writes its record but the labels (`defaultLabels` sets the DEFAULT_LABELS flag;
+    /// `compact` asks for a compact record, which an amount above COMPACT_AMOUNT_MAX declines).
     function _recordTask(
         bytes32 taskHash,
         address token,
         uint256 amount,
         uint256 duration,
         address verifierAgent,
-        bool defaultLabels
+        bool defaultLabels,
+        bool compact
     ) internal returns (uint256 taskId, uint256 deadline) {
         EscrowStorage storage $ = _getEscrowStorage();
         // Check: a reward, a brief, an allowed token and a duration of 1 hour to 90 days.
         if (amount == 0) revert ITaskEscrow.ZeroAmount();
         if (amount > type(uint96).max) revert ITaskEscrow.AmountTooLarge();
         if (taskHash == bytes32(0)) revert ITaskEscrow.EmptyHash();
-        if (!$.allowedTokens[token]) revert ITaskEscrow.TokenNotAllowed();
+        uint256 tokenIndex = _allowedTokenIndex(token);
         if (duration < MIN_DURATION || duration > MAX_DURATION) revert ITaskEscrow.InvalidDeadline();
         // Check: the poster does not verify its own task.
         if (verifierAgent == msg.sender) revert ITaskEscrow.SelfAssignment();
@@ -236,19 +260,90 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         }
         Task storage t = $.tasks[taskId];
         deadline = block.timestamp + duration;
-        t.poster = msg.sender;
-        t.createdAt = uint40(block.timestamp);
-        t.deadline = uint40(deadline);
         uint8 flags = verifierAgent == address(0) ? MARKETPLACE_JUDGED : 0;
         if (defaultLabels) flags |= DEFAULT_LABELS;
+        if (compact && amount <= COMPACT_AMOUNT_MAX) {
+            t.poster = address(uint160(_accountId(msg.sender) | tokenIndex << 64 | amount << 80));
+            flags |= COMPACT;
+        } else {
+            t.poster = msg.sender;
+            t.token = token;
+            t.amount = uint96(amount);
+        }
+        t.createdAt = uint40(block.timestamp);
+        t.deadline = uint40(deadline);
         t.submissionAttempts = flags;
-        t.token = token;
-        t.amount = uint96(amount);
         t.taskHash = taskHash;
         if (verifierAgent != address(0)) {
             t.verifierAgent = verifierAgent;
             emit ITaskEscrow.TaskVerifierSet(taskId, verifierAgent);
         }
+    }
+
+    /// @dev The allowlist index of `token`, given now if the token was allowed before indexes existed; TokenNotAllowed
+    /// when the token is not allowed.
+    function _allowedTokenIndex(address token) internal returns (uint256 index) {
+        EscrowStorage storage $ = _getEscrowStorage();
+        index = $.tokenIndexes[token];
+        if (index != 0) return index;
+        if (!$.allowedTokens[token]) revert ITaskEscrow.TokenNotAllowed();
+        index = _indexToken(token);
+    }
+
+    /// @dev Gives `token` the next allowlist index (at most 2^16 - 1 are ever given: the count is checked).
+    function _indexToken(address token) internal returns (uint256 index) {
+        EscrowStorage storage $ = _getEscrowStorage();
+        index = ++$.tokenCount;
+        $.tokenIndexes[token] = index;
+        $.tokens[index] = token;
+    }
+
+    /// @dev The account id of `account`, given now if it has none (ids fit 32 bits: the count is checked).
+    function _accountId(address account) internal returns (uint256 id) {
+        EscrowStorage storage $ = _getEscrowStorage();
+        id = $.accountIds[account];
+        if (id != 0) return id;
+        id = ++$.accountCount;
+        $.accountIds[account] = id;
+        $.accounts[id] = account;
+    }
+
+    /// @dev Whether the task's record is compact (see COMPACT).
+    function _isCompact(Task storage t) internal view returns (bool) {
+        return t.submissionAttempts & COMPACT != 0;
+    }
+
+    /// @dev The task's poster (zero for an unwritten record).
+    function _poster(Task storage t) internal view returns (address) {
+        address raw = t.poster;
+        if (!_isCompact(t)) return raw;
+        return _getEscrowStorage().accounts[uint32(uint160(raw))];
+    }
+
+    /// @dev The task's worker (zero until assignment); account id 0 has no account.
+    function _worker(Task storage t) internal view returns (address) {
+        if (!_isCompact(t)) return t.worker;
+        return _getEscrowStorage().accounts[uint32(uint160(t.poster) >> 32)];
+    }
+
+    function _token(Task storage t) internal view returns (address) {
+        if (!_isCompact(t)) return t.token;
+        return _getEscrowStorage().tokens[uint16(uint160(t.poster) >> 64)];
+    }
+
+    function _amount(Task storage t) internal view returns (uint256) {
+        if (!_isCompact(t)) return t.amount;
+        return uint160(t.poster) >> 80;
+    }
+
+    /// @dev Records `worker` as the task's worker.
+    function _setWorker(Task storage t, address worker) internal {
+        if (!_isCompact(t)) {
+            t.worker = worker;
+            return;
+        }
+        uint160 raw = uint160(t.poster) & ~uint160(0xffffffff << 32);
+        t.poster = address(raw | uint160(_accountId(worker) << 32));
     }
 
     function _emitTaskCreated(
@@ -340,7 +435,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     }
 
     function _computePayout(Task storage t) internal view returns (uint256 workerPayout, uint256 fee) {
-        uint256 amount = t.amount;
+        uint256 amount = _amount(t);
         // The fee is read live; feeBps <= MAX_FEE_BPS < BPS_DENOMINATOR, so fee <= amount.
         fee = amount * _getEscrowStorage().feeBps / BPS_DENOMINATOR;
         unchecked {
@@ -352,8 +447,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     function _payout(uint256 taskId, Task storage t) internal {
         (uint256 workerPayout, uint256 fee) = _computePayout(t);
         t.status = ITaskEscrow.Status.Completed;
-        address token = t.token;
-        address worker = t.worker;
+        address token = _token(t);
+        address worker = _worker(t);
         _send(token, worker, workerPayout);
         _send(token, _getEscrowStorage().treasury, fee);
         emit ITaskEscrow.TaskCompleted(taskId, workerPayout, fee);
@@ -363,9 +458,9 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     /// @dev Marks the task Cancelled and returns the whole reward to the poster. The caller emits the refund event.
     /// `rateWorker`: whether the reputation hook records a failure for the worker.
     function _refund(uint256 taskId, Task storage t, bool rateWorker) internal returns (uint256 amount) {
-        amount = t.amount;
+        amount = _amount(t);
         t.status = ITaskEscrow.Status.Cancelled;
-        _send(t.token, t.poster, amount);
+        _send(_token(t), _poster(t), amount);
         _reportOutcome(taskId, t, false, rateWorker);
     }
 
@@ -373,7 +468,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     /// that reverts or runs out of its gas is logged with HookFailed and settlement goes on.
     function _reportOutcome(uint256 taskId, Task storage t, bool completed, bool rateWorker) internal {
         EscrowStorage storage $ = _getEscrowStorage();
-        address worker = t.worker;
+        address worker = _worker(t);
         address registry = $.taskRegistry;
         if (registry != address(0)) {
             _checkHookGas();
@@ -385,8 +480,8 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
         // A rated outcome always has a worker (an assigned worker, or an open task's winner).
         if (!rateWorker || !$.hasReputationContract) return;
         address reputation = $.reputationContract;
-        address token = t.token;
-        uint256 amount = t.amount;
+        address token = _token(t);
+        uint256 amount = _amount(t);
         if (amount < $.minRatedAmount[token]) return;
         _checkHookGas();
         if (completed) {
@@ -471,16 +566,16 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     function _splitUnruled(uint256 taskId, Task storage t, address workerSide, address otherSide) internal {
         t.status = ITaskEscrow.Status.Completed;
         EscrowStorage storage $ = _getEscrowStorage();
-        uint256 amount = t.amount;
+        uint256 amount = _amount(t);
         uint256 feeBps = $.feeBps;
         uint256 half = amount / 2;
         uint256 otherHalf = amount - half;
         uint256 fee = half * feeBps / BPS_DENOMINATOR;
         uint256 workerPayout = half - fee;
-        address token = t.token;
+        address token = _token(t);
         _credit(token, workerSide, workerPayout);
         if (otherSide == address(0)) {
-            otherSide = t.poster;
+            otherSide = _poster(t);
         } else {
             uint256 otherFee = otherHalf * feeBps / BPS_DENOMINATOR;
             fee += otherFee;
@@ -497,7 +592,7 @@ abstract contract TaskEscrowBase is ReentrancyGuardTransientUpgradeable {
     /// its place: otherwise nobody could.
     function _checkJudge(Task storage t) internal view {
         address judge = _judgeOf(t);
-        address worker = t.worker;
+        address worker = _worker(t);
         if (msg.sender == judge && msg.sender != worker) return;
         if (judge == worker && msg.sender == _getEscrowStorage().admin) return;
         revert ITaskEscrow.NotVerifier();

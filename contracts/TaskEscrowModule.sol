@@ -10,7 +10,7 @@ import {TaskEscrowBase} from "./TaskEscrowBase.sol";
 
 /// @title TaskEscrowModule
 /// @notice The rarely used functions of `TaskEscrow`: open-submission tasks, trusted-execution verdicts, the surplus
-/// sweep and the admin's pause and hook settings. `TaskEscrow` deploys this
+/// sweep and the admin's settings but the admin role's transfer. `TaskEscrow` deploys this
 /// module in its constructor and forwards these functions' calls to it by delegatecall, so they run in the proxy's
 /// storage with the original caller and value; the interface (`ITaskEscrow`) documents each. Called directly, the
 /// module sees its own empty storage (no admin, no allowed token, no task) and every function reverts or changes
@@ -37,7 +37,7 @@ contract TaskEscrowModule is TaskEscrowBase {
     ) external payable nonReentrant whenNotPaused returns (uint256 taskId) {
         bool defaultLabels = _areDefaultLabels(category, locationZone);
         uint256 deadline;
-        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, address(0), defaultLabels);
+        (taskId, deadline) = _recordTask(taskHash, token, amount, duration, address(0), defaultLabels, false);
         Task storage t = _task(taskId);
         t.open = true;
         if (!defaultLabels) _storeLabels(t, category, locationZone);
@@ -110,7 +110,7 @@ contract TaskEscrowModule is TaskEscrowBase {
     function selectWinner(uint256 taskId, address winner) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the poster of an open-submission task in its selection phase, not yet picked or disputed.
-        if (msg.sender != t.poster) revert ITaskEscrow.NotAgent();
+        if (msg.sender != _poster(t)) revert ITaskEscrow.NotAgent();
         if (!t.open) revert ITaskEscrow.NotOpenTask();
         _checkUnsettledOpen(t);
         ITaskEscrow.Phase phase = _openPhase(taskId, t);
@@ -216,7 +216,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         if (t.escalated) revert ITaskEscrow.EscalatedForAdjudication();
         if (!_windowPassed(t.disputedAt, DISPUTE_WINDOW)) revert ITaskEscrow.DisputeWindowActive();
         if (!t.open) {
-            _splitUnruled(taskId, t, t.worker, address(0));
+            _splitUnruled(taskId, t, _worker(t), address(0));
             return;
         }
         OpenState storage o = _getEscrowStorage().openStates[taskId];
@@ -231,7 +231,7 @@ contract TaskEscrowModule is TaskEscrowBase {
     function reclaimOpen(uint256 taskId) external nonReentrant whenNotPaused {
         Task storage t = _task(taskId);
         // Check: the caller is the poster of an open-submission task whose deadline passed.
-        if (msg.sender != t.poster) revert ITaskEscrow.NotAgent();
+        if (msg.sender != _poster(t)) revert ITaskEscrow.NotAgent();
         if (!t.open) revert ITaskEscrow.NotOpenTask();
         ITaskEscrow.Phase phase = _openPhase(taskId, t);
         uint256 submissions = t.openSubmissionCount;
@@ -344,6 +344,63 @@ contract TaskEscrowModule is TaskEscrowBase {
         emit ITaskEscrow.TEESettled(taskId, passed, signer);
     }
 
+    /// @notice See ITaskEscrow.setFeeBps.
+    function setFeeBps(uint256 newFeeBps) external onlyAdmin {
+        if (newFeeBps > MAX_FEE_BPS) revert ITaskEscrow.FeeExceedsMax();
+        EscrowStorage storage $ = _getEscrowStorage();
+        emit ITaskEscrow.FeeBpsUpdated($.feeBps, newFeeBps);
+        $.feeBps = uint16(newFeeBps);
+    }
+
+    /// @notice See ITaskEscrow.setTreasury.
+    function setTreasury(address newTreasury) external onlyAdmin {
+        if (newTreasury == address(0)) revert ITaskEscrow.ZeroAddress();
+        EscrowStorage storage $ = _getEscrowStorage();
+        emit ITaskEscrow.TreasuryUpdated($.treasury, newTreasury);
+        $.treasury = newTreasury;
+    }
+
+    /// @notice See ITaskEscrow.setVerifier.
+    function setVerifier(address newVerifier) external onlyAdmin {
+        if (newVerifier == address(0)) revert ITaskEscrow.ZeroAddress();
+        EscrowStorage storage $ = _getEscrowStorage();
+        emit ITaskEscrow.VerifierUpdated($.verifier, newVerifier);
+        $.verifier = newVerifier;
+    }
+
+    /// @notice See ITaskEscrow.allowToken.
+    /// @dev The zero address stands for the chain's native currency.
+    /// A token allowed anew gets an allowlist index (one more when it was disallowed in between).
+    function allowToken(address token) external onlyAdmin {
+        EscrowStorage storage $ = _getEscrowStorage();
+        $.allowedTokens[token] = true;
+        if ($.tokenIndexes[token] == 0) _indexToken(token);
+        emit ITaskEscrow.TokenAllowed(token);
+    }
+
+    /// @notice See ITaskEscrow.disallowToken.
+    /// @dev Existing tasks in the token settle as usual; only new funding is refused.
+    /// Its allowlist index stays readable for the tasks that use it.
+    function disallowToken(address token) external onlyAdmin {
+        EscrowStorage storage $ = _getEscrowStorage();
+        $.allowedTokens[token] = false;
+        $.tokenIndexes[token] = 0;
+        emit ITaskEscrow.TokenDisallowed(token);
+    }
+
+    /// @notice See ITaskEscrow.setTeeSigner.
+    function setTeeSigner(address newSigner) external onlyAdmin {
+        EscrowStorage storage $ = _getEscrowStorage();
+        emit ITaskEscrow.TeeSignerUpdated($.teeSigner, newSigner);
+        $.teeSigner = newSigner;
+    }
+
+    /// @notice See ITaskEscrow.setMinRatedAmount.
+    function setMinRatedAmount(address token, uint256 amount) external onlyAdmin {
+        _getEscrowStorage().minRatedAmount[token] = amount;
+        emit ITaskEscrow.MinRatedAmountUpdated(token, amount);
+    }
+
     /// @notice See ITaskEscrow.setReputationContract.
     function setReputationContract(address newContract) external onlyAdmin {
         _checkHook(newContract);
@@ -417,7 +474,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         for (; id < end && maxTasks != 0; ++id) {
             Task storage t = $.tasks[id];
             if (!_settled(t)) {
-                $.pendingHeld[t.token] += t.amount;
+                $.pendingHeld[_token(t)] += _amount(t);
                 $.pendingTask[id] = true;
             }
             unchecked {
@@ -438,8 +495,9 @@ contract TaskEscrowModule is TaskEscrowBase {
             // Only a counted task that has settled since: anything else stays as it is.
             if (!$.pendingTask[id] || !_settled(t)) continue;
             $.pendingTask[id] = false;
-            $.pendingHeld[t.token] -= t.amount;
-            emit ITaskEscrow.HeldReleased(id, t.amount);
+            uint256 amount = _amount(t);
+            $.pendingHeld[_token(t)] -= amount;
+            emit ITaskEscrow.HeldReleased(id, amount);
         }
     }
 
@@ -455,7 +513,7 @@ contract TaskEscrowModule is TaskEscrowBase {
         if (id == 0) id = 1;
         for (uint256 end = $.nextTaskId; id < end; ++id) {
             Task storage t = $.tasks[id];
-            if (t.token == token && !_settled(t)) held += t.amount;
+            if (_token(t) == token && !_settled(t)) held += _amount(t);
         }
         uint256 balance = token == address(0) ? address(this).balance : IERC20(token).balanceOf(address(this));
         if (balance <= held) revert ITaskEscrow.NoSurplus();

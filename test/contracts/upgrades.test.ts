@@ -4,7 +4,14 @@ import path from "node:path";
 import { expect } from "chai";
 import hre, { artifacts, ethers, upgrades } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
-import type { AgentFactory, AgentFactoryV2, TaskEscrow, TaskEscrowPrevious, TaskEscrowV2 } from "../../typechain-types";
+import type {
+  AgentFactory,
+  AgentFactoryV2,
+  TaskEscrow,
+  TaskEscrowBeforeCompact,
+  TaskEscrowPrevious,
+  TaskEscrowV2,
+} from "../../typechain-types";
 import type { AddressBook } from "../../scripts/deploy";
 import { upgradeContract } from "../../scripts/upgrade";
 import {
@@ -176,6 +183,49 @@ async function upgradedFromPreviousFixture() {
     kind: "uups",
   })) as unknown as TaskEscrow;
   return { ...base, upgraded, before, previousImplementation };
+}
+
+/**
+ * A proxy of TaskEscrowBeforeCompact (the implementation of commit 1160915, before the compact task record),
+ * initialized as the deploy script initializes the escrow, and populated; the open task got a commitment.
+ */
+async function beforeCompactEscrowFixture() {
+  const base = await deployEscrowFixture();
+  const { usdc, admin, treasury, verifier, poster, worker, stranger, others } = base;
+  const old = (await upgrades.deployProxy(
+    await ethers.getContractFactory("TaskEscrowBeforeCompact", admin),
+    [admin.address, treasury.address, verifier.address, FEE_BPS, [await usdc.getAddress()]],
+    { kind: "uups" },
+  )) as unknown as TaskEscrowBeforeCompact;
+  const address = await old.getAddress();
+  for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
+    await usdc.connect(account).approve(address, ethers.MaxUint256);
+  }
+  const escrow = old as unknown as TaskEscrow;
+  await populate(base, escrow, (taskId) => commitOpen(escrow, stranger, taskId, EVIDENCE_HASH));
+  return { ...base, old: escrow, amount: USDC(100) };
+}
+
+/** TaskEscrowBeforeCompact's populated proxy upgraded to the current TaskEscrow, and its state read before. */
+async function upgradedFromBeforeCompactFixture() {
+  const base = await beforeCompactEscrowFixture();
+  const { old, admin, stranger } = base;
+  const before = await readEscrowState(old, stranger.address);
+  const upgraded = (await upgrades.upgradeProxy(old, await ethers.getContractFactory("TaskEscrow", admin), {
+    kind: "uups",
+  })) as unknown as TaskEscrow;
+  return { ...base, upgraded, before };
+}
+
+/** Slot `offset` of task `id`'s record in the escrow's namespace (slot 1, token and amount, is empty when compact). */
+async function taskSlot(escrow: TaskEscrow, id: bigint, offset: bigint): Promise<bigint> {
+  const namespace = BigInt(erc7201Slot("marketplace.storage.TaskEscrow"));
+  // `tasks` is EscrowStorage's slot 11 (after the 8 slots of globals, `pauses`, `allowedTokens` and `minRatedAmount`).
+  const mappingSlot = namespace + 11n;
+  const base = BigInt(
+    ethers.keccak256(ethers.AbiCoder.defaultAbiCoder().encode(["uint256", "uint256"], [id, mappingSlot])),
+  );
+  return BigInt(await ethers.provider.getStorage(await escrow.getAddress(), base + offset));
 }
 
 /** The populated escrow upgraded to TaskEscrowV2 with the plugin, and the state read just before. */
@@ -461,6 +511,147 @@ describe("upgrades", () => {
         await expect(upgraded.connect(worker).revealOpen(id, EVIDENCE_HASH, OPEN_SALT))
           .to.emit(upgraded, "OpenSubmission")
           .withArgs(id, worker.address, EVIDENCE_HASH);
+      });
+    });
+
+    describe("#upgradeProxy from the implementation before the compact record (commit 1160915)", () => {
+      it("passes the upgrades plugin's storage-layout validation", async () => {
+        const { old } = await loadFixture(beforeCompactEscrowFixture);
+        await expect(upgrades.validateUpgrade(old, await ethers.getContractFactory("TaskEscrow"))).to.be.fulfilled;
+      });
+
+      it("starts from tasks in every status, all in the full record", async () => {
+        const { before, upgraded } = await loadFixture(upgradedFromBeforeCompactFixture);
+        expect(before.tasks.map((t) => Number(t.status))).to.deep.equal(POPULATED_STATUSES);
+        for (const task of before.tasks) {
+          expect(await taskSlot(upgraded, task.id, 1n), `task ${task.id}`).to.not.equal(0n);
+        }
+      });
+
+      it("keeps every task field by field, every configuration view and the balances", async () => {
+        const { upgraded, stranger, before } = await loadFixture(upgradedFromBeforeCompactFixture);
+        const after = await readEscrowState(upgraded, stranger.address);
+        expect(after.tasks).to.have.lengthOf(POPULATED_STATUSES.length);
+        for (const [index, task] of after.tasks.entries()) {
+          expect(task, `task ${task.id}`).to.deep.equal(before.tasks[index]);
+        }
+        expect(after.config).to.deep.equal(before.config);
+        expect(after.balances).to.deep.equal(before.balances);
+      });
+
+      it("pays out the submitted task and refunds it after a failed verdict and the appeal window", async () => {
+        const { upgraded, usdc, verifier, worker, poster, treasury, amount } = await loadFixture(
+          upgradedFromBeforeCompactFixture,
+        );
+        const fee = (amount * (await upgraded.feeBps())) / (await upgraded.BPS_DENOMINATOR());
+        await expect(upgraded.connect(verifier).completeVerification(TASK.submitted, true)).to.changeTokenBalances(
+          usdc,
+          [upgraded, worker, treasury],
+          [-amount, amount - fee, fee],
+        );
+        await time.increase(DAY + Number(await upgraded.APPEAL_WINDOW()));
+        await expect(upgraded.connect(poster).claimTimeout(TASK.failedVerdict))
+          .to.emit(upgraded, "DeadlineExpired")
+          .withArgs(TASK.failedVerdict, amount);
+        expect((await upgraded.getTask(TASK.failedVerdict)).status).to.equal(STATUS.Cancelled);
+      });
+
+      it("takes the failed task's appeal and pays it when the admin rules for the worker", async () => {
+        const { upgraded, usdc, admin, worker, amount } = await loadFixture(upgradedFromBeforeCompactFixture);
+        await upgraded.connect(worker).raiseDispute(TASK.failedVerdict);
+        const fee = (amount * (await upgraded.feeBps())) / (await upgraded.BPS_DENOMINATOR());
+        await expect(upgraded.connect(admin).resolveDispute(TASK.failedVerdict, true)).to.changeTokenBalance(
+          usdc,
+          worker,
+          amount - fee,
+        );
+      });
+
+      it("refunds the funded task on cancel and the assigned one on timeout", async () => {
+        const { upgraded, usdc, poster, amount } = await loadFixture(upgradedFromBeforeCompactFixture);
+        await expect(upgraded.connect(poster).cancelTask(TASK.funded)).to.changeTokenBalance(usdc, poster, amount);
+        await time.increase(DAY + HOUR);
+        await expect(upgraded.connect(poster).claimTimeout(TASK.assigned)).to.changeTokenBalance(usdc, poster, amount);
+      });
+
+      it("refunds the disputed task when the admin rules for the poster", async () => {
+        const { upgraded, usdc, admin, poster, amount } = await loadFixture(upgradedFromBeforeCompactFixture);
+        await expect(upgraded.connect(admin).resolveDispute(TASK.disputed, false)).to.changeTokenBalance(
+          usdc,
+          poster,
+          amount,
+        );
+      });
+
+      it("splits the disputed task nobody ruled on, and releases the escalated one to its worker", async () => {
+        const { upgraded, poster, worker } = await loadFixture(upgradedFromBeforeCompactFixture);
+        await time.increase(Number(await upgraded.DISPUTE_WINDOW()));
+        await expect(upgraded.connect(poster).claimTimeout(TASK.disputed)).to.emit(upgraded, "UnruledSplit");
+        expect(await upgraded.creditOf((await upgraded.getTask(TASK.disputed)).token, poster.address)).to.equal(
+          USDC(50),
+        );
+        await expect(upgraded.connect(worker).releaseUnjudgedWork(TASK.escalated)).to.emit(
+          upgraded,
+          "UnjudgedWorkReleased",
+        );
+        expect((await upgraded.getTask(TASK.escalated)).status).to.equal(STATUS.Completed);
+      });
+
+      it("lets only the verifier agent judge its task, and pays the open task's revealed submission", async () => {
+        const { upgraded, verifier, verifierAgent, worker, poster, stranger } = await loadFixture(
+          upgradedFromBeforeCompactFixture,
+        );
+        await upgraded.connect(worker).submitEvidence(TASK.agentVerified, EVIDENCE_HASH);
+        await expect(
+          upgraded.connect(verifier).completeVerification(TASK.agentVerified, true),
+        ).to.be.revertedWithCustomError(upgraded, "NotVerifier");
+        await expect(upgraded.connect(verifierAgent).completeVerification(TASK.agentVerified, true)).to.emit(
+          upgraded,
+          "TaskCompleted",
+        );
+        const starts = await openPhaseStarts(upgraded, TASK.open);
+        await time.increaseTo(starts.reveal);
+        await upgraded.connect(stranger).revealOpen(TASK.open, EVIDENCE_HASH, OPEN_SALT);
+        await time.increaseTo(starts.selection);
+        await expect(upgraded.connect(poster).selectWinner(TASK.open, stranger.address))
+          .to.emit(upgraded, "WinnerSelected")
+          .withArgs(TASK.open, stranger.address);
+      });
+
+      it("refunds the native task in the native currency", async () => {
+        const { upgraded, poster, amount } = await loadFixture(upgradedFromBeforeCompactFixture);
+        await expect(upgraded.connect(poster).cancelTask(TASK.native)).to.changeEtherBalance(poster, amount);
+      });
+
+      it("writes new tasks in the compact record beside the old ones and counts both in the surplus sweep", async () => {
+        const { upgraded, usdc, admin, poster, verifier, worker, stranger, treasury, amount, before } =
+          await loadFixture(upgradedFromBeforeCompactFixture);
+        const token = await usdc.getAddress();
+        const id = await upgraded.nextTaskId();
+        // USDC and the native currency were allowed before the upgrade: their first new task indexes them.
+        await upgraded.connect(poster).createTask(TASK_HASH, token, amount, CATEGORY, ZONE, DAY);
+        await upgraded.connect(poster).createTask(TASK_HASH, ethers.ZeroAddress, amount, CATEGORY, ZONE, DAY, {
+          value: amount,
+        });
+        for (const taskId of [id, id + 1n]) {
+          expect(await taskSlot(upgraded, taskId, 1n), `task ${taskId}`).to.equal(0n);
+        }
+        expect((await upgraded.getTask(id + 1n)).token).to.equal(ethers.ZeroAddress);
+        await upgraded.connect(verifier).marketplaceAssign(id, worker.address);
+        expect((await upgraded.getTask(id)).worker).to.equal(worker.address);
+        // The old tasks read as before the upgrade.
+        const after = await readEscrowState(upgraded, stranger.address);
+        expect(after.tasks.slice(0, before.tasks.length)).to.deep.equal(before.tasks);
+        // Nothing but what was sent directly is surplus, in either currency.
+        await usdc.connect(stranger).transfer(await upgraded.getAddress(), USDC(3));
+        await expect(upgraded.connect(admin).sweepSurplus(token, treasury.address)).to.changeTokenBalance(
+          usdc,
+          treasury,
+          USDC(3),
+        );
+        await expect(
+          upgraded.connect(admin).sweepSurplus(ethers.ZeroAddress, treasury.address),
+        ).to.be.revertedWithCustomError(upgraded, "NoSurplus");
       });
     });
 
