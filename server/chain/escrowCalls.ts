@@ -154,8 +154,9 @@ export function encodeCreateTasks(token: string, tasks: readonly TaskCall[]): st
 
 /**
  * Gas of a createTasks call, from its size, for when `eth_estimateGas` fails (usually because the caller has not
- * approved the escrow yet). Measured on the escrow (bench/gas.ts and test/server/api.tasks.test.ts): about 132k for a
- * batch of one, 78k per task at 50 with the default labels (`general`, `global`: not stored); other labels of up to
+ * approved the escrow yet). Measured on the escrow (bench/gas.ts and test/server/api.tasks.test.ts): about 112k for a
+ * batch of one (155k for a poster's first task, which gives the poster its account id), 56k per task at 50 with the
+ * default labels (`general`, `global`: not stored); other labels of up to
  * 31 bytes in all (2 bytes of length, the category and the zone) take one slot, about 22k more per task, and longer
  * ones a long `bytes` of one slot per 32 bytes, about 22.5k each; a verifier agent adds 24k per task (one more slot
  * and an event). The terms below round each up and count one label slot for every task:
