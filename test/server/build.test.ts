@@ -112,9 +112,10 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
         children.push(child);
         return lines;
       };
-      // The indexer first: it creates the tables in the SQLite file before the API opens it.
+      // The indexer first: it creates the tables in the SQLite file before the API opens it. The loops below poll
+      // real processes (their logs, their HTTP port, the database they write), which no test clock reaches.
       const indexerLines = run("server/indexer/main.js");
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 120_000;
       while (!indexerLines.some((l) => l.includes('"msg":"indexer started"'))) {
         if (Date.now() > deadline || children[0].exitCode !== null) {
           throw new Error(`the built indexer did not start:\n${indexerLines.join("\n")}`);
@@ -146,7 +147,7 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
         AGENT_HOST_ID: "built-host",
         WEBHOOK_ALLOW_PRIVATE: "true",
       });
-      const hostDeadline = Date.now() + 90_000;
+      const hostDeadline = Date.now() + 120_000;
       for (;;) {
         const row = await hostedAgentRow(db, agent.id);
         if (row.status === "running") break;
