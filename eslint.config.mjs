@@ -116,7 +116,7 @@ export default tseslint.config(
   {
     files: ["server/hosting/**/*.ts"],
     rules: forbid(
-      ["api", "operations", "protocols", "indexer", "verifier", "chain"],
+      ["api", "operations", "protocols", "indexer", "verifier", "chain", "db"],
       "the agent host runs agents through the domain and the API over HTTP",
     ),
   },

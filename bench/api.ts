@@ -49,6 +49,9 @@ import type { Deps } from "../server/domain/deps";
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
 const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS ?? 10));
 const WARMUP_SECONDS = 2;
+/** With DATABASE_URL: the API's database is a fresh PostgreSQL schema of this name, dropped at the end. */
+const PG_SCHEMA = process.env.DATABASE_URL ? `bench_api_${crypto.randomBytes(4).toString("hex")}` : undefined;
+
 /** BENCH_ONLY=a,b,f: run only those measurements (letters as printed); BENCH_CPU_PROFILE=<dir>: see cpuProfile. */
 const ONLY = process.env.BENCH_ONLY ? new Set(process.env.BENCH_ONLY.split(",")) : undefined;
 /** The API's throughput and latency targets, and the protocols' against REST (docs/performance.md). */
@@ -155,7 +158,9 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
     DATA_DIR: path.join(dir, "data"),
     LOG_LEVEL: "warn",
     API_PORT: "0",
-    REDIS_URL: "",
+    DATABASE_URL: process.env.DATABASE_URL ?? "",
+    DATABASE_SCHEMA: PG_SCHEMA,
+    REDIS_URL: process.env.REDIS_URL ?? "",
     INDEXER_POLL_MS: "100",
     RATE_IP_PER_WINDOW: "1000000000",
     RATE_FAILED_AUTH_PER_WINDOW: "1000000000",
@@ -223,6 +228,9 @@ function bareKoa(): Koa {
 async function main() {
   const wall = now();
   console.log(`API benchmark: ${fmt(TASKS)} tasks, ${LOAD_CONNECTIONS} connections, ${SECONDS} s per measurement`);
+  console.log(
+    `Database: ${PG_SCHEMA ? `PostgreSQL (schema ${PG_SCHEMA})` : "SQLite"}; rate limits: ${process.env.REDIS_URL ? "Redis" : "in memory"}`,
+  );
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-api-"));
   const chain = await fundTasks();
   const api = await startApi(chain.book, dir);
@@ -433,6 +441,7 @@ async function main() {
     await new Promise<void>((resolve) => api.server.close(() => resolve()));
     await api.indexer.stop();
     await api.deps.limits.close();
+    if (PG_SCHEMA) await api.db.raw(`drop schema if exists "${PG_SCHEMA}" cascade`);
     await api.db.destroy();
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -19,7 +19,7 @@
 import { Worker, type WorkerOptions } from "node:worker_threads";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
-import type { Db } from "../db/knex";
+import type { Knex } from "knex";
 import {
   appendAgentLog,
   claimAgentLease,
@@ -35,13 +35,13 @@ import {
   type HostedAgentRun,
   type HostedStatus,
   type LogLevel,
-} from "../db/repositories/agentHosts";
-import { listInstalledSkills } from "../db/repositories/hostedAgents";
+  listInstalledSkills,
+} from "../domain/agents/leases";
 import { openSecret, secretLabel } from "../domain/agents/secrets";
 import { issueAgentToken } from "../domain/agents/tokens";
 import { hostedAgentMayAct } from "../domain/callers";
 import type { HostToWorker, WorkerInit, WorkerToHost } from "./worker";
-import { WORKER_BOOTSTRAP, WORKER_ENTRY, compileWorkerSources } from "./workerCode";
+import { workerLaunch } from "./workerCode";
 
 /** The credential a worker acts with, and when it expires (unix seconds; none: never refreshed). */
 export interface AgentCredential {
@@ -50,7 +50,7 @@ export interface AgentCredential {
 }
 
 export interface AgentHostOptions {
-  db: Db;
+  db: Knex;
   config: Readonly<Config>;
   logger: Logger;
   /** The API the workers speak to (its own URL when the host runs in the API process). */
@@ -81,13 +81,14 @@ export function workerThreadOptions(
   workerData: unknown,
   memoryMb: number,
   env: NodeJS.ProcessEnv = process.env,
+  evalCode = true,
 ): WorkerOptions {
   return {
-    eval: true,
+    eval: evalCode,
     workerData,
     env: Object.fromEntries(WORKER_ENV_KEYS.flatMap((name) => (env[name] === undefined ? [] : [[name, env[name]]]))),
     // Not the parent's --require hooks (hardhat runs with ts-node and hardhat/register: a whole Hardhat runtime
-    // and the TypeScript compiler in every agent): the bootstrap brings the precompiled code it needs.
+    // and the TypeScript compiler in every agent): the built worker.js, or the bootstrap, brings the code it needs.
     execArgv: [],
     // The young generation capped too: V8's default (up to 3 x 16 MB semi-spaces per isolate) would be most of
     // an idle agent's memory (bench:agents).
@@ -199,14 +200,16 @@ export class AgentHost {
   start(): void {
     if (this.running) return;
     this.running = true;
-    // The workers' code is transpiled once, synchronously: before this host holds any lease, so the event loop it
-    // blocks delays no renewal (a CI run with 2 s leases saw leases lapse while it ran at the first spawn).
+    // From the sources, the workers' code is transpiled once, synchronously: before this host holds any lease, so
+    // the event loop it blocks delays no renewal (a CI run with 2 s leases saw leases lapse while it ran at the first
+    // spawn). From the build there is nothing to compile.
     const compileStartedAt = Date.now();
-    compileWorkerSources();
+    const launch = workerLaunch();
     this.options.logger.info("agent host started", {
       host: this.hostId,
       capacity: this.settings.capacity,
       leaseMs: this.settings.leaseMs,
+      workerCode: launch.eval ? "transpiled" : "built",
       workerCodeCompiledMs: Date.now() - compileStartedAt,
     });
     this.schedule(0);
@@ -443,12 +446,10 @@ export class AgentHost {
     }
     // Stopped, or the agent left this host, while its secrets were read: no worker.
     if (!this.running || this.slots.get(slot.agentId) !== slot) return;
+    const launch = workerLaunch();
     const worker = new Worker(
-      WORKER_BOOTSTRAP,
-      workerThreadOptions(
-        { ...init, entry: WORKER_ENTRY, sources: compileWorkerSources() },
-        this.settings.workerMemoryMb,
-      ),
+      launch.code,
+      workerThreadOptions({ ...init, ...launch.data }, this.settings.workerMemoryMb, process.env, launch.eval),
     );
     slot.worker = worker;
     slot.ready = false;

@@ -7,8 +7,7 @@
  */
 import { loadConfig } from "../config";
 import { createLogger } from "../logger";
-import { createDb, dbOptions } from "../db/knex";
-import { migrateLatest } from "../db/migrations";
+import { openHostDatabase } from "../domain/agents/leases";
 import { AgentHost } from "./host";
 import { stopOnSignals } from "../observability/shutdown";
 
@@ -22,8 +21,7 @@ async function main() {
       sqliteFile: config.sqliteFile,
     });
   }
-  const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  const db = await openHostDatabase(config);
   const host = new AgentHost({ db, config, logger, apiUrl });
   host.start();
   // The workers stop, and each agent's lease is released so another host takes it at once.

@@ -1,15 +1,37 @@
 /**
- * The worker threads' code, compiled once per host. The project runs TypeScript through ts-node, and a worker thread
- * starts without its parent's require hooks; registering ts-node in every worker would load the TypeScript compiler
- * into every agent's heap (about 60 MB each, bench:agents). Instead the host transpiles worker.ts and the project
- * files it imports (followed through their relative imports) once, and each worker's bootstrap installs a `.ts`
- * require hook that compiles nothing: it runs the precompiled JavaScript. A file the walk missed (a dynamic import)
- * is transpiled in the worker on demand.
+ * The worker threads' code. From the production build (`npm run build:node`: this module is dist/server/hosting/
+ * workerCode.js and worker.js lies beside it) a worker runs the built worker.js as it is: no compiler at run time.
+ *
+ * From the sources (ts-node: the devnet, tests, `npm start`), a worker thread starts without its parent's require
+ * hooks, and registering ts-node in every worker would load the TypeScript compiler into every agent's heap (about
+ * 60 MB each, bench:agents). Instead the host transpiles worker.ts and the project files it imports (followed through
+ * their relative imports) once, and each worker's bootstrap installs a `.ts` require hook that compiles nothing: it
+ * runs the precompiled JavaScript. A file the walk missed (a dynamic import) is transpiled in the worker on demand.
  */
 import fs from "node:fs";
 import path from "node:path";
 
 export const WORKER_ENTRY = path.join(__dirname, "worker.ts");
+
+/** The built worker, when this module runs from the build (undefined from the sources). */
+export const BUILT_WORKER_ENTRY: string | undefined = (() => {
+  if (path.extname(__filename) !== ".js") return undefined;
+  const built = path.join(__dirname, "worker.js");
+  return fs.existsSync(built) ? built : undefined;
+})();
+
+/** How a worker thread is started: its code (a file, or the bootstrap's source to eval) and its extra workerData. */
+export interface WorkerLaunch {
+  code: string;
+  eval: boolean;
+  data: { entry?: string; sources?: CompiledSources };
+}
+
+/** The built worker.js as a file; else the bootstrap over the transpiled sources (compiled on the first call). */
+export function workerLaunch(): WorkerLaunch {
+  if (BUILT_WORKER_ENTRY) return { code: BUILT_WORKER_ENTRY, eval: false, data: {} };
+  return { code: WORKER_BOOTSTRAP, eval: true, data: { entry: WORKER_ENTRY, sources: compileWorkerSources() } };
+}
 
 /** Absolute .ts path -> CommonJS JavaScript. */
 export type CompiledSources = Record<string, string>;
@@ -71,7 +93,7 @@ export function compileWorkerSources(): CompiledSources {
  * The worker's bootstrap (run with `eval`): a `.ts` require hook serving workerData.sources, transpiling a file it
  * does not have with TypeScript (loaded only then), then worker.ts.
  */
-export const WORKER_BOOTSTRAP = `
+const WORKER_BOOTSTRAP = `
 const { workerData } = require("node:worker_threads");
 const Module = require("node:module");
 const sources = workerData.sources;

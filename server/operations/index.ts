@@ -16,6 +16,7 @@ import { deliveryRoutes } from "./delivery";
 import { creditRoutes } from "./credits";
 import { serviceRoutes } from "./services";
 import { agentRoutes } from "./agents";
+import { webhookRoutes } from "./webhooks";
 import { devnetRoutes } from "./devnet";
 
 /** The catalog by subject, in the order REST mounts them. */
@@ -32,6 +33,7 @@ export const operationGroups = {
   credits: creditRoutes,
   services: serviceRoutes,
   agents: agentRoutes,
+  webhooks: webhookRoutes,
   devnet: devnetRoutes,
 } as const satisfies Record<string, readonly AnyOperation[]>;
 

@@ -2,8 +2,11 @@
  * The production build (docs/operations.md, "The production build"): tsconfig.build.json compiles the server, the CLI
  * and the SDK (with the contracts' typed bindings and ABIs) to JavaScript, and the API and the indexer start from it
  * with plain `node`: a preload refuses any module of Hardhat, ts-node or the TypeScript compiler, so a run-time
- * dependency on them fails the start. The API answers /health/live; the indexer logs "indexer started". The build goes
- * to a directory of its own under .test-build/ (inside the project, as dist/ is, so the default paths resolve alike).
+ * dependency on them fails the start. The API answers /health/live; the indexer logs "indexer started"; a standalone
+ * agent host runs a hosted agent until its worker thread reports ready. The preload reaches the agent's worker thread
+ * too (a thread has a module loader of its own), and refuses a worker started from evaluated code: the built worker.js
+ * runs as it is. The build goes to a directory of its own under .test-build/ (inside the project, as dist/ is, so the
+ * default paths resolve alike).
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
@@ -12,13 +15,18 @@ import http from "node:http";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../helpers/fixtures";
 import { freePort } from "../helpers/api";
 import { serveChain } from "../helpers/rpc";
+import { agentLog, hostedAgentRow, insertHostedAgent } from "../helpers/hostedAgentRows";
+import { loadConfig } from "../../server/config";
+import { createDb, dbOptions, type Db } from "../../server/db/knex";
 
 const ROOT = path.join(__dirname, "..", "..");
 
+/** The guard's source (a preload of the processes; the same code run first in every worker thread they start). */
 const GUARD = `
 const Module = require("node:module");
 const resolve = Module._resolveFilename;
@@ -27,6 +35,17 @@ Module._resolveFilename = function (request, ...rest) {
     throw new Error("the production build loaded " + request);
   }
   return resolve.call(this, request, ...rest);
+};
+const threads = require("node:worker_threads");
+const Thread = threads.Worker;
+threads.Worker = class extends Thread {
+  constructor(file, options = {}) {
+    if (options.eval) throw new Error("the production build started a worker from evaluated code");
+    super("require(" + JSON.stringify(__filename) + "); require(" + JSON.stringify(String(file)) + ");", {
+      ...options,
+      eval: true,
+    });
+  }
 };
 `;
 
@@ -42,13 +61,14 @@ function get(url: string): Promise<number | undefined> {
 }
 
 describe("production build: plain node, no Hardhat, ts-node or compiler at run time", () => {
-  it("compiles, and the API and the indexer start from the JavaScript", async function () {
-    this.timeout(240_000);
+  it("compiles, and the API, the indexer and an agent host running a hosted agent start from the JavaScript", async function () {
+    this.timeout(600_000);
     const fx = await loadFixture(deployEscrowFixture);
     const chain = await serveChain();
     const out = path.join(ROOT, ".test-build", crypto.randomBytes(6).toString("hex"));
     const temp = fs.mkdtempSync(path.join(os.tmpdir(), "build-"));
     const children: ChildProcess[] = [];
+    let db: Db | undefined;
     try {
       execFileSync(
         process.execPath,
@@ -80,10 +100,10 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
         RUN_INDEXER: "false",
         LOG_LEVEL: "info",
       };
-      const run = (script: string) => {
+      const run = (script: string, extra: Record<string, string> = {}) => {
         const child = spawn(process.execPath, ["--require", guard, path.join(out, script)], {
           cwd: temp,
-          env,
+          env: { ...env, ...extra },
           stdio: ["ignore", "ignore", "pipe"],
         });
         const lines: string[] = [];
@@ -92,9 +112,10 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
         children.push(child);
         return lines;
       };
-      // The indexer first: it creates the tables in the SQLite file before the API opens it.
+      // The indexer first: it creates the tables in the SQLite file before the API opens it. The loops below poll
+      // real processes (their logs, their HTTP port, the database they write), which no test clock reaches.
       const indexerLines = run("server/indexer/main.js");
-      const deadline = Date.now() + 60_000;
+      const deadline = Date.now() + 120_000;
       while (!indexerLines.some((l) => l.includes('"msg":"indexer started"'))) {
         if (Date.now() > deadline || children[0].exitCode !== null) {
           throw new Error(`the built indexer did not start:\n${indexerLines.join("\n")}`);
@@ -109,7 +130,39 @@ describe("production build: plain node, no Hardhat, ts-node or compiler at run t
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
       expect(await get(`http://127.0.0.1:${port}/health/ready`)).to.equal(200);
+
+      // A hosted agent in the database the processes share, then a standalone agent host from the build: the
+      // agent's worker thread (the built worker.js, under the guard) starts, reaches the API and the chain, and
+      // reports ready, which the host records as "running".
+      const config = loadConfig({ ...env });
+      db = createDb(dbOptions(config));
+      const wallet = Wallet.createRandom();
+      const agent = await insertHostedAgent(db, config.hostedAgents.keyEncryptionKey, {
+        privateKey: wallet.privateKey,
+        wallet: wallet.address,
+        skills: [{ skill: "summary" }],
+      });
+      const hostLines = run("server/hosting/main.js", {
+        API_URL: `http://127.0.0.1:${port}`,
+        AGENT_HOST_ID: "built-host",
+        WEBHOOK_ALLOW_PRIVATE: "true",
+      });
+      const hostDeadline = Date.now() + 120_000;
+      for (;;) {
+        const row = await hostedAgentRow(db, agent.id);
+        if (row.status === "running") break;
+        if (Date.now() > hostDeadline || children[2].exitCode !== null || row.status === "crashed") {
+          const log = (await agentLog(db, agent.id)).map((l) => `${l.level} ${l.message}`);
+          throw new Error(
+            `the built agent host did not run the agent (status ${row.status}):\n${[...hostLines, ...log].join("\n")}`,
+          );
+        }
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      expect((await hostedAgentRow(db, agent.id)).leaseHost).to.equal("built-host");
+      expect(hostLines.find((l) => l.includes('"msg":"agent host started"'))).to.include('"workerCode":"built"');
     } finally {
+      await db?.destroy();
       for (const child of children) child.kill("SIGKILL");
       await chain.close();
       fs.rmSync(out, { recursive: true, force: true });

@@ -111,8 +111,16 @@ const LAYERS: { file: string; forbidden: string[]; allowed: string[] }[] = [
   },
   {
     file: "server/hosting/probe.ts",
-    forbidden: ["../api/router", "../operations/invoke", "../protocols/mcp/tools", "../indexer/sync", "../verifier"],
-    allowed: ["../domain/callers", "../config"],
+    forbidden: [
+      "../api/router",
+      "../operations/invoke",
+      "../protocols/mcp/tools",
+      "../indexer/sync",
+      "../verifier",
+      "../db/knex",
+      "../db/repositories/agentHosts",
+    ],
+    allowed: ["../domain/callers", "../domain/agents/leases", "../config"],
   },
   {
     file: "server/observability/probe.ts",

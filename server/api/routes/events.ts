@@ -1,26 +1,13 @@
 /**
- * Push: the SSE event stream (GET /api/v1/events) and webhooks (/api/v1/webhooks). Hosted agents' tokens may read
- * the stream but not manage webhooks (DELEGATION_DISABLED: a webhook outlives the token and would send the agent's
- * events to an address its owner did not choose through the owner API). The stream's rules (replay,
- * heartbeat, connection limit) live in server/domain/events; this file writes the text/event-stream framing.
+ * Push: the SSE event stream (GET /api/v1/events), REST only since the stream is the HTTP exchange itself; webhooks
+ * are operations of the catalog (server/operations/webhooks.ts). The stream's rules (replay, heartbeat, connection
+ * limit) live in server/domain/events; this file writes the text/event-stream framing.
  */
 import { PassThrough } from "node:stream";
 import { startSseResponse } from "../sseResponse";
-import { defineOperation, type AnyOperation } from "../../operations/operation";
-import {
-  createdWebhookSchema,
-  deletedSchema,
-  deliveriesQuery,
-  deliveryListSchema,
-  eventsQuery,
-  marketEventSchema,
-  webhookBodySchema,
-  webhookIdParams,
-  webhookListSchema,
-  type MarketEvent,
-} from "../../domain/schemas/events";
+import { defineOperation } from "../../operations/operation";
+import { eventsQuery, marketEventSchema, type MarketEvent } from "../../domain/schemas/events";
 import { openEventStream, parseLastEventId } from "../../domain/events";
-import { listWebhooks, registerWebhook, removeWebhook, webhookDeliveries } from "../../domain/events/webhooks";
 
 /** A stream whose client reads slower than events come is ended (it resumes with Last-Event-ID). */
 const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
@@ -85,73 +72,3 @@ export const eventsRoute = defineOperation({
     return undefined as never;
   },
 });
-
-export const createWebhookRoute = defineOperation({
-  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
-  method: "post",
-  path: "/api/v1/webhooks",
-  summary: "Register a webhook: the key's wallet's events are POSTed to `url`, signed",
-  description:
-    "Answers the signing secret once. Each delivery is a JSON POST of a MarketEvent with X-Market-Signature " +
-    "(t=<unix>,v1=<hex HMAC-SHA256(secret, '<t>.<raw body>')>), X-Market-Event-Id, X-Market-Event and " +
-    "X-Market-Delivery; any 2xx is delivered, anything else retried with exponential back-off " +
-    "(WEBHOOK_RETRY_BASE_MS doubled, WEBHOOK_MAX_ATTEMPTS attempts). Loopback, private, link-local and reserved " +
-    "addresses are refused (WEBHOOK_URL_NOT_PUBLIC) unless the server allows them (the devnet).",
-  tags: ["push"],
-  auth: "required",
-  refusesAgentTokens: true,
-  request: { body: webhookBodySchema },
-  response: createdWebhookSchema,
-  successStatus: 201,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "WEBHOOK_URL_NOT_PUBLIC", "WEBHOOK_LIMIT"],
-  handler: ({ body, caller, deps }) => registerWebhook(deps, caller!, body),
-});
-
-export const listWebhooksRoute = defineOperation({
-  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
-  method: "get",
-  path: "/api/v1/webhooks",
-  summary: "The key's wallet's webhooks (without their secrets)",
-  tags: ["push"],
-  auth: "required",
-  refusesAgentTokens: true,
-  response: webhookListSchema,
-  errors: ["UNAUTHORIZED"],
-  handler: ({ caller, deps }) => listWebhooks(deps, caller!.wallet),
-});
-
-export const deleteWebhookRoute = defineOperation({
-  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
-  method: "delete",
-  path: "/api/v1/webhooks/:id",
-  summary: "Delete a webhook and its deliveries",
-  tags: ["push"],
-  auth: "required",
-  refusesAgentTokens: true,
-  request: { params: webhookIdParams },
-  response: deletedSchema,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],
-  handler: ({ params, caller, deps }) => removeWebhook(deps, caller!.wallet, params.id),
-});
-
-export const webhookDeliveriesRoute = defineOperation({
-  mcp: { restOnly: "webhooks are the owner's account settings, like its API keys (web app, CLI)" },
-  method: "get",
-  path: "/api/v1/webhooks/:id/deliveries",
-  summary: "A webhook's deliveries, newest first: status, attempts, next try, last HTTP status and error",
-  tags: ["push"],
-  auth: "required",
-  refusesAgentTokens: true,
-  request: { params: webhookIdParams, query: deliveriesQuery },
-  response: deliveryListSchema,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED", "NOT_FOUND"],
-  handler: ({ params, query, caller, deps }) => webhookDeliveries(deps, caller!.wallet, params.id, query),
-});
-
-export const eventRoutes: AnyOperation[] = [
-  eventsRoute,
-  createWebhookRoute,
-  listWebhooksRoute,
-  deleteWebhookRoute,
-  webhookDeliveriesRoute,
-];

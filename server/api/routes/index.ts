@@ -10,7 +10,7 @@ import { verifyRoute } from "../../operations/accounts";
 import { openApiRoute } from "./openapi";
 import { cardRoutes } from "./cards";
 import { agentLogsRoute } from "./agentLogs";
-import { eventRoutes } from "./events";
+import { eventsRoute } from "./events";
 import { signOutRoute } from "./signOut";
 
 export const allRoutes: AnyOperation[] = [
@@ -30,6 +30,7 @@ export const allRoutes: AnyOperation[] = [
   ...op.services,
   // The log follow beside the owner's other routes of one agent (where the OpenAPI document has always listed it).
   ...op.agents.flatMap((route) => (route === deleteAgentRoute ? [route, agentLogsRoute] : [route])),
-  ...eventRoutes,
+  eventsRoute,
+  ...op.webhooks,
   ...op.devnet,
 ];

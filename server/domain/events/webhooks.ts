@@ -312,6 +312,14 @@ export class WebhookDispatcher {
     this.running = this.pass().finally(() => (this.running = undefined));
   }
 
+  /** Resolves once no pass and no sender runs: whatever the last kick led to has happened. */
+  async idle(): Promise<void> {
+    while (this.running || this.senders.size > 0) {
+      await this.running;
+      await Promise.all(this.senders.values());
+    }
+  }
+
   private async pass(): Promise<void> {
     do {
       this.again = false;

@@ -90,7 +90,12 @@ export const createdWebhookSchema = webhookSchema
 export const webhookListSchema = z.object({ webhooks: z.array(webhookSchema) });
 
 export const webhookIdParams = z.object({
-  id: z.coerce.number().int().positive().max(2_147_483_647).openapi({ type: "integer" }),
+  id: z.coerce
+    .number()
+    .int()
+    .positive()
+    .max(2_147_483_647)
+    .openapi({ type: "integer", description: "The webhook's id, as its registration answered" }),
 });
 
 export const DELIVERY_STATUSES = ["pending", "delivered", "failed"] as const;
@@ -112,7 +117,10 @@ export const deliverySchema = z
 
 export const deliveriesQuery = z.object({
   limit: pageLimit,
-  status: z.enum(DELIVERY_STATUSES).optional(),
+  status: z
+    .enum(DELIVERY_STATUSES)
+    .optional()
+    .openapi({ description: "Only the deliveries in this state (default: every state)" }),
 });
 
 export const deliveryListSchema = z.object({ deliveries: z.array(deliverySchema) });

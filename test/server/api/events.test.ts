@@ -125,13 +125,18 @@ describe("GET /api/v1/events (SSE push)", function () {
         expect(posterEvents[3].data).to.include({ passed: true, attempt: 1 });
         const fee = (USDC(25) * (await m.escrow.feeBps())) / 10_000n;
         expect(posterEvents[4].data).to.include({ outcome: "paid", payout: (USDC(25) - fee).toString() });
-        // A stranger's stream (not a registered agent) receives none of it.
+        // A stranger's stream (not a registered agent when it opens) replays none of it. An offer pinned to the
+        // stranger afterwards is its first event: the stream sends in id order, so an earlier event of the task
+        // would have come before it.
         const stranger = await openEvents(m.api.url, {
           key: await m.api.createKey(m.stranger.address),
           lastEventId: "0",
         });
-        await new Promise((r) => setTimeout(r, 300));
-        expect(stranger.events).to.deep.equal([]);
+        await m.register(m.stranger.address);
+        const { taskHash: offeredHash } = await m.list({ targetExecutor: m.stranger.address });
+        const [first] = await stranger.waitForEvents(1);
+        expect([first.event, first.data.taskHash]).to.deep.equal(["task.offered", offeredHash]);
+        expect(stranger.events).to.have.length(1);
         stranger.close();
       } finally {
         poster.close();

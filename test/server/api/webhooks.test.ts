@@ -175,7 +175,10 @@ describe("/api/v1/webhooks", function () {
         // Waits of about 150 ms, then 300 ms; and no fourth attempt.
         expect(calls[1].at - calls[0].at).to.be.at.least(140);
         expect(calls[2].at - calls[1].at).to.be.at.least(290);
-        await new Promise((r) => setTimeout(r, 800));
+        // An hour later by the service's clock, a pass finds nothing due: the failed delivery is not tried again.
+        m.api.clock.advanceWall(3600);
+        m.api.deps.webhooks!.kick();
+        await m.api.deps.webhooks!.idle();
         expect(endpoint.calls).to.have.length(3);
         // Every attempt carried the same event id, each signed afresh.
         expect(new Set(calls.map((c) => c.headers["x-market-event-id"])).size).to.equal(1);
@@ -321,6 +324,9 @@ describe("/api/v1/webhooks", function () {
           const hook = await register(m, `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
           await m.list();
           // Longer than the attempt's deadline plus the old 5 s lease: one attempt, cut at its deadline, no other.
+          // A fixed real-time wait on purpose: the thing tested is a real socket's deadline (WEBHOOK_TIMEOUT_MS, real
+          // time in the HTTP client) against the claim's lease (the service's clock); moving the service's clock
+          // alone would expire the claim while the socket is still open, which no deployment can do.
           await new Promise((r) => setTimeout(r, 7_000));
           expect(connections).to.equal(1);
           const [delivery] = await deliveries(m, hook.id);

@@ -316,9 +316,12 @@ describe("agent host: hosted agents in worker threads", function () {
   it("starts the back-off over once a worker stayed up resetAfterMs; a crash soon after a start doubles it", async () => {
     const agent = await newAgent();
     let refusals = 3;
-    let aheadMs = 0; // the host's clock, moved instead of waiting resetAfterMs
+    // The host's clock stands still unless the test moves it: how long a worker stayed up is what the test says,
+    // not how long a loaded machine took to start it (a start slower than resetAfterMs would reset the back-off).
+    const base = Date.now();
+    let aheadMs = 0;
     const host = startHost({
-      clock: { nowMs: () => Date.now() + aheadMs },
+      clock: { nowMs: () => base + aheadMs },
       backoff: { initialMs: 100, maxMs: 400, resetAfterMs: 1500 },
       credentialFor: async (a) => {
         if (refusals-- > 0) throw new Error("no credential yet");

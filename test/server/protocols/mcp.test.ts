@@ -16,7 +16,7 @@ import { DAY, USDC } from "../../helpers/fixtures";
 import { type Market, withMarket } from "../../helpers/market";
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { MCP_TOOLS } from "../../../server/protocols/mcp/tools";
-import { addLiveHost, agentToken } from "../../helpers/hostedAgents";
+import { act, addLiveHost, agentToken, createAgent } from "../../helpers/hostedAgents";
 
 const REQUIRED_TOOLS = [
   "platform_status",
@@ -90,6 +90,9 @@ const HOSTED_AGENT_TOOLS = [
   "uninstall_skill",
 ];
 
+/** Called in "manages the key's webhooks". */
+const WEBHOOK_TOOLS = ["create_webhook", "list_webhooks", "delete_webhook", "list_webhook_deliveries"];
+
 describe("Remote MCP at /mcp", () => {
   it("manages the owner's hosted agents, each refusal with REST's code; a hosted agent's token may not", () =>
     withMarket(
@@ -148,6 +151,51 @@ describe("Remote MCP at /mcp", () => {
         await hosted.close();
       },
       { DEPLOY_FEE_REQUIRED: "false" },
+    ));
+
+  it("manages the key's webhooks, each refusal with REST's code; a hosted agent's token may not", () =>
+    withMarket(
+      async (m) => {
+        const owner = await connect(m, m.posterKey);
+        failed(await tool(owner, "create_webhook", { url: "http://127.0.0.1:9/hook" }), "WEBHOOK_URL_NOT_PUBLIC");
+        failed(await tool(owner, "create_webhook", { url: "not a url" }), "VALIDATION_ERROR");
+        const created = ok(
+          await tool(owner, "create_webhook", { url: "https://93.184.216.34/hook", events: ["task.settled"] }),
+        );
+        expect(created.secret).to.be.a("string").with.length.above(10);
+        expect(created.events).to.deep.equal(["task.settled"]);
+        ok(await tool(owner, "create_webhook", { url: "https://93.184.216.34/second" }));
+        failed(await tool(owner, "create_webhook", { url: "https://93.184.216.34/third" }), "WEBHOOK_LIMIT");
+        // The same webhooks on REST: one store, whichever adapter wrote them.
+        const rest = await m.api.request("GET", "/api/v1/webhooks", { key: m.posterKey });
+        const listed = ok(await tool(owner, "list_webhooks"));
+        expect(listed).to.deep.equal(rest.json.data);
+        expect(listed.webhooks.map((w: { id: number; secret?: string }) => [w.id, w.secret])).to.deep.include([
+          created.id,
+          undefined,
+        ]);
+        expect(ok(await tool(owner, "list_webhook_deliveries", { id: created.id })).deliveries).to.deep.equal([]);
+        failed(await tool(owner, "list_webhook_deliveries", { id: created.id, status: "lost" }), "VALIDATION_ERROR");
+        expect(ok(await tool(owner, "delete_webhook", { id: created.id }))).to.deep.equal({ deleted: true });
+        failed(await tool(owner, "delete_webhook", { id: created.id }), "NOT_FOUND");
+        failed(await tool(owner, "list_webhook_deliveries", { id: created.id }), "NOT_FOUND");
+        await owner.close();
+
+        const running = await createAgent(m.api, m.posterKey, { slug: "hook-agent", skills: [{ skill: "summary" }] });
+        await addLiveHost(m.api, "mcp-webhook-host", 1);
+        expect((await act(m.api, m.posterKey, running.id, "start")).status).to.equal(200);
+        const agent = await agentToken(m.api, { id: running.id, wallet: running.wallet });
+        const hosted = new Client({ name: "hosted-agent", version: "1.0.0" });
+        await hosted.connect(
+          new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), {
+            requestInit: { headers: { Authorization: `Bearer ${agent}` } },
+          }),
+        );
+        failed(await tool(hosted, "create_webhook", { url: "https://93.184.216.34/agent" }), "DELEGATION_DISABLED");
+        failed(await tool(hosted, "list_webhooks"), "DELEGATION_DISABLED");
+        await hosted.close();
+      },
+      { WEBHOOK_MAX_PER_WALLET: "2", DEPLOY_FEE_REQUIRED: "false" },
     ));
 
   it("needs an API key: 401 with WWW-Authenticate, also for a bad key", () =>
@@ -453,9 +501,11 @@ describe("Remote MCP at /mcp", () => {
         "withdraw_credit",
         "get_credits",
       ]);
-      // The hosted-agent tools are called in "manages the owner's hosted agents".
+      // The hosted-agent and webhook tools are called in the tests of their own above.
       expect(
-        MCP_TOOLS.map((t) => t.name).filter((n) => !called.has(n) && !HOSTED_AGENT_TOOLS.includes(n)),
+        MCP_TOOLS.map((t) => t.name).filter(
+          (n) => !called.has(n) && !HOSTED_AGENT_TOOLS.includes(n) && !WEBHOOK_TOOLS.includes(n),
+        ),
       ).to.deep.equal([]);
       await poster.close();
       await worker.close();
