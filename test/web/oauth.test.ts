@@ -167,6 +167,20 @@ describe("web: MCP authorization with the MCP SDK's OAuth client and a browser",
   it("registers, is approved in the page, lists tools and takes a task to paid with its tokens; a disconnected client is refused", async () => {
     const poster = await connectWithOAuth(web(), "poster", "Poster's MCP host");
     const worker = await connectWithOAuth(web(), "agent-2", "Worker's MCP host");
+    // A connected client keeps its GET stream open (and reopens it): closed whatever happens, or the devnet's server
+    // never finishes closing.
+    try {
+      await takeTaskToPaidAndDisconnect(poster, worker);
+    } finally {
+      await poster.client.close();
+      await worker.client.close();
+    }
+  });
+
+  async function takeTaskToPaidAndDisconnect(
+    poster: Awaited<ReturnType<typeof connectWithOAuth>>,
+    worker: Awaited<ReturnType<typeof connectWithOAuth>>,
+  ): Promise<void> {
     const { tools } = await poster.client.listTools();
     expect(tools.map((t) => t.name)).to.include.members(["build_task", "index_task", "accept_task", "submit_result"]);
 
@@ -216,8 +230,20 @@ describe("web: MCP authorization with the MCP SDK's OAuth client and a browser",
       else await new Promise((resolve) => setTimeout(resolve, 200));
     }
     expect(Buffer.from(fetched!.blobBase64, "base64").equals(brief)).to.equal(true);
-    const submitted = await ok(worker.client, "submit_result", { hash: taskHash, result: { text: "sonnet" } });
-    await send(workerWallet, submitted.unsignedTx);
+    // The assignment is confirmed on-chain by the marketplace verifier shortly after the accept: until then
+    // submit_result answers ASSIGNMENT_PENDING, "retry shortly".
+    let submitted: ToolAnswer | undefined;
+    for (let i = 0; i < 150; i++) {
+      submitted = (await worker.client.callTool({
+        name: "submit_result",
+        arguments: { hash: taskHash, result: { text: "sonnet" } },
+      })) as ToolAnswer;
+      const code = (submitted.structuredContent?.error as { code?: string } | undefined)?.code;
+      if (code !== "ASSIGNMENT_PENDING") break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    expect(submitted!.isError, JSON.stringify(submitted!.structuredContent)).to.not.equal(true);
+    await send(workerWallet, submitted!.structuredContent!.unsignedTx as { to: string; data: string });
 
     // Poster accepts the submission: the marketplace verifier pays the worker.
     const usdc = new Contract(token, ["function balanceOf(address) view returns (uint256)"], rpc);
@@ -265,7 +291,5 @@ describe("web: MCP authorization with the MCP SDK's OAuth client and a browser",
     expect(refused, "the disconnected host is refused").to.be.instanceOf(UnauthorizedError);
     expect(poster.provider.authorizationUrls.length, "and sent back to the owner").to.equal(asked + 1);
     await ok(worker.client, "browse_tasks", {});
-    await poster.client.close();
-    await worker.client.close();
-  });
+  }
 });

@@ -68,32 +68,40 @@ async function readForm(ctx: Context): Promise<Record<string, string>> {
   return form;
 }
 
+/**
+ * Answers JSON. Every OAuth answer allows any origin (CORS): a browser-based MCP host calls these endpoints from its
+ * own page, and none of them reads a cookie (credentials travel in the form or the Authorization header).
+ */
 function json(ctx: Context, status: number, body: unknown, cacheable = false): void {
   ctx.status = status;
   ctx.set("Cache-Control", cacheable ? "public, max-age=300" : "no-store");
-  if (cacheable) ctx.set("Access-Control-Allow-Origin", "*");
+  ctx.set("Access-Control-Allow-Origin", "*");
   ctx.body = body;
 }
 
 const METADATA_PATHS = new Set(["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"]);
+const AS_METADATA_PATH = "/.well-known/oauth-authorization-server";
+const POST_PATHS = new Set(["/oauth/register", "/oauth/token", "/oauth/revoke"]);
 
 export function oauthEndpoints(deps: Deps): Middleware {
   return async (ctx, next) => {
     const path = ctx.path;
     if (ctx.method === "GET" || ctx.method === "HEAD") {
       if (METADATA_PATHS.has(path)) return json(ctx, 200, protectedResourceMetadata(deps), true);
-      if (path === "/.well-known/oauth-authorization-server") {
+      if (path === AS_METADATA_PATH) {
         return json(ctx, 200, authorizationServerMetadata(deps), true);
       }
       return next();
     }
-    if (ctx.method === "OPTIONS" && (METADATA_PATHS.has(path) || path === "/.well-known/oauth-authorization-server")) {
+    const exchange = POST_PATHS.has(path);
+    if (ctx.method === "OPTIONS" && (exchange || METADATA_PATHS.has(path) || path === AS_METADATA_PATH)) {
       ctx.set("Access-Control-Allow-Origin", "*");
-      ctx.set("Access-Control-Allow-Methods", "GET");
+      ctx.set("Access-Control-Allow-Methods", exchange ? "POST" : "GET");
+      ctx.set("Access-Control-Allow-Headers", "content-type, mcp-protocol-version");
       ctx.status = 204;
       return;
     }
-    if (ctx.method !== "POST" || !["/oauth/register", "/oauth/token", "/oauth/revoke"].includes(path)) return next();
+    if (ctx.method !== "POST" || !exchange) return next();
     try {
       if (path === "/oauth/register") {
         const body = await readJsonBody(ctx, FORM_LIMIT_BYTES).catch((error: unknown) => {

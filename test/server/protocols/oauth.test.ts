@@ -136,6 +136,11 @@ describe("MCP authorization (OAuth 2.1)", function () {
       expect(as.code_challenge_methods_supported).to.deep.equal(["S256"]);
       expect(as.response_types_supported).to.deep.equal(["code"]);
       expect((as as Record<string, unknown>).client_id_metadata_document_supported).to.equal(true);
+      // A browser-based host calls the exchange from its own page: CORS preflight allowed, no cookie involved.
+      const preflight = await fetch(`${m.api.url}/oauth/token`, { method: "OPTIONS" });
+      expect(preflight.status).to.equal(204);
+      expect(preflight.headers.get("access-control-allow-origin")).to.equal("*");
+      expect(preflight.headers.get("access-control-allow-methods")).to.equal("POST");
 
       const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
       const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
