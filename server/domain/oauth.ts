@@ -31,6 +31,7 @@ import {
   revokeOAuthGrants,
   rotateOAuthToken,
   saveOAuthClient,
+  setOAuthCodeGrant,
   expireOAuthToken,
   touchOAuthGrant,
   useOAuthCode,
@@ -518,6 +519,10 @@ export async function exchangeToken(deps: Deps, form: Record<string, unknown>): 
       return fail("OAUTH_INVALID_REQUEST", "code_verifier is required: 43 to 128 characters (PKCE)");
     }
     const used = await useOAuthCode(deps.db, hashSecret(code), now);
+    if (used?.replayed && used.code.grantId) {
+      // A code presented again (OAuth 2.1, 4.1.3): the tokens its first exchange issued are revoked.
+      await revokeOAuthGrants(deps.db, { id: used.code.grantId }, now, "code_replay");
+    }
     if (!used || used.replayed) return fail("OAUTH_INVALID_GRANT", "the code is unknown or was already used");
     const c = used.code;
     if (c.expiresAt <= now) fail("OAUTH_INVALID_GRANT", "the code expired: authorize again");
@@ -534,6 +539,7 @@ export async function exchangeToken(deps: Deps, form: Record<string, unknown>): 
       resource: c.resource,
       createdAt: now,
     });
+    await setOAuthCodeGrant(deps.db, c.codeHash, grantId);
     return issueTokens(deps, grantId, c.scope);
   }
   if (grantType === "refresh_token") {

@@ -5,7 +5,7 @@ import type { Migration } from "./migration";
  * - oauth_clients: clients registered by Dynamic Client Registration (RFC 7591; client_id `mcp_` and 32 hex) and
  *   clients known by their Client ID Metadata Document (client_id an https URL; the document as last fetched);
  * - oauth_codes: authorization codes (by SHA-256 hash), single use, with the PKCE S256 challenge, redirect URI,
- *   granted scope and resource;
+ *   granted scope and resource, and the grant its exchange created;
  * - oauth_grants: one owner's approval of one client (a token family): revoking it ends every token of the family;
  * - oauth_tokens: access and refresh tokens (by SHA-256 hash) of a grant; a refresh token is rotated once
  *   (rotated_at), and presenting a rotated one again revokes its grant.
@@ -33,6 +33,7 @@ export const oauth: Migration = {
       t.string("resource", 512).notNullable();
       t.bigInteger("expires_at").notNullable();
       t.bigInteger("used_at").nullable();
+      t.integer("grant_id").nullable(); // the grant its exchange created: revoked if the code comes back
     });
     await db.schema.createTable("oauth_grants", (t) => {
       t.increments("id").primary();

@@ -22,6 +22,7 @@ export interface OAuthCodeRecord {
   resource: string;
   expiresAt: number;
   usedAt: number | null;
+  grantId?: number | null;
 }
 
 export interface OAuthGrantRecord {
@@ -126,9 +127,15 @@ export async function useOAuthCode(
     resource: row.resource,
     expiresAt: Number(row.expires_at),
     usedAt: num(row.used_at),
+    grantId: num(row.grant_id),
   };
   const updated = await db("oauth_codes").where({ code_hash: codeHash }).whereNull("used_at").update({ used_at: now });
   return { code, replayed: updated === 0 };
+}
+
+/** Records the grant a code's exchange created (so a replay of the code can revoke it). */
+export async function setOAuthCodeGrant(db: Queryable, codeHash: string, grantId: number): Promise<void> {
+  await db("oauth_codes").where({ code_hash: codeHash }).update({ grant_id: grantId });
 }
 
 export async function insertOAuthGrant(

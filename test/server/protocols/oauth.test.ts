@@ -352,6 +352,8 @@ describe("MCP authorization (OAuth 2.1)", function () {
         client_id: client,
       });
       expect(replay.json.error).to.equal("invalid_grant");
+      // The code came back: the tokens its first exchange issued are revoked.
+      expect(await mcpStatus(m, good.json.access_token)).to.equal(401);
       expect(
         (await form(`${m.api.url}/oauth/token`, { grant_type: "password", client_id: client })).json.error,
       ).to.equal("unsupported_grant_type");
