@@ -21,7 +21,7 @@ import type {
 } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { agentPublicKey } from "../../server/domain/briefs";
-import { useWebDevnet, type WebDevnet } from "./harness";
+import { seriousA11yViolations, useWebDevnet, type WebDevnet } from "./harness";
 
 /** The loopback redirect of the MCP host (its own port, in this suite's range). */
 const REDIRECT_PORT = 18302;
@@ -132,6 +132,7 @@ async function connectWithOAuth(web: WebDevnet, role: string, name: string) {
     for (const scope of ["market:read", "market:post", "market:work"]) {
       expect(await page.getByRole("checkbox", { name: scope }).isChecked(), scope).to.equal(true);
     }
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
     await page.getByRole("button", { name: "Approve" }).click();
     const query = await answered;
     expect(query.get("error"), query.get("error_description") ?? "").to.equal(null);
