@@ -92,6 +92,13 @@ export default tseslint.config(
     ),
   },
   {
+    files: ["server/protocols/oauth/**/*.ts"],
+    rules: forbid(
+      ["mcp", "a2a", "api", "db", "chain", "indexer", "hosting", "verifier"],
+      "OAuth (MCP authorization's exchange) is an adapter: it imports no other adapter",
+    ),
+  },
+  {
     files: ["server/protocols/a2a/**/*.ts"],
     rules: forbid(
       ["mcp", "api", "db", "chain", "indexer", "hosting", "verifier"],

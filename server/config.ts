@@ -77,6 +77,9 @@ const envSchema = z.object({
   API_IDLE_TIMEOUT_MS: intFrom(30_000, 100),
   API_KEEP_ALIVE_TIMEOUT_MS: intFrom(5_000, 100),
   SESSION_TTL_SECONDS: intFrom(3600, 60),
+  /** MCP authorization (docs/oauth.md): access tokens' and refresh tokens' lifetimes. */
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: intFrom(900, 60),
+  OAUTH_REFRESH_TOKEN_TTL_SECONDS: intFrom(30 * 24 * 3600, 60),
   API_MAX_KEYS_PER_WALLET: intFrom(20, 1),
   SIWE_NONCE_TTL_SECONDS: intFrom(600, 1),
   HASH_RESERVATION_SECONDS: intFrom(24 * 3600, 1),
@@ -263,6 +266,8 @@ export interface ApiConfig {
   /** HTTP server timeouts (docs/api.md, "Connections"): a stalled or slow client is disconnected. */
   timeouts: { headersMs: number; requestMs: number; idleMs: number; keepAliveMs: number };
   sessionTtlSeconds: number;
+  /** MCP authorization (docs/oauth.md): token lifetimes in seconds (access 15 minutes, refresh 30 days). */
+  oauth: { accessTokenTtlSeconds: number; refreshTokenTtlSeconds: number };
   /** Active (unrevoked) API keys a wallet may hold: minting keys never multiplies its per-key limits past this. */
   maxKeysPerWallet: number;
   /** How long a sign-in nonce stays usable (EIP-4361 sign-in; 10 minutes). */
@@ -359,6 +364,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         keepAliveMs: e.API_KEEP_ALIVE_TIMEOUT_MS,
       },
       sessionTtlSeconds: e.SESSION_TTL_SECONDS,
+      oauth: {
+        accessTokenTtlSeconds: e.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+        refreshTokenTtlSeconds: e.OAUTH_REFRESH_TOKEN_TTL_SECONDS,
+      },
       maxKeysPerWallet: e.API_MAX_KEYS_PER_WALLET,
       nonceTtlSeconds: e.SIWE_NONCE_TTL_SECONDS,
       hashReservationSeconds: e.HASH_RESERVATION_SECONDS,

@@ -166,6 +166,18 @@ export const ERROR_STATUS = {
   NO_RESULT_DATA: 400,
   TASK_ID_DEPRECATED: 400,
   NOT_TASK_PARTICIPANT: 403,
+  // MCP authorization (docs/oauth.md): the OAuth endpoints answer each OAUTH_* code as its RFC 6749 / 7591 / 8707
+  // `error` (the code's rest in lower case); INSUFFICIENT_SCOPE is a token's refusal on an operation its scopes omit.
+  OAUTH_INVALID_REQUEST: 400,
+  OAUTH_INVALID_CLIENT: 401,
+  OAUTH_INVALID_GRANT: 400,
+  OAUTH_INVALID_SCOPE: 400,
+  OAUTH_INVALID_TARGET: 400,
+  OAUTH_UNSUPPORTED_GRANT_TYPE: 400,
+  OAUTH_UNSUPPORTED_RESPONSE_TYPE: 400,
+  OAUTH_INVALID_CLIENT_METADATA: 400,
+  OAUTH_INVALID_REDIRECT_URI: 400,
+  INSUFFICIENT_SCOPE: 403,
   // Dependencies
   ON_CHAIN_CHECK_FAILED: 503,
 } as const;

@@ -1,7 +1,8 @@
 /**
  * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
  * Order: request log (request id, one line per request) -> metrics (when enabled) -> envelope (errors) -> /metrics,
- * /health/live, /health/ready -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> MCP (/mcp) -> the web app
+ * /health/live, /health/ready -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> OAuth
+ * (MCP authorization: /.well-known/oauth-*, /oauth/register, /oauth/token, /oauth/revoke) -> MCP (/mcp) -> the web app
  * (any other GET path outside /api/) -> routes -> 404/405.
  */
 import Koa from "koa";
@@ -14,6 +15,7 @@ import type { Deps } from "../domain/deps";
 import { envelope } from "./middleware/errors";
 import { a2aJsonRpc } from "../protocols/a2a/jsonRpc";
 import { mcpEndpoint } from "../protocols/mcp/endpoint";
+import { oauthEndpoints } from "../protocols/oauth/endpoints";
 import { webApp } from "./webApp";
 import { requestLog } from "../observability/requestLog";
 import { createMetrics, metricsRoute, type Metrics } from "../observability/metrics";
@@ -38,6 +40,7 @@ export function createApp(deps: Deps, routes: readonly AnyOperation[] = allRoute
   app.use(healthRoutes(deps, { draining: options.draining }));
   app.use(ipWindowLimit(deps.limits, deps.config.api.limits, deps.config.hostedAgents));
   app.use(a2aJsonRpc(deps, deps.logger.child({ component: "a2a" })));
+  app.use(oauthEndpoints(deps));
   app.use(mcpEndpoint(deps));
   app.use(webApp(deps));
   app.use(router.routes());

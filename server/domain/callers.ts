@@ -14,6 +14,7 @@ import { ACTING_DESIRED_STATES, findHostedAgentStanding } from "../db/repositori
 import { findSessionAddress } from "../db/repositories/sessions";
 import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "./credentials";
 import { activeApiKey } from "./accounts";
+import { ACCESS_TOKEN_PATTERN, accessTokenGrant } from "./oauth";
 import type { Deps } from "./deps";
 
 export interface Caller {
@@ -21,7 +22,10 @@ export interface Caller {
   wallet: string;
   keyId: number | null;
   /** How the caller authenticated. */
-  via: "api-key" | "session" | "agent-token";
+  via: "api-key" | "session" | "agent-token" | "oauth";
+  /** With an OAuth access token (MCP only): the scopes the owner granted, and the client holding it. */
+  scopes?: readonly string[];
+  oauthClientId?: string;
   /** With a hosted agent's token: the agent (its requests count against the agent's own window). */
   agentId?: string;
 }
@@ -106,7 +110,7 @@ async function agentTokenCaller(deps: Deps, memo: RequestMemo, token: string): P
 export async function callerFor(
   deps: Deps,
   credential: string | undefined,
-  options: { acceptsSession: boolean; memo?: RequestMemo },
+  options: { acceptsSession: boolean; memo?: RequestMemo; acceptsOAuth?: boolean },
 ): Promise<Caller | undefined> {
   if (!credential) return undefined;
   const now = deps.clock.wallNow();
@@ -116,6 +120,12 @@ export async function callerFor(
     return { wallet: key.address, keyId: key.id, via: "api-key" };
   }
   if (AGENT_TOKEN_PATTERN.test(credential)) return agentTokenCaller(deps, options.memo ?? {}, credential);
+  // OAuth access tokens are bound to the MCP resource (RFC 8707): only /mcp accepts them.
+  if (options.acceptsOAuth && ACCESS_TOKEN_PATTERN.test(credential)) {
+    const grant = await accessTokenGrant(deps, credential);
+    if ("refused" in grant) throw new AuthFailure(grant.refused);
+    return { wallet: grant.wallet, keyId: null, via: "oauth", scopes: grant.scopes, oauthClientId: grant.clientId };
+  }
   if (options.acceptsSession && SESSION_PATTERN.test(credential)) {
     const address = await findSessionAddress(deps.db, hashSecret(credential), now);
     if (!address) throw new AuthFailure("invalid or expired session: sign in again");

@@ -6,6 +6,7 @@
 import type { AnyOperation } from "./operation";
 import { systemRoutes } from "./system";
 import { accountRoutes } from "./accounts";
+import { oauthRoutes } from "./oauth";
 import { storageRoutes } from "./storage";
 import { taskBuildRoutes } from "./tasks";
 import { listingRoutes } from "./listings";
@@ -23,6 +24,7 @@ import { devnetRoutes } from "./devnet";
 export const operationGroups = {
   system: systemRoutes,
   accounts: accountRoutes,
+  oauth: oauthRoutes,
   storage: storageRoutes,
   taskBuild: taskBuildRoutes,
   listings: listingRoutes,

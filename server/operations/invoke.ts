@@ -10,6 +10,7 @@ import type { SerializedData } from "../domain/readCache";
 import type { AnyOperation, Caller } from "./operation";
 import { checkJsonStrings, parseCache, parseOrThrow } from "./validation";
 import { takePostingTokens } from "./postingLimits";
+import { checkScope } from "./scopes";
 
 const empty = z.object({}).passthrough();
 
@@ -67,6 +68,7 @@ export async function invoke(
   scope: Pick<Parameters<AnyOperation["handler"]>[0], "ctx" | "deps" | "routes">,
 ): Promise<unknown | SerializedData> {
   checkAgentTokenAllowed(operation, caller);
+  checkScope(operation, caller);
   if (call.strings.root !== undefined) checkJsonStrings(call.strings.root, call.strings.location);
   const body = operation.request?.body ? parseOrThrow(operation.request.body, call.body, "body") : undefined;
   const parseQuery = () => parseOrThrow(operation.request?.query ?? empty, call.query, "query");

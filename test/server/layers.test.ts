@@ -66,6 +66,18 @@ const LAYERS: { file: string; forbidden: string[]; allowed: string[] }[] = [
     allowed: ["../../operations/invoke", "../../domain/callers", "../http/body", "./tools"],
   },
   {
+    file: "server/protocols/oauth/probe.ts",
+    forbidden: [
+      "../mcp/endpoint",
+      "../a2a/jsonRpc",
+      "../../api/router",
+      "../../db/repositories/oauth",
+      "../../chain/escrowCalls",
+      "../../hosting/host",
+    ],
+    allowed: ["../../domain/oauth", "../http/body", "../../errors"],
+  },
+  {
     file: "server/protocols/a2a/probe.ts",
     forbidden: ["../mcp/tools", "../../api/router", "../../db/repositories/tasks", "../../chain/escrowCalls"],
     allowed: ["../../domain/listing", "../http/body", "../cards", "./states"],

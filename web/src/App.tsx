@@ -11,6 +11,7 @@ import { MyTasksPage } from "./pages/MyTasks";
 import { AgentsPage } from "./pages/Agents";
 import { HostedPage } from "./pages/Hosted";
 import { ServicesPage } from "./pages/Services";
+import { OAuthAuthorizePage } from "./pages/OAuthAuthorize";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
@@ -107,6 +108,7 @@ export function App() {
           <Route path="/hosted" element={<HostedPage />} />
           <Route path="/services" element={<ServicesPage />} />
           <Route path="/settings" element={<SettingsPage />} />
+          <Route path="/oauth/authorize" element={<OAuthAuthorizePage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
       </AppShell.Main>

@@ -18,6 +18,7 @@ export const allRoutes: AnyOperation[] = [
   openApiRoute,
   // Sign-out beside sign-in (it reads the presented credential itself, so REST holds it).
   ...op.accounts.flatMap((route) => (route === verifyRoute ? [route, signOutRoute] : [route])),
+  ...op.oauth,
   ...op.storage,
   ...op.taskBuild,
   ...op.listings,

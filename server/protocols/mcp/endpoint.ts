@@ -1,7 +1,8 @@
 /**
  * The remote MCP endpoint at /mcp: @modelcontextprotocol/sdk's Streamable HTTP transport, stateless (a server and a
  * transport per request, JSON responses, no session), mounted in Koa. Every request needs an API key (X-API-Key or
- * Authorization: Bearer), as on every authenticated route: 401 with WWW-Authenticate otherwise. Host and Origin must
+ * Authorization: Bearer), as on every authenticated route, or an OAuth access token of this server (docs/oauth.md):
+ * 401 otherwise, whose WWW-Authenticate names the protected-resource metadata (RFC 9728 `resource_metadata`). Host and Origin must
  * name this service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise. Tool calls are limited per key
  * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
  * RATE_LIMIT and retryAfterSeconds.
@@ -21,6 +22,7 @@ import { SerializedData } from "../../domain/readCache";
 import { SharedPostTransport } from "./transport";
 import { takeStreamSlot } from "../../domain/events";
 import { countRequests } from "../../operations/postingLimits";
+import { oauthUrls } from "../../domain/oauth";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -240,6 +242,7 @@ export function mcpEndpoint(deps: Deps): Middleware {
     try {
       caller = await callerFor(deps, credential, {
         acceptsSession: false,
+        acceptsOAuth: true,
         memo: ctx.state as RequestMemo,
       });
     } catch (error) {
@@ -248,7 +251,12 @@ export function mcpEndpoint(deps: Deps): Middleware {
     }
     if (!caller) return refuseCredential(ctx, deps, undefined, missingCredential(false).message);
     const scope: RequestScope = { caller, ctx };
-    const authInfo = { token: "api-key", clientId: caller.wallet, scopes: [], extra: { scope } };
+    const authInfo = {
+      token: caller.via,
+      clientId: caller.oauthClientId ?? caller.wallet,
+      scopes: [...(caller.scopes ?? [])],
+      extra: { scope },
+    };
     if (ctx.method === "POST") {
       ctx.respond = false; // the transport writes the response itself
       await shared.handlePost(ctx.req, ctx.res, authInfo);
@@ -289,7 +297,8 @@ export function credentialMessage(publicUrl: string, credential: string | undefi
   const how =
     `Get an API key: sign in with your wallet at ${publicUrl}/settings (Settings and API keys), or run ` +
     "`market login`; on a devnet each account's apiKey is in .devnet/accounts.json. Then send it as the header " +
-    "X-API-Key: <key> (or Authorization: Bearer <key>).";
+    "X-API-Key: <key> (or Authorization: Bearer <key>). MCP hosts that sign in with OAuth find this server's " +
+    "authorization in WWW-Authenticate's resource_metadata.";
   const which = credential
     ? `The marketplace API key sent (${credential.slice(0, 7)}...) was refused: ${reason}.`
     : "No marketplace API key was sent: this MCP server needs one.";
@@ -298,7 +307,8 @@ export function credentialMessage(publicUrl: string, credential: string | undefi
 
 /**
  * The 401 of /mcp as a JSON-RPC error (what an MCP client shows: the SDK's client puts the body in its error) with the
- * same message in WWW-Authenticate's error_description (RFC 6750), for hosts that only read the challenge.
+ * same message in WWW-Authenticate's error_description (RFC 6750), for hosts that only read the challenge, and the
+ * protected-resource metadata's URL (RFC 9728 resource_metadata), where an OAuth client starts.
  */
 function refuseCredential(ctx: Context, deps: Deps, credential: string | undefined, reason: string): void {
   const message = credentialMessage(deps.config.api.publicUrl, credential, reason);
@@ -306,7 +316,8 @@ function refuseCredential(ctx: Context, deps: Deps, credential: string | undefin
   ctx.status = 401;
   ctx.set(
     "WWW-Authenticate",
-    `${WWW_AUTHENTICATE}${credential ? ', error="invalid_token"' : ""}, error_description="${description}"`,
+    `${WWW_AUTHENTICATE}${credential ? ', error="invalid_token"' : ""}, error_description="${description}", ` +
+      `resource_metadata="${oauthUrls(deps).resourceMetadata}"`,
   );
   ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32001, message, data: { code: "UNAUTHORIZED" } } };
 }

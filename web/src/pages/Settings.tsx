@@ -1,5 +1,6 @@
 /**
- * Settings: the signed-in wallet, its API keys (create, shown once with a copy button; list; revoke) and its webhooks.
+ * Settings: the signed-in wallet, its API keys (create, shown once with a copy button; list; revoke), the MCP apps
+ * connected by OAuth (disconnect) and its webhooks.
  */
 import { useState } from "react";
 import { Alert, Badge, Button, Card, Code, Group, Stack, Table, Text, TextInput, Title } from "@mantine/core";
@@ -8,6 +9,7 @@ import { describeError, marketApi } from "../api";
 import { SESSION_KEY_LABEL, useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { Webhooks } from "../components/Webhooks";
+import { ConnectedClients } from "../components/ConnectedClients";
 import { formatIso } from "../format";
 import type { ApiKeyCreated } from "../types";
 import { ShownOnce } from "../components/ShownOnce";
@@ -36,6 +38,7 @@ export function SettingsPage() {
             </Group>
           </Card>
           <ApiKeys session={session} />
+          <ConnectedClients session={session} />
           <Webhooks session={session} />
         </>
       ) : (
