@@ -18,6 +18,7 @@ import { hostedAgents } from "./010_hosted_agents";
 import { openTaskIndexes } from "./011_open_task_indexes";
 import { noncePurpose } from "./012_nonce_purpose";
 import { openVerdicts } from "./013_open_verdicts";
+import { apiKeyExpiry } from "./016_api_key_expiry";
 
 export type { Migration };
 
@@ -35,6 +36,7 @@ export const MIGRATIONS: readonly Migration[] = [
   openTaskIndexes,
   noncePurpose,
   openVerdicts,
+  apiKeyExpiry,
 ];
 
 /** A knex migration source over MIGRATIONS. */
