@@ -11,12 +11,14 @@ import { MyTasksPage } from "./pages/MyTasks";
 import { AgentsPage } from "./pages/Agents";
 import { HostedPage } from "./pages/Hosted";
 import { ServicesPage } from "./pages/Services";
+import { AgentWorkPage } from "./pages/AgentWork";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
   { to: "/post", label: "Post a task" },
   { to: "/mine", label: "My tasks" },
   { to: "/agents", label: "Agents" },
+  { to: "/work", label: "Agent work" },
   { to: "/hosted", label: "Hosted agents" },
   { to: "/services", label: "My services" },
   { to: "/settings", label: "Settings and API keys" },
@@ -106,6 +108,7 @@ export function App() {
           <Route path="/agents" element={<AgentsPage />} />
           <Route path="/hosted" element={<HostedPage />} />
           <Route path="/services" element={<ServicesPage />} />
+          <Route path="/work" element={<AgentWorkPage />} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="*" element={<NotFoundPage />} />
         </Routes>
