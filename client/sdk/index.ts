@@ -66,7 +66,14 @@ export {
   type PostOptions,
   type PostedTask,
 } from "./posting";
-export { subscribe, SseParser, type SubscribeOptions, type EventSubscription } from "./events";
+export {
+  subscribe,
+  followAgentLogs,
+  SseParser,
+  type SubscribeOptions,
+  type EventSubscription,
+  type AgentLogLine,
+} from "./events";
 export {
   AgentRuntime,
   MIN_POLL_INTERVAL_MS,

@@ -978,7 +978,12 @@ export type ServiceList = {
   }[];
 };
 
-export type ServicesQuery = { agent?: string | undefined; limit?: number | undefined; offset?: number | undefined };
+export type ServicesQuery = {
+  status?: "active" | "inactive" | "all" | undefined;
+  agent?: string | undefined;
+  limit?: number | undefined;
+  offset?: number | undefined;
+};
 
 // Agents
 export type DeployFee = {
