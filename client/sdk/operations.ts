@@ -114,7 +114,8 @@ export async function submitResult(
       answer = await options.api.submit(taskHash, { result });
       break;
     } catch (error) {
-      if (!isMarketError(error, "ASSIGNMENT_PENDING", "NOT_ASSIGNED_YET") || Date.now() + backoffMs > until) throw error;
+      if (!isMarketError(error, "ASSIGNMENT_PENDING", "NOT_ASSIGNED_YET") || Date.now() + backoffMs > until)
+        throw error;
       await new Promise((resolve) => setTimeout(resolve, backoffMs));
       backoffMs = Math.min(backoffMs * 2, 5000);
     }
