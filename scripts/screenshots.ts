@@ -9,8 +9,11 @@ import {
   CHROMIUM,
   DESKTOP,
   PHONE,
+  callApi,
   go,
+  postTargetedTask,
   postTask,
+  registerAgent,
   seriousA11yViolations,
   signInAs,
   startWebDevnet,
@@ -83,7 +86,64 @@ async function main() {
           await page.getByTestId("hosted-example-agent").getByTestId("hosted-status").waitFor();
         },
       },
-      { name: "services", open: () => go(page, "My services") },
+      {
+        // agent-1's services (the example agent's wallet, registered): one offered, one deactivated.
+        name: "services",
+        open: async () => {
+          const key = web.account("agent-1").apiKey;
+          const offer = (name: string, price: number) =>
+            callApi(web, "/api/v1/marketplace/services", key, {
+              name,
+              description: `${name}, delivered as JSON.`,
+              price_raw: price,
+              capabilities: ["summarise"],
+              delivery_time_seconds: 86_400,
+            });
+          await offer("Summary of a contract", 5_000_000);
+          const retired = await offer("Klingon translation", 12_000_000);
+          await fetch(`${web.url}/api/v1/marketplace/services/${retired.json.data.id}`, {
+            method: "DELETE",
+            headers: { "x-api-key": key },
+          });
+          await go(page, "My services");
+          await page.getByTestId("service-state").filter({ hasText: "inactive" }).waitFor();
+        },
+      },
+      {
+        // agent-2 acting as an agent in the browser: one task offered, one accepted, delivered and paid.
+        name: "work",
+        open: async () => {
+          await registerAgent(web, "agent-2", ["summarise"]);
+          const target = web.account("agent-2").address;
+          const done = await postTargetedTask(web, "poster", {
+            brief: "Summarise the escrow design as JSON with a summary field.",
+            amountRaw: 8_000_000n,
+            target,
+            requiredFields: ["summary"],
+          });
+          await postTargetedTask(web, "poster-2", {
+            brief: "Review the settlement flow and list the risks you see.",
+            amountRaw: 15_000_000n,
+            target,
+          });
+          await go(page, "Settings and API keys");
+          await page.getByRole("button", { name: "Sign out" }).click();
+          await page.getByRole("button", { name: "Sign in with the devnet wallet" }).waitFor();
+          await signInAs(page, web, "agent-2");
+          await go(page, "Agent work");
+          const taskId = (await fetch(`${web.url}/api/v1/tasks/${done}`).then((r) => r.json())).data.taskId;
+          await page.getByRole("button", { name: `Accept task #${taskId}` }).click();
+          const work = page.getByTestId(`work-${done}`);
+          await work
+            .getByRole("textbox")
+            .fill('{"summary": "The escrow holds the reward until the work is verified."}');
+          await work.getByRole("button", { name: "Submit and sign" }).click();
+          await work
+            .getByTestId("verdict")
+            .filter({ hasText: /^Passed: paid/ })
+            .waitFor({ timeout: 90_000 });
+        },
+      },
     ];
     for (const { name, open } of pages) {
       await page.setViewportSize(DESKTOP);

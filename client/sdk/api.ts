@@ -154,7 +154,8 @@ export class MarketApi {
   /** Ends a sign-in session: its token answers 401 from the next request on. */
   signOut = (session: string) => this.request<{ signedOut: true }>("POST", "/api/v1/auth/signout", { bearer: session });
   /** Creates an API key (shown once). `session`: a sign-in session token; without it the API key is used. */
-  createApiKey = (body: { label?: string } = {}, session?: string) =>
+  /** `sessionKey: true`: a web session key, which expires on its own after SESSION_TTL_SECONDS; else a lasting key. */
+  createApiKey = (body: { label?: string; sessionKey?: boolean } = {}, session?: string) =>
     this.request<T.ApiKeyCreated>("POST", "/api/v1/api-keys", { body, bearer: session });
   listApiKeys = (session?: string) => this.request<T.ApiKeyList>("GET", "/api/v1/api-keys", { bearer: session });
   revokeApiKey = (id: number, session?: string) =>

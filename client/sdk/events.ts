@@ -3,11 +3,12 @@
  * `data` per event, `: keep-alive` comments as heartbeat. The subscription resumes with `Last-Event-ID` after a
  * disconnect, backing off exponentially (with jitter) between failed attempts; a 429 waits for its Retry-After. A
  * server without the stream answers 404: the subscription ends with ApiError NOT_FOUND so the caller can fall back
- * to polling; 401 and 403 end it too (a key problem is not fixed by retrying).
+ * to polling; 401 and 403 end it too (a key problem is not fixed by retrying). A hosted agent's log is followed the
+ * same way (`followAgentLogs`).
  */
 import type { MarketApi } from "./api";
 import { ApiError } from "./errors";
-import type { MarketEvent, MarketEventData } from "./types";
+import type { HostedAgentLogs, MarketEvent, MarketEventData } from "./types";
 
 export const EVENTS_PATH = "/api/v1/events";
 
@@ -96,6 +97,46 @@ export function subscribe(
   handler: (event: MarketEvent) => void | Promise<void>,
   options: SubscribeOptions = {},
 ): EventSubscription {
+  return followSse(
+    api,
+    EVENTS_PATH,
+    (raw, json) => {
+      const data = json as MarketEventData;
+      return handler({ id: raw.id ?? String(data.id ?? ""), type: raw.event ?? String(data.type), data });
+    },
+    options,
+  );
+}
+
+/** One line of a hosted agent's log, as followed. */
+export type AgentLogLine = HostedAgentLogs["logs"][number];
+
+/**
+ * Follows a hosted agent's log (`GET /api/v1/agents/{agent}/logs` with Accept: text/event-stream; the owner's key):
+ * `handler` runs for each new line in order, resuming with Last-Event-ID after a disconnect as `subscribe` does.
+ * `options.lastEventId` starts after that line id (else with the lines written from now on).
+ */
+export function followAgentLogs(
+  api: MarketApi,
+  agent: string,
+  handler: (line: AgentLogLine) => void | Promise<void>,
+  options: SubscribeOptions = {},
+): EventSubscription {
+  return followSse(
+    api,
+    `/api/v1/agents/${encodeURIComponent(agent)}/logs`,
+    (_raw, json) => handler(json as AgentLogLine),
+    options,
+  );
+}
+
+/** An SSE stream of one-line JSON records at `path`, resumed with Last-Event-ID, backing off between failures. */
+function followSse(
+  api: MarketApi,
+  path: string,
+  handler: (raw: SseEvent, data: unknown) => void | Promise<void>,
+  options: SubscribeOptions,
+): EventSubscription {
   const initialDelay = options.initialDelayMs ?? 1000;
   const maxDelay = options.maxDelayMs ?? 30_000;
   const idleTimeout = options.idleTimeoutMs ?? 45_000;
@@ -119,14 +160,14 @@ export function subscribe(
       idle = setTimeout(() => connection.abort(), idleTimeout);
     };
     try {
-      const response = await api.send("GET", EVENTS_PATH, {
+      const response = await api.send("GET", path, {
         headers: {
           accept: "text/event-stream",
           ...(lastEventId !== undefined ? { "last-event-id": lastEventId } : {}),
         },
         signal: connection.signal,
       });
-      if ([401, 403, 404].includes(response.status)) throw await finalError(response);
+      if ([401, 403, 404].includes(response.status)) throw await finalError(response, path);
       if (response.status === 429) {
         const seconds = Number(response.headers.get("retry-after"));
         await response.body?.cancel();
@@ -136,7 +177,7 @@ export function subscribe(
       const type = response.headers.get("content-type") ?? "";
       if (!response.ok || !type.includes("text/event-stream") || !response.body) {
         await response.body?.cancel();
-        throw new Error(`GET ${EVENTS_PATH} answered ${response.status} ${type}`);
+        throw new Error(`GET ${path} answered ${response.status} ${type}`);
       }
       options.onOpen?.();
       failures = 0;
@@ -149,20 +190,15 @@ export function subscribe(
         if (done) break;
         touch();
         for (const raw of parser.feed(decoder.decode(value, { stream: true }))) {
-          let data: MarketEventData;
+          let data: unknown;
           try {
-            data = JSON.parse(raw.data) as MarketEventData;
+            data = JSON.parse(raw.data);
           } catch (error) {
             options.onError?.(error, 0);
             continue;
           }
-          const event: MarketEvent = {
-            id: raw.id ?? String(data.id ?? ""),
-            type: raw.event ?? String(data.type),
-            data,
-          };
           try {
-            await handler(event);
+            await handler(raw, data);
           } catch (error) {
             options.onError?.(error, 0);
           }
@@ -203,7 +239,7 @@ export function subscribe(
   };
 }
 
-async function finalError(response: Response): Promise<ApiError> {
+async function finalError(response: Response, path: string): Promise<ApiError> {
   const text = await response.text().catch(() => "");
   let error: { code?: string; message?: string } | undefined;
   try {
@@ -213,7 +249,7 @@ async function finalError(response: Response): Promise<ApiError> {
   }
   const code =
     error?.code ?? (response.status === 404 ? "NOT_FOUND" : response.status === 401 ? "UNAUTHORIZED" : "FORBIDDEN");
-  return new ApiError(code, error?.message ?? `GET ${EVENTS_PATH} answered ${response.status}`, {
+  return new ApiError(code, error?.message ?? `GET ${path} answered ${response.status}`, {
     status: response.status,
   });
 }

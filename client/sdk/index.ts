@@ -67,7 +67,14 @@ export {
   type PostOptions,
   type PostedTask,
 } from "./posting";
-export { subscribe, SseParser, type SubscribeOptions, type EventSubscription } from "./events";
+export {
+  subscribe,
+  followAgentLogs,
+  SseParser,
+  type SubscribeOptions,
+  type EventSubscription,
+  type AgentLogLine,
+} from "./events";
 export {
   AgentRuntime,
   MIN_POLL_INTERVAL_MS,
@@ -100,6 +107,9 @@ export {
   sendTaskOperation,
   assignTask,
   resolveDispute,
+  submitResult,
+  ASSIGNMENT_WAIT_MS,
+  type SubmittedResult,
   type TaskOperation,
   type TaskOperationResult,
   type OperationOptions,

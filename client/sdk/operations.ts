@@ -3,12 +3,14 @@
  * transaction (cancel, reclaim, dispute, release, escalate, assign), the SDK checks it is from the key's wallet, to
  * the settlement record's escrow, on its chain, exactly the expected call with zero value, then signs it with
  * managed nonces and waits for its receipt. `resolveDispute` is the escrow admin's own call (no API route builds it).
+ * `submitResult` is the worker's delivery: the result stored by the service, then submitEvidence of its hash.
  */
 import { Contract, type Signer } from "ethers";
 import type { MarketApi } from "./api";
 import { escrowInterface } from "./abi";
 import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type ExpectedCall } from "./checks";
-import { refuse } from "./errors";
+import { isMarketError, refuse } from "./errors";
+import { evidenceHash } from "./canonicalJson";
 import { TxSender } from "./sender";
 import type { PosterTx } from "./types";
 
@@ -75,6 +77,63 @@ export async function assignTask(options: OperationOptions, taskHash: string, wo
   const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
   await sender.wait(sent.hash);
   return { taskHash: answer.taskHash, onChainTaskId: answer.onChainTaskId, txHash: sent.hash };
+}
+
+export interface SubmittedResult {
+  taskHash: string;
+  onChainTaskId: number;
+  txHash: string;
+  /** The submission attempt this delivery is (1 first, more after a failed verdict). */
+  attempt: number;
+  evidenceHash: string;
+}
+
+/** How long `submitResult` keeps asking while the accept's assignment is on its way to the chain (503). */
+export const ASSIGNMENT_WAIT_MS = 60_000;
+
+/**
+ * The worker delivers `result` (any JSON value) for the task it accepted: the service stores the result and builds
+ * submitEvidence of its canonical hash; the SDK checks the transaction is from the key's wallet (the signer), to the
+ * settlement escrow on its chain, exactly submitEvidence(task, hash of this result) with zero value, then signs it and
+ * waits for its receipt. While the assignment is not on-chain yet (ASSIGNMENT_PENDING, NOT_ASSIGNED_YET) it asks again,
+ * backing off from 1 s to 5 s, for up to `assignmentWaitMs`.
+ */
+export async function submitResult(
+  options: OperationOptions & { assignmentWaitMs?: number },
+  taskHash: string,
+  result: unknown,
+): Promise<SubmittedResult> {
+  const { wallet, pin, sender } = await prepare(options);
+  checkOwner((await options.api.whoami()).address, wallet);
+  const expectedHash = evidenceHash(result);
+  const until = Date.now() + (options.assignmentWaitMs ?? ASSIGNMENT_WAIT_MS);
+  let backoffMs = 1000;
+  let answer;
+  for (;;) {
+    try {
+      answer = await options.api.submit(taskHash, { result });
+      break;
+    } catch (error) {
+      if (!isMarketError(error, "ASSIGNMENT_PENDING", "NOT_ASSIGNED_YET") || Date.now() + backoffMs > until)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, backoffMs));
+      backoffMs = Math.min(backoffMs * 2, 5000);
+    }
+  }
+  checkEscrowTx(answer, pin, wallet, {
+    fn: "submitEvidence",
+    taskId: BigInt(answer.onChainTaskId),
+    evidenceHash: expectedHash,
+  });
+  const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+  await sender.wait(sent.hash);
+  return {
+    taskHash: answer.taskHash,
+    onChainTaskId: answer.onChainTaskId,
+    txHash: sent.hash,
+    attempt: answer.attempt,
+    evidenceHash: expectedHash,
+  };
 }
 
 /**

@@ -57,10 +57,18 @@ export type SignInNonce = {
 
 export type SignInSession = { address: string; expiresAt: string; sessionToken: string };
 
-export type ApiKeyCreated = { id: number; key: string; prefix: string; label: string | null; createdAt: string };
+export type ApiKeyCreated = {
+  expiresAt: string | null;
+  id: number;
+  key: string;
+  prefix: string;
+  label: string | null;
+  createdAt: string;
+};
 
 export type ApiKeyList = {
   keys: {
+    expiresAt: string | null;
     id: number;
     prefix: string;
     label: string | null;
@@ -970,7 +978,12 @@ export type ServiceList = {
   }[];
 };
 
-export type ServicesQuery = { agent?: string | undefined; limit?: number | undefined; offset?: number | undefined };
+export type ServicesQuery = {
+  status?: "active" | "inactive" | "all" | undefined;
+  agent?: string | undefined;
+  limit?: number | undefined;
+  offset?: number | undefined;
+};
 
 // Agents
 export type DeployFee = {

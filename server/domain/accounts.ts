@@ -428,6 +428,7 @@ const keyView = (row: ApiKeyRow): ApiKeyView => ({
   createdAt: iso(row.createdAt),
   revokedAt: row.revokedAt === null ? null : iso(row.revokedAt),
   lastUsedAt: row.lastUsedAt === null ? null : iso(row.lastUsedAt),
+  expiresAt: row.expiresAt === null ? null : iso(row.expiresAt),
 });
 
 /** How fresh a key's recorded last use is kept (docs/api.md, "Signing in and API keys"). */
@@ -450,9 +451,15 @@ function activeKeyCache(db: Db) {
   return cache;
 }
 
+/** Whether a web session key's time has run out at `nowMs` (an ordinary key never does). */
+export function keyExpired(key: Pick<ApiKeyRow, "expiresAt">, nowMs: number): boolean {
+  return key.expiresAt !== null && key.expiresAt <= unixNow(nowMs);
+}
+
 /**
- * The active key a presented API key names, or undefined (unknown or revoked). Its last use is recorded, to the
- * minute, without delaying the answer. Only keys found active are cached (ACTIVE_KEY_CACHE_MS): a key created in
+ * The unrevoked key a presented API key names, or undefined (unknown or revoked); an expired web session key is
+ * answered too (the caller refuses it, saying the session expired: `keyExpired`). Its last use is recorded, to the
+ * minute, without delaying the answer. Only keys found unrevoked are cached (ACTIVE_KEY_CACHE_MS): a key created in
  * another process works at once.
  */
 export async function activeApiKey(deps: Deps, presentedKey: string): Promise<ApiKeyRow | undefined> {
@@ -473,6 +480,7 @@ export async function activeApiKey(deps: Deps, presentedKey: string): Promise<Ap
   // Last use is informational, to the minute: written at most once a minute per key (a write per request cost a fifth
   // of a task build), and never blocking the request.
   const now = unixNow(nowMs);
+  if (keyExpired(key.key, nowMs)) return key.key;
   const { lastUsedAt } = key.key;
   if (lastUsedAt === null || now - lastUsedAt >= LAST_USED_RESOLUTION_SECONDS) {
     key.key = { ...key.key, lastUsedAt: now };
@@ -481,25 +489,39 @@ export async function activeApiKey(deps: Deps, presentedKey: string): Promise<Ap
   return key.key;
 }
 
-/** A new key acting as `wallet`. The key is returned once; only its SHA-256 hash and prefix are stored. */
+/**
+ * A new key acting as `wallet`. The key is returned once; only its SHA-256 hash and prefix are stored. A web session
+ * key (`sessionKey`) expires on its own SESSION_TTL_SECONDS after it is made, as a sign-in session does; an ordinary
+ * key never expires. Expired and revoked keys do not count toward API_MAX_KEYS_PER_WALLET.
+ */
 export async function createApiKey(
   deps: Deps,
   wallet: string,
   label: string | null,
+  options: { sessionKey?: boolean } = {},
   nowMs = deps.clock.wallNowMs(),
 ): Promise<ApiKeyCreated> {
-  const { maxKeysPerWallet } = deps.config.api;
-  if ((await countActiveKeysOf(deps.db, wallet)) >= maxKeysPerWallet) {
+  const { maxKeysPerWallet, sessionTtlSeconds } = deps.config.api;
+  const now = unixNow(nowMs);
+  if ((await countActiveKeysOf(deps.db, wallet, now)) >= maxKeysPerWallet) {
     fail("KEY_LIMIT", `a wallet has at most ${maxKeysPerWallet} active API keys: revoke one first`, {
       details: { maxKeys: maxKeysPerWallet },
     });
   }
   const { key, keyHash, prefix } = newApiKey();
-  const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: unixNow(nowMs) });
-  return { id: row.id, key, prefix: row.prefix, label: row.label, createdAt: iso(row.createdAt) };
+  const expiresAt = options.sessionKey ? now + sessionTtlSeconds : null;
+  const row = await insertApiKey(deps.db, { address: wallet, keyHash, prefix, label, createdAt: now, expiresAt });
+  return {
+    id: row.id,
+    key,
+    prefix: row.prefix,
+    label: row.label,
+    createdAt: iso(row.createdAt),
+    expiresAt: row.expiresAt === null ? null : iso(row.expiresAt),
+  };
 }
 
-/** Every key of `wallet`, revoked ones included, oldest first; never the key or its hash. */
+/** Every key of `wallet`, revoked and expired ones included, oldest first; never the key or its hash. */
 export async function listApiKeys(deps: Deps, wallet: string): Promise<{ keys: ApiKeyView[] }> {
   return { keys: (await listKeysOf(deps.db, wallet)).map(keyView) };
 }

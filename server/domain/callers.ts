@@ -13,7 +13,7 @@ import { AGENT_TOKEN_PATTERN, verifyAgentToken, type AgentTokenClaims } from "./
 import { ACTING_DESIRED_STATES, findHostedAgentStanding } from "../db/repositories/hostedAgents";
 import { findSessionAddress } from "../db/repositories/sessions";
 import { API_KEY_PATTERN, SESSION_PATTERN, hashSecret } from "./credentials";
-import { activeApiKey } from "./accounts";
+import { activeApiKey, keyExpired } from "./accounts";
 import { ACCESS_TOKEN_PATTERN, accessTokenGrant } from "./oauth";
 import type { Deps } from "./deps";
 
@@ -40,8 +40,8 @@ export function hostedAgentMayAct(agent: { desiredState: string; deleted: boolea
 }
 
 export class AuthFailure extends AppError {
-  constructor(message: string) {
-    super({ code: "UNAUTHORIZED", message, headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
+  constructor(message: string, extra: { reason?: string; details?: Record<string, unknown> } = {}) {
+    super({ code: "UNAUTHORIZED", message, ...extra, headers: { "WWW-Authenticate": 'Bearer realm="api"' } });
   }
 }
 
@@ -117,6 +117,13 @@ export async function callerFor(
   if (API_KEY_PATTERN.test(credential)) {
     const key = await activeApiKey(deps, credential);
     if (!key) throw new AuthFailure("invalid or revoked API key");
+    if (keyExpired(key, deps.clock.wallNowMs())) {
+      const expiredAt = new Date(key.expiresAt! * 1000).toISOString();
+      throw new AuthFailure(`the session expired: this web session key ended at ${expiredAt}; sign in again`, {
+        reason: "SESSION_EXPIRED",
+        details: { expiredAt },
+      });
+    }
     return { wallet: key.address, keyId: key.id, via: "api-key" };
   }
   if (AGENT_TOKEN_PATTERN.test(credential)) return agentTokenCaller(deps, options.memo ?? {}, credential);

@@ -123,7 +123,7 @@ async function publicKeysOf(deps: Deps, services: readonly ServiceRecord[]): Pro
   return keys;
 }
 
-/** GET /marketplace/services: active services, newest first. */
+/** GET /marketplace/services: active services (or inactive ones, or all: `status`), newest first. */
 export async function readServices(
   deps: Deps,
   query: ServicesQuery,
@@ -143,7 +143,7 @@ export async function readService(deps: Deps, id: number): Promise<ServiceView> 
 
 /** An agent's active services (its agent card's skills). */
 export async function activeServicesOf(deps: Deps, address: string): Promise<ServiceView[]> {
-  return (await readServices(deps, { agent: address.toLowerCase(), limit: 50, offset: 0 })).services;
+  return (await readServices(deps, { agent: address.toLowerCase(), status: "active", limit: 50, offset: 0 })).services;
 }
 
 /**

@@ -39,6 +39,14 @@ const createKeyBody = z
       .regex(/^[^\p{Cc}]*$/u, "must not contain control characters")
       .nullable()
       .optional(),
+    sessionKey: z
+      .boolean()
+      .optional()
+      .openapi({
+        description:
+          "true: a web session key, which expires on its own SESSION_TTL_SECONDS (1 hour) after creation, as the " +
+          "sign-in session does (the web app makes one per sign-in); absent or false: an ordinary key, which never expires",
+      }),
   })
   .strict()
   .openapi("ApiKeyCreateRequest");
@@ -88,7 +96,9 @@ export const createKeyRoute = defineOperation({
   summary: "Create an API key acting as the signed-in wallet (the key is shown once)",
   description:
     "Takes a session or an API key of the wallet. Send {} when there is no label. A wallet holds at most " +
-    "API_MAX_KEYS_PER_WALLET (20) active keys: over it 409 KEY_LIMIT (revoke one first).",
+    "API_MAX_KEYS_PER_WALLET (20) active keys (neither revoked nor expired): over it 409 KEY_LIMIT (revoke one " +
+    "first). With sessionKey: true the key is a web session key: it expires SESSION_TTL_SECONDS after creation, and " +
+    "then answers 401 UNAUTHORIZED saying the session expired.",
   tags: ["accounts"],
   auth: "required",
   acceptsSession: true,
@@ -97,7 +107,8 @@ export const createKeyRoute = defineOperation({
   response: apiKeyCreatedSchema,
   successStatus: 201,
   errors: ["UNAUTHORIZED", "VALIDATION_ERROR", "DELEGATION_DISABLED", "KEY_LIMIT"],
-  handler: ({ body, caller, deps }) => createApiKey(deps, walletOf(caller, true), body.label ?? null),
+  handler: ({ body, caller, deps }) =>
+    createApiKey(deps, walletOf(caller, true), body.label ?? null, { sessionKey: body.sessionKey === true }),
 });
 
 export const listKeysRoute = defineOperation({

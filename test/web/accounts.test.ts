@@ -78,6 +78,7 @@ describe("web: the app, sign-in and API keys", function () {
     const row = page.getByTestId(`key-${prefix}`);
     await row.waitFor();
     expect(await row.innerText()).to.include("build server");
+    expect(await row.getByTestId("key-expires").innerText(), "a key made in Settings never expires").to.equal("never");
     expect(await row.innerText()).to.not.include(key.slice(11, 40), "the list shows the prefix only");
     // Once dismissed, the key is gone from the page for good.
     await page.getByRole("button", { name: "Dismiss" }).click();
@@ -95,6 +96,8 @@ describe("web: the app, sign-in and API keys", function () {
     // Signing out revokes the key the app made for this browser session.
     const sessionRow = page.locator("tr", { hasText: "this session" });
     const sessionPrefix = (await sessionRow.locator("code").innerText()).replace("…", "");
+    // The session's own key is a web session key: it ends by itself with the session, and the list says when.
+    expect(await sessionRow.getByTestId("key-expires").innerText()).to.not.equal("never");
     const sessionToken = await page.evaluate(
       () => JSON.parse(sessionStorage.getItem("escrow-market.session") ?? "{}").sessionToken as string,
     );
@@ -109,6 +112,9 @@ describe("web: the app, sign-in and API keys", function () {
     );
     const sessionKey = keys.data.keys.find((k: { prefix: string }) => k.prefix === sessionPrefix);
     expect(sessionKey.revokedAt, "the session key is revoked at sign-out").to.not.equal(null);
+    expect(Date.parse(sessionKey.expiresAt) - Date.parse(sessionKey.createdAt), "SESSION_TTL_SECONDS").to.equal(
+      3_600_000,
+    );
     // And the session token itself ends (POST /api/v1/auth/signout): it lists keys no more.
     expect((await listKeys()).status, "the session token is refused after sign-out").to.equal(401);
   });

@@ -7,11 +7,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { JsonRpcProvider, Wallet, getBytes, toQuantity } from "ethers";
+import { Contract, JsonRpcProvider, Wallet, getBytes, toQuantity } from "ethers";
 import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
 import { startDevnet, type DemoAccount, type Devnet } from "../../scripts/devnet";
 import { ensureWebBuilt } from "../../scripts/webBuild";
 import { freePort } from "../helpers/api";
+import { agentPublicKey } from "../../server/domain/briefs";
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 export const CHROMIUM_FLAGS = [
@@ -328,4 +329,59 @@ export async function injectWallet(
     announce();
   });
   return state;
+}
+
+/** Registers the devnet account `role` as an agent (executor) with its public key, through the API. */
+export async function registerAgent(web: WebDevnet, role: string, capabilities: string[]): Promise<void> {
+  const agent = web.account(role);
+  const registered = await callApi(web, "/api/v1/a2a/executors", agent.apiKey, {
+    publicKey: agentPublicKey(agent.privateKey),
+    capabilities,
+  });
+  expect(registered.status, JSON.stringify(registered.json)).to.be.oneOf([200, 201]);
+}
+
+/**
+ * Posts a public task pinned to `target` (an agent's address) through the API as the devnet account `posterRole`, as
+ * a script would: upload, build, approve and fund with the poster's key, list. Returns the task hash.
+ */
+export async function postTargetedTask(
+  web: WebDevnet,
+  posterRole: string,
+  task: { brief: string; amountRaw: bigint; target: string; requiredFields?: string[] },
+): Promise<string> {
+  const poster = web.account(posterRole);
+  const call = (path: string, body?: unknown) => callApi(web, path, poster.apiKey, body);
+  const upload = await call("/api/v1/storage/upload", { data: Buffer.from(task.brief).toString("base64") });
+  const taskHash = upload.json.data.rootHash as string;
+  const settlement = (await call("/api/v1/health/settlement")).json.data;
+  const chain = settlement.chains.find((c: { chain: string }) => c.chain === settlement.postingChain);
+  const built = await call("/api/v1/tasks", {
+    taskHash,
+    token: chain.token.address,
+    amount: task.amountRaw.toString(),
+    locationZone: "global",
+    duration: "86400",
+  });
+  expect(built.status, JSON.stringify(built.json)).to.equal(200);
+  const wallet = new Wallet(poster.privateKey, new JsonRpcProvider(web.devnet.rpcUrl, undefined, { cacheTimeout: -1 }));
+  const usdc = new Contract(chain.token.address, ["function approve(address,uint256) returns (bool)"], wallet);
+  await (await usdc.approve(chain.escrowAddress, task.amountRaw)).wait();
+  const sent = await wallet.sendTransaction({
+    to: built.json.data.unsignedTx.to,
+    data: built.json.data.unsignedTx.data,
+  });
+  await sent.wait();
+  const indexed = await call("/api/v1/a2a/tasks/index", {
+    txHash: sent.hash,
+    taskHash,
+    privacy: "public",
+    publicBrief: task.brief,
+    targetExecutor: task.target,
+    ...(task.requiredFields
+      ? { verificationMode: "auto", verificationCriteria: { required_fields: task.requiredFields } }
+      : {}),
+  });
+  expect(indexed.status, JSON.stringify(indexed.json)).to.equal(200);
+  return taskHash;
 }

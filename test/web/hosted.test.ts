@@ -12,7 +12,7 @@ import { fillAndPostTask, go, seriousA11yViolations, signInAs, useWebDevnet } fr
 describe("web: owners and providers (hosted agents, services)", function () {
   const web = useWebDevnet(this, 240_000);
 
-  it("pays the deploy fee, creates an agent with a secret, starts it, follows its log, stops, exports and deletes it", async () => {
+  it("pays the deploy fee, creates an agent, installs a skill with a secret, uninstalls one, starts it, follows its log live, stops, exports and deletes it", async () => {
     const page = await web().newPage();
     const owner = web().account("agent-2");
     const SECRET = "whsec-never-shown-again-4711";
@@ -34,31 +34,53 @@ describe("web: owners and providers (hosted agents, services)", function () {
 
     await page.getByRole("textbox", { name: "Slug" }).fill(slug);
     await page.getByRole("textbox", { name: "Name", exact: false }).first().fill("Web hook agent");
-    await page.getByRole("combobox", { name: "Skill" }).click();
-    await page.getByRole("option", { name: /\(webhook\)$/ }).click();
-    await page.getByRole("textbox", { name: "Setting: url" }).fill("https://agent.example.com/brief");
-    await page.getByRole("textbox", { name: "Setting: capabilities" }).fill("klingon-verse");
-    const secret = page.getByLabel("Secret: signingSecret");
-    expect(await secret.getAttribute("type")).to.equal("password");
-    await secret.fill(SECRET);
+    await page.getByRole("combobox", { name: "Skill", exact: true }).click();
+    await page.getByRole("option", { name: /\(summary\)$/ }).click();
     await page.getByRole("button", { name: "Create the agent" }).click();
     await page.getByText(`Agent ${slug} created`).waitFor({ timeout: 30_000 });
-    // Write-only: the page keeps no copy, the API never answers it.
+    const card = page.getByTestId(`hosted-${slug}`);
+    await card.getByTestId("skill-summary").waitFor();
+
+    // A skill installed afterwards, on the agent's card, with its secret: write-only, the page keeps no copy.
+    await card.getByRole("button", { name: `Install a skill on ${slug}` }).click();
+    const form = card.getByRole("form", { name: `Install a skill on ${slug}` });
+    await form.getByRole("combobox", { name: "Skill to install" }).click();
+    expect(
+      await page.getByRole("option", { name: /\(summary\)$/ }).count(),
+      "installed skills are not offered",
+    ).to.equal(0);
+    await page.getByRole("option", { name: /\(webhook\)$/ }).click();
+    await form.getByRole("textbox", { name: "Setting: url" }).fill("https://agent.example.com/brief");
+    await form.getByRole("textbox", { name: "Setting: capabilities" }).fill("klingon-verse");
+    const secret = form.getByLabel("Secret: signingSecret");
+    expect(await secret.getAttribute("type")).to.equal("password");
+    await secret.fill(SECRET);
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await form.getByRole("button", { name: "Install", exact: true }).click();
+    await card.getByTestId("skill-webhook").waitFor();
+    await card.getByText("Installed webhook").waitFor();
     expect(await page.content()).to.not.include(SECRET);
+    // And one uninstalled: its card says so, and so does the API.
+    await card.getByRole("button", { name: `Uninstall summary from ${slug}` }).click();
+    await card.getByTestId("skill-summary").waitFor({ state: "detached" });
     const created = await readAgent();
     expect(created.status).to.equal(200);
-    expect(created.text).to.include('"skill":"webhook"').and.to.not.include(SECRET);
+    expect(created.text).to.include('"skill":"webhook"').and.to.not.include('"skill":"summary"');
+    expect(created.text).to.not.include(SECRET);
 
     // Gas for the agent's own wallet, from the devnet admin, then start it from the page.
     const wallet = JSON.parse(created.text).data.wallet as string;
     const admin = new Wallet(web().account("admin").privateKey, new JsonRpcProvider(web().devnet.rpcUrl));
     await (await admin.sendTransaction({ to: wallet, value: parseEther("1") })).wait();
-    const card = page.getByTestId(`hosted-${slug}`);
     await card.getByTestId("hosted-status").filter({ hasText: "stopped" }).waitFor();
+    // The log is followed live (SSE): a stopped agent has written nothing yet, so every line shown from here on
+    // came through the stream.
+    await card.getByTestId("log-mode").filter({ hasText: "following live" }).waitFor();
+    expect(await card.getByTestId("hosted-log").innerText()).to.include("No log line yet.");
     await card.getByRole("button", { name: `Start ${slug}`, exact: true }).click();
     await card.getByTestId("hosted-status").filter({ hasText: "running" }).waitFor({ timeout: 60_000 });
     expect(await card.getByTestId("hosted-desired").innerText()).to.equal("running");
-    // Its log, as the host writes it, shows on the card (refreshed while shown).
+    // Its log, as the host writes it, shows on the card as it is written.
     await card.getByTestId("hosted-log").locator("p", { hasNotText: "No log line yet." }).first().waitFor();
 
     // A refusal says what and why, with its code.
@@ -92,7 +114,7 @@ describe("web: owners and providers (hosted agents, services)", function () {
     expect(web().pageErrors).to.deep.equal([]);
   });
 
-  it("a provider offers, edits and deactivates a service; another account rents it seeing its terms", async () => {
+  it("a provider offers, edits, deactivates and relists a service; another account rents it seeing its terms", async () => {
     const provider = web().account("agent-1"); // registered: the devnet's example agent acts as its wallet
     const page = await web().newPage();
     await signInAs(page, web(), "agent-1");
@@ -145,10 +167,20 @@ describe("web: owners and providers (hosted agents, services)", function () {
     const rented = await fetch(`${web().url}/api/v1/tasks/${hash}`).then((r) => r.json());
     expect(rented.data.a2aMeta.targetExecutor).to.equal(provider.address.toLowerCase());
 
+    const serviceState = async () =>
+      (await fetch(`${web().url}/api/v1/marketplace/services/${id}`).then((r) => r.json())).data.active;
     await page.getByRole("button", { name: "Deactivate Klingon poetry" }).click();
-    await card.waitFor({ state: "detached" });
-    const after = await fetch(`${web().url}/api/v1/marketplace/services/${id}`).then((r) => r.json());
-    expect(after.data.active).to.equal(false);
+    await card.getByTestId("service-state").filter({ hasText: "inactive" }).waitFor();
+    expect(await serviceState()).to.equal(false);
+    // Still listed on the provider's page, and listed again from there.
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await page.getByRole("button", { name: "List again Klingon poetry" }).click();
+    await card
+      .getByTestId("service-state")
+      .filter({ hasText: /^active$/ })
+      .waitFor();
+    expect(await serviceState()).to.equal(true);
+    await page.getByRole("button", { name: "Deactivate Klingon poetry" }).waitFor();
     expect(web().pageErrors).to.deep.equal([]);
   });
 });

@@ -12,12 +12,14 @@ import { AgentsPage } from "./pages/Agents";
 import { HostedPage } from "./pages/Hosted";
 import { ServicesPage } from "./pages/Services";
 import { OAuthAuthorizePage } from "./pages/OAuthAuthorize";
+import { AgentWorkPage } from "./pages/AgentWork";
 
 const NAV = [
   { to: "/", label: "Open tasks" },
   { to: "/post", label: "Post a task" },
   { to: "/mine", label: "My tasks" },
   { to: "/agents", label: "Agents" },
+  { to: "/work", label: "Agent work" },
   { to: "/hosted", label: "Hosted agents" },
   { to: "/services", label: "My services" },
   { to: "/settings", label: "Settings and API keys" },
@@ -107,6 +109,7 @@ export function App() {
           <Route path="/agents" element={<AgentsPage />} />
           <Route path="/hosted" element={<HostedPage />} />
           <Route path="/services" element={<ServicesPage />} />
+          <Route path="/work" element={<AgentWorkPage />} />
           <Route path="/settings" element={<SettingsPage />} />
           <Route path="/oauth/authorize" element={<OAuthAuthorizePage />} />
           <Route path="*" element={<NotFoundPage />} />

@@ -3,7 +3,8 @@
  * this browser session (every other route takes an API key). Both are kept in the tab's sessionStorage, so a reload
  * keeps the session in that tab and closing the tab forgets it; never in localStorage (shared by every tab and kept
  * forever) or a cookie (no cookie means no cross-site request can act as the user). Signing out, or the session's
- * end, revokes the key (docs/web.md, "Session").
+ * end, revokes the key, and the API ends the key by itself with the session (a web session key; docs/web.md,
+ * "Session").
  */
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from "react";
 import { getAddress, hexlify, toUtf8Bytes } from "ethers";
@@ -129,7 +130,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
         params: [hexlify(toUtf8Bytes(nonce.message)), address],
       })) as string;
       const signed = await api.authVerify({ message: nonce.message, signature });
-      const key = await api.createApiKey({ label: SESSION_KEY_LABEL }, signed.sessionToken);
+      // A web session key: the API ends it by itself with the session (SESSION_TTL_SECONDS), even if the tab is
+      // closed without signing out.
+      const key = await api.createApiKey({ label: SESSION_KEY_LABEL, sessionKey: true }, signed.sessionToken);
       const next: Session = {
         address: signed.address,
         expiresAt: signed.expiresAt,

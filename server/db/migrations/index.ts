@@ -19,6 +19,7 @@ import { openTaskIndexes } from "./011_open_task_indexes";
 import { noncePurpose } from "./012_nonce_purpose";
 import { openVerdicts } from "./013_open_verdicts";
 import { oauth } from "./015_oauth";
+import { apiKeyExpiry } from "./016_api_key_expiry";
 
 export type { Migration };
 
@@ -37,6 +38,7 @@ export const MIGRATIONS: readonly Migration[] = [
   noncePurpose,
   openVerdicts,
   oauth,
+  apiKeyExpiry,
 ];
 
 /** A knex migration source over MIGRATIONS. */

@@ -8,6 +8,8 @@ export interface ApiKeyRow {
   createdAt: number;
   revokedAt: number | null;
   lastUsedAt: number | null;
+  /** When a web session key ends on its own (unix seconds); null for an ordinary key, which never expires. */
+  expiresAt: number | null;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -19,11 +21,20 @@ const fromRow = (r: any): ApiKeyRow => ({
   createdAt: Number(r.created_at),
   revokedAt: r.revoked_at === null ? null : Number(r.revoked_at),
   lastUsedAt: r.last_used_at === null ? null : Number(r.last_used_at),
+  expiresAt: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at),
 });
 
 export async function insertApiKey(
   db: Queryable,
-  key: { address: string; keyHash: string; prefix: string; label: string | null; createdAt: number },
+  key: {
+    address: string;
+    keyHash: string;
+    prefix: string;
+    label: string | null;
+    createdAt: number;
+    /** A web session key's end; absent or null: an ordinary key. */
+    expiresAt?: number | null;
+  },
 ): Promise<ApiKeyRow> {
   const [row] = await db("api_keys")
     .insert({
@@ -32,12 +43,13 @@ export async function insertApiKey(
       prefix: key.prefix,
       label: key.label,
       created_at: key.createdAt,
+      expires_at: key.expiresAt ?? null,
     })
     .returning("*");
   return fromRow(row);
 }
 
-/** The active (not revoked) key with this hash. */
+/** The key with this hash that is not revoked (it may have expired: the caller compares `expiresAt` with now). */
 export async function findActiveKeyByHash(db: Queryable, keyHash: string): Promise<ApiKeyRow | undefined> {
   const [row] = await queryRows(db, `select * from "api_keys" where "key_hash" = ? and "revoked_at" is null`, [
     keyHash,
@@ -73,8 +85,12 @@ export async function revokedKeyIds(db: Queryable, ids: readonly number[]): Prom
   return rows.map((r: { id: number | string }) => Number(r.id));
 }
 
-/** Active (not revoked) keys of `address`. */
-export async function countActiveKeysOf(db: Queryable, address: string): Promise<number> {
-  const [row] = await db("api_keys").where({ address }).whereNull("revoked_at").count({ n: "*" });
+/** Active keys of `address` at `now` (unix seconds): not revoked and not expired. */
+export async function countActiveKeysOf(db: Queryable, address: string, now: number): Promise<number> {
+  const [row] = await db("api_keys")
+    .where({ address })
+    .whereNull("revoked_at")
+    .andWhere((q) => q.whereNull("expires_at").orWhere("expires_at", ">", now))
+    .count({ n: "*" });
   return Number(row.n);
 }

@@ -61,13 +61,15 @@ export async function updateService(db: Queryable, id: number, changes: Partial<
   await db("services").where({ id }).update(toRow(changes));
 }
 
-/** Active services, newest first, optionally of one agent. */
+/** Services, newest first: active ones unless `status` says otherwise, optionally of one agent. */
 export async function listActiveServices(
   db: Queryable,
-  filter: { agent?: string; limit: number; offset: number },
+  filter: { agent?: string; status?: "active" | "inactive" | "all"; limit: number; offset: number },
 ): Promise<{ services: ServiceRecord[]; total: number }> {
+  const status = filter.status ?? "active";
   const base = () => {
-    const q = db("services").where({ active: true });
+    const q = db("services");
+    if (status !== "all") q.where({ active: status === "active" });
     if (filter.agent) q.where({ agent_address: filter.agent.toLowerCase() });
     return q;
   };

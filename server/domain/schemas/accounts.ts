@@ -54,6 +54,9 @@ export const apiKeyCreatedSchema = z
     prefix: z.string().openapi({ example: "sk_3f9a01bc" }),
     label: z.string().nullable(),
     createdAt: isoTime,
+    expiresAt: isoTime.nullable().openapi({
+      description: "When a web session key ends on its own (SESSION_TTL_SECONDS after creation); null: never",
+    }),
   })
   .openapi("ApiKeyCreated");
 
@@ -65,6 +68,9 @@ export const apiKeySchema = z
     createdAt: isoTime,
     revokedAt: isoTime.nullable(),
     lastUsedAt: isoTime.nullable(),
+    expiresAt: isoTime.nullable().openapi({
+      description: "When a web session key ends (or ended) on its own; null: an ordinary key, which never expires",
+    }),
   })
   .openapi("ApiKey");
 

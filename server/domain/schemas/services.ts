@@ -89,6 +89,14 @@ export const serviceIdParams = z.object({
 export const servicesQuerySchema = z
   .object({
     agent: address.optional().openapi({ description: "Only this agent's services" }),
+    status: z
+      .enum(["active", "inactive", "all"])
+      .default("active")
+      .openapi({
+        description:
+          "Which services: active (default: the ones that can be rented), inactive (deactivated, which their agent " +
+          "may list again with PATCH active: true) or all",
+      }),
     limit: z.coerce
       .number()
       .int()

@@ -8,14 +8,17 @@ import { Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, disputedTaskFixture, STATUS, TASK_HASH, USDC } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
-import { hardhatPrivateKey } from "../../helpers/keys";
+import { hardhatPrivateKey, verifierPrivateKey } from "../../helpers/keys";
+import { agentPublicKey } from "../../../server/domain/briefs";
 import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
 import {
   isMarketError,
   MarketApi,
   postTask,
+  evidenceHash,
   resolveDispute,
   sendTaskOperation,
+  submitResult,
   waitForTask,
   type MarketError,
   type TaskState,
@@ -89,6 +92,54 @@ describe("SDK task operations and following a task", () => {
     expect(seen[seen.length - 1]).to.equal("cancelled");
     expect(Number((await fixture.escrow.getTask(posted.onChainTaskId)).status)).to.equal(STATUS.Cancelled);
     expect(await fixture.usdc.balanceOf(poster.address)).to.equal(USDC(10));
+  });
+
+  it("submitResult: the worker's result stored and submitEvidence of its hash checked, signed, confirmed", async () => {
+    const fixture = await loadFixture(deployEscrowFixture);
+    api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() });
+    const poster = await freshWallet(chain.provider);
+    const worker = await freshWallet(chain.provider);
+    await (await fixture.usdc.mint(poster.address, USDC(10))).wait();
+    const market = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
+    const posted = await postTask(
+      { brief: "Deliver me.", privacy: "public", amount: USDC(4) },
+      { api: market, signer: poster },
+    );
+    const workerApi = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(worker.address) });
+    await workerApi.registerExecutor({ publicKey: agentPublicKey(worker.privateKey), capabilities: [] });
+    await workerApi.accept(posted.taskHash);
+    const result = { summary: "delivered", words: 1 };
+
+    // A service answering submitEvidence of another hash: refused before signing, nothing sent.
+    const nonce = await chain.provider.getTransactionCount(worker.address);
+    const tampering = new MarketApi({
+      baseUrl: api.url,
+      apiKey: workerApi.apiKey,
+      fetch: async (input, init) => {
+        const answer = await fetch(input, init);
+        if (!String(input).endsWith("/submit") || answer.status !== 200) return answer;
+        const body = await answer.json();
+        const data = body.data.unsignedTx.data as string;
+        body.data.unsignedTx.data = data.slice(0, -64) + "ab".repeat(32);
+        return new Response(JSON.stringify(body), { status: answer.status, headers: answer.headers });
+      },
+    });
+    await expectCode(submitResult({ api: tampering, signer: worker }, posted.taskHash, result), "TX_MISMATCH");
+    expect(await chain.provider.getTransactionCount(worker.address)).to.equal(nonce);
+    // Without a signer nothing is asked of the service.
+    await expectCode(submitResult({ api: workerApi }, posted.taskHash, result), "NO_SIGNER");
+
+    const delivered = await submitResult({ api: workerApi, signer: worker }, posted.taskHash, result);
+    expect(delivered).to.deep.include({
+      taskHash: posted.taskHash,
+      onChainTaskId: posted.onChainTaskId,
+      attempt: 1,
+      evidenceHash: evidenceHash(result),
+    });
+    const onChain = await fixture.escrow.getTask(posted.onChainTaskId);
+    expect(Number(onChain.status)).to.equal(STATUS.Submitted);
+    expect(onChain.worker).to.equal(worker.address);
+    expect(onChain.evidenceHash).to.equal(evidenceHash(result));
   });
 
   it("resolveDispute: the escrow admin rules for the worker; anyone else is OWNER_MISMATCH", async () => {

@@ -10,6 +10,7 @@ import hre, { ethers } from "hardhat";
 import { getAddress } from "ethers";
 import { withMarket, type Market } from "../../helpers/market";
 import { openEvents } from "../../helpers/sse";
+import { ApiError, MarketApi, followAgentLogs, type AgentLogLine } from "../../../client/sdk/index";
 import {
   ACTION,
   AGENTS,
@@ -269,6 +270,43 @@ describe("Hosted agents API", () => {
       const strangerKey = await m.api.createKey(m.stranger.address);
       const refused = await openEvents(m.api.url, { key: strangerKey, path: `${AGENTS}/${agent.id}/logs` });
       expect(refused.status).to.equal(404);
+    }, NO_FEE));
+
+  it("is followed by the SDK's followAgentLogs: new lines in order, from after a line id, 404 for a stranger", () =>
+    withMarket(async (m) => {
+      const key = await m.api.createKey(m.worker.address);
+      const agent = await createAgent(m.api, key, { slug: "sdk-follow" });
+      await appendLog(m.api.deps.db, { agentId: agent.id, level: "info", message: "seen before", atMs: 1 });
+      const [before] = (await m.api.request("GET", `${AGENTS}/${agent.id}/logs`, { key })).json.data.logs;
+      await appendLog(m.api.deps.db, { agentId: agent.id, level: "warn", message: "missed while away", atMs: 2 });
+      const got: AgentLogLine[] = [];
+      const follow = followAgentLogs(
+        new MarketApi({ baseUrl: m.api.url, apiKey: key }),
+        agent.slug!,
+        (line) => {
+          got.push(line);
+        },
+        { lastEventId: String(before.id) },
+      );
+      try {
+        await appendLog(m.api.deps.db, { agentId: agent.id, level: "info", message: "live", atMs: 3 });
+        for (let i = 0; i < 250 && got.length < 2; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(got.map((l) => [l.message, l.level])).to.deep.equal([
+          ["missed while away", "warn"],
+          ["live", "info"],
+        ]);
+        expect(follow.lastEventId).to.equal(String(got[1].id));
+      } finally {
+        await follow.close();
+      }
+      const stranger = new MarketApi({ baseUrl: m.api.url, apiKey: await m.api.createKey(m.stranger.address) });
+      const refused = followAgentLogs(stranger, agent.id, () => undefined);
+      const error = await refused.done.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).to.be.instanceOf(ApiError);
+      expect((error as ApiError).code).to.equal("NOT_FOUND");
     }, NO_FEE));
 
   it("caps a key's concurrent log follows (429 RATE_LIMIT), counted apart from its event streams", () =>

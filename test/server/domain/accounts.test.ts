@@ -468,8 +468,8 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         expect(listed!.status).to.equal(200);
         expect(listed!.json.data.keys).to.have.length(1);
         const [entry] = listed!.json.data.keys;
-        expect(entry).to.have.keys(["id", "prefix", "label", "createdAt", "revokedAt", "lastUsedAt"]);
-        expect(entry).to.include({ id, prefix, label: "laptop", createdAt, revokedAt: null });
+        expect(entry).to.have.keys(["id", "prefix", "label", "createdAt", "revokedAt", "lastUsedAt", "expiresAt"]);
+        expect(entry).to.include({ id, prefix, label: "laptop", createdAt, revokedAt: null, expiresAt: null });
         expect(Date.parse(entry.lastUsedAt)).to.be.closeTo(Date.now(), 10_000);
 
         const revoked = await api.request("DELETE", `/api/v1/api-keys/${id}`, bearer(session));
@@ -480,6 +480,66 @@ describe("API accounts: sign-in with Ethereum, sessions and API keys", () => {
         expectError(await api.request("GET", "/api/v1/api-keys/whoami", bearer(key)), 401, "UNAUTHORIZED");
         const after = await api.request("GET", "/api/v1/api-keys", bearer(session));
         expect(after.json.data.keys[0].revokedAt).to.be.a("string");
+      }));
+
+    it("ends a web session key on its own after SESSION_TTL_SECONDS (401 saying the session expired), uncounted", () =>
+      withApi(
+        async (api) => {
+          const wallet = Wallet.createRandom();
+          const session = await signIn(api, wallet);
+          const ordinary = (await createKey(api, session, "cli")).json.data;
+          expect(ordinary.expiresAt).to.equal(null);
+          const created = await api.request("POST", "/api/v1/api-keys", {
+            body: { label: "web app session", sessionKey: true },
+            ...bearer(session),
+          });
+          expect(created.status, created.text).to.equal(201);
+          const web = created.json.data;
+          expect(web.expiresAt).to.equal(isoPlus(web.createdAt, SESSION_TTL_SECONDS));
+          // Two active keys: the wallet's limit (API_MAX_KEYS_PER_WALLET=2).
+          expectError(await createKey(api, ordinary.key, "third"), 409, "KEY_LIMIT");
+
+          api.clock.advanceWall(SESSION_TTL_SECONDS - 2);
+          const before = await api.request("GET", "/api/v1/api-keys/whoami", { key: web.key });
+          expect(before.status, before.text).to.equal(200);
+
+          api.clock.advanceWall(3);
+          const after = await api.request("GET", "/api/v1/api-keys/whoami", { key: web.key });
+          expectError(after, 401, "UNAUTHORIZED", /session expired.*sign in again/);
+          expect(after.json.error.reason).to.equal("SESSION_EXPIRED");
+          expect(after.json.error.details).to.deep.equal({ expiredAt: web.expiresAt });
+          expect(after.headers.get("www-authenticate")).to.match(/^Bearer/);
+          // Every route refuses it, the key routes included; the ordinary key goes on working.
+          expectError(await api.request("GET", "/api/v1/api-keys", bearer(web.key)), 401, "UNAUTHORIZED", /expired/);
+          expect((await api.request("GET", "/api/v1/api-keys/whoami", { key: ordinary.key })).status).to.equal(200);
+
+          // The expired key no longer counts toward the limit, and the list shows when each key ends.
+          const third = await createKey(api, ordinary.key, "third");
+          expect(third.status, third.text).to.equal(201);
+          const listed = (await api.request("GET", "/api/v1/api-keys", { key: ordinary.key })).json.data.keys;
+          expect(listed.map((k: { id: number; expiresAt: string | null }) => [k.id, k.expiresAt])).to.deep.equal([
+            [ordinary.id, null],
+            [web.id, web.expiresAt],
+            [third.json.data.id, null],
+          ]);
+          // Revoking an expired key still works (the web app's sign-out after the fact).
+          const revoked = await api.request("DELETE", `/api/v1/api-keys/${web.id}`, { key: ordinary.key });
+          expect(revoked.status, revoked.text).to.equal(200);
+          expectError(
+            await api.request("GET", "/api/v1/api-keys/whoami", { key: web.key }),
+            401,
+            "UNAUTHORIZED",
+            /revoked/,
+          );
+        },
+        { API_MAX_KEYS_PER_WALLET: "2" },
+      ));
+
+    it("refuses a sessionKey that is not a boolean", () =>
+      withApi(async (api) => {
+        const session = await signIn(api, Wallet.createRandom());
+        const res = await api.request("POST", "/api/v1/api-keys", { body: { sessionKey: "yes" }, ...bearer(session) });
+        expectError(res, 400, "VALIDATION_ERROR", /^body\.sessionKey/);
       }));
 
     it("lets a key create, list and revoke keys of its own wallet, itself included", () =>

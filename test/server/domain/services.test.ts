@@ -81,6 +81,32 @@ describe("Services (rent-an-agent)", () => {
       expect(removed.json.data.active).to.equal(false);
       expect((await m.api.request("GET", SERVICES)).json.data.total).to.equal(0);
       expect((await m.api.request("GET", `${SERVICES}/${service.id}`)).json.data.active).to.equal(false);
+
+      // Its agent finds the deactivated service (status=inactive or all) and lists it again (PATCH active: true).
+      const byStatus = async (status: string) =>
+        (await m.api.request("GET", `${SERVICES}?agent=${agent.address}&status=${status}`)).json.data;
+      expect((await byStatus("inactive")).services.map((s: { id: number }) => s.id)).to.have.members([
+        service.id,
+        second.id,
+      ]);
+      expect((await byStatus("all")).total).to.equal(2);
+      expect((await byStatus("active")).total).to.equal(0);
+      expectError(
+        await m.api.request("PATCH", `${SERVICES}/${service.id}`, { key: other.key, body: { active: true } }),
+        403,
+        "FORBIDDEN",
+      );
+      const relisted = await m.api.request("PATCH", `${SERVICES}/${service.id}`, {
+        key: agent.key,
+        body: { active: true },
+      });
+      expect(relisted.status, relisted.text).to.equal(200);
+      expect(relisted.json.data).to.include({ id: service.id, active: true, price_raw: 35_000_000 });
+      expect((await m.api.request("GET", SERVICES)).json.data.services.map((s: { id: number }) => s.id)).to.deep.equal([
+        service.id,
+      ]);
+      expect((await byStatus("inactive")).services.map((s: { id: number }) => s.id)).to.deep.equal([second.id]);
+      expectError(await m.api.request("GET", `${SERVICES}?status=deleted`), 400, "VALIDATION_ERROR", /^query\.status/);
     }));
 
   it("refuses bad input naming the field, strangers, and unknown or malformed ids", () =>

@@ -1,14 +1,16 @@
 /**
  * Hosted agents, for their owner: the agents the service runs for the signed-in wallet (status, desired state,
- * restarts, last error, earnings, the latest log lines), their actions (start, stop, pause, resume, restart; a
- * refusal shows the API's message and code), and deleting one after a confirmation that says its key is erased.
+ * restarts, last error, earnings, its log followed live), their actions (start, stop, pause, resume, restart; a
+ * refusal shows the API's message and code), skills installed from the catalog (secret fields write-only) and
+ * uninstalled, and deleting one after a confirmation that says its key is erased.
  * Creating one: the deploy fee's terms, paid from the wallet through the SDK's `payDeployFee` (its checks: exactly
  * the fee, to the factory, from this wallet), then the slug, the name and a skill from the catalog with the secret
  * fields it needs (write-only: sent once, never shown back). Exporting an agent's key: the owner's wallet signs the
- * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The list refreshes every
- * 5 s while shown.
+ * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The log is followed as
+ * Server-Sent Events (the SDK's `followAgentLogs`, resuming after the last line shown); the agents' status refreshes
+ * every 5 s while shown.
  */
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import {
   Alert,
   Badge,
@@ -28,7 +30,14 @@ import {
 } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { BrowserProvider, hexlify, toUtf8Bytes } from "ethers";
-import { payDeployFee, type HostedAgent, type HostedAgentAction, type SkillCatalog } from "../../../client/sdk/index";
+import {
+  followAgentLogs,
+  payDeployFee,
+  type AgentLogLine,
+  type HostedAgent,
+  type HostedAgentAction,
+  type SkillCatalog,
+} from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { formatAmount, formatIso, shortAddress } from "../format";
 import { usePostingChain } from "../hooks";
@@ -37,6 +46,8 @@ import { SignInPanel } from "../components/SignIn";
 import { ShownOnce } from "../components/ShownOnce";
 
 export const HOSTED_REFRESH_MS = 5000;
+/** Log lines kept on a card (the newest). */
+const LOG_LINES_SHOWN = 8;
 const ACTIONS: { action: HostedAgentAction; label: string }[] = [
   { action: "start", label: "Start" },
   { action: "stop", label: "Stop" },
@@ -141,7 +152,9 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
             </Table.Tr>
             <Table.Tr>
               <Table.Th>Skills</Table.Th>
-              <Table.Td>{agent.skills.map((s) => s.skill).join(", ") || "none"}</Table.Td>
+              <Table.Td>
+                <InstalledSkills session={session} agent={agent} name={name} />
+              </Table.Td>
             </Table.Tr>
             <Table.Tr>
               <Table.Th>Restarts</Table.Th>
@@ -237,21 +250,8 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
             {describeError(remove.error)}
           </Alert>
         )}
-        <Title order={4} size="h6">
-          Latest log lines
-        </Title>
-        <Stack gap={2} data-testid="hosted-log" aria-live="polite">
-          {agent.recentLogs.length === 0 && (
-            <Text size="xs" c="dimmed">
-              No log line yet.
-            </Text>
-          )}
-          {agent.recentLogs.slice(-8).map((line) => (
-            <Text key={line.id} size="xs" ff="monospace" style={{ overflowWrap: "anywhere" }}>
-              {formatIso(line.at)} {line.level} {line.message}
-            </Text>
-          ))}
-        </Stack>
+        <InstallSkill session={session} agent={agent} name={name} />
+        <AgentLog session={session} agent={agent} />
       </Stack>
     </Card>
   );
@@ -274,6 +274,243 @@ function configOf(skill: CatalogSkill | undefined, text: Record<string, string>)
     else config[field.name] = value;
   }
   return config;
+}
+
+/** A catalog skill's settings (typed as the catalog says) and secret fields (write-only: password inputs). */
+function SkillFields(props: {
+  skill: CatalogSkill | undefined;
+  config: Record<string, string>;
+  secrets: Record<string, string>;
+  onConfig: (name: string, value: string) => void;
+  onSecret: (name: string, value: string) => void;
+}) {
+  const { skill } = props;
+  return (
+    <>
+      {skill?.config
+        .filter((field) => field.type !== "record<string,string>")
+        .map((field) => (
+          <TextInput
+            key={field.name}
+            label={`Setting: ${field.name}`}
+            description={`${field.description}${field.type === "string[]" ? " (comma-separated)" : ""}`}
+            required={field.required}
+            value={props.config[field.name] ?? ""}
+            onChange={(e) => props.onConfig(field.name, e.currentTarget.value)}
+          />
+        ))}
+      {skill?.requiredSecrets.map((secret) => (
+        <PasswordInput
+          key={secret}
+          label={`Secret: ${secret}`}
+          description="Stored encrypted for the agent; never shown again, here or anywhere"
+          required
+          autoComplete="off"
+          value={props.secrets[secret] ?? ""}
+          onChange={(e) => props.onSecret(secret, e.currentTarget.value)}
+        />
+      ))}
+    </>
+  );
+}
+
+/** The skill as the API installs it: id, typed settings (when any) and secrets (when any). */
+function skillInstall(
+  skill: string,
+  chosen: CatalogSkill | undefined,
+  config: Record<string, string>,
+  secrets: Record<string, string>,
+) {
+  const typed = configOf(chosen, config);
+  return {
+    skill,
+    ...(Object.keys(typed).length ? { config: typed } : {}),
+    ...(Object.keys(secrets).length ? { secrets } : {}),
+  };
+}
+
+/** The agent's installed skills, each with Uninstall (its secrets go with it; a running agent restarts without it). */
+function InstalledSkills({ session, agent, name }: { session: Session; agent: HostedAgent; name: string }) {
+  const queryClient = useQueryClient();
+  const uninstall = useMutation({
+    mutationFn: (skill: string) => marketApi(session).uninstallSkill(agent.id, skill),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["me", "hosted"] }),
+  });
+  if (agent.skills.length === 0) return <>none</>;
+  return (
+    <Stack gap={4}>
+      {agent.skills.map((s) => (
+        <Group key={s.skill} gap="xs" wrap="nowrap" data-testid={`skill-${s.skill}`}>
+          <Code>{s.skill}</Code>
+          <Button
+            size="compact-xs"
+            variant="subtle"
+            color="red"
+            aria-label={`Uninstall ${s.skill} from ${name}`}
+            loading={uninstall.isPending && uninstall.variables === s.skill}
+            onClick={() => uninstall.mutate(s.skill)}
+          >
+            Uninstall
+          </Button>
+        </Group>
+      ))}
+      {uninstall.isError && (
+        <Alert color="orange" role="alert" title="Not uninstalled">
+          {describeError(uninstall.error)}
+        </Alert>
+      )}
+    </Stack>
+  );
+}
+
+/** Installing a catalog skill on an existing agent: its settings and secrets, sent once (the page keeps no copy). */
+function InstallSkill({ session, agent, name }: { session: Session; agent: HostedAgent; name: string }) {
+  const queryClient = useQueryClient();
+  const catalog = useQuery({ queryKey: ["skills"], queryFn: () => marketApi().skillCatalog(), staleTime: Infinity });
+  const [open, setOpen] = useState(false);
+  const [skill, setSkill] = useState<string | null>(null);
+  const [config, setConfig] = useState<Record<string, string>>({});
+  const [secrets, setSecrets] = useState<Record<string, string>>({});
+  const [done, setDone] = useState<string | null>(null);
+  const chosen = catalog.data?.skills.find((s) => s.id === skill);
+  const installed = new Set(agent.skills.map((s) => s.skill));
+  const reset = () => {
+    setSkill(null);
+    setConfig({});
+    setSecrets({});
+  };
+  const install = useMutation({
+    mutationFn: () => marketApi(session).installSkill(agent.id, skillInstall(skill!, chosen, config, secrets)),
+    onSuccess: (_view) => {
+      setDone(skill);
+      reset();
+      setOpen(false);
+      return queryClient.invalidateQueries({ queryKey: ["me", "hosted"] });
+    },
+  });
+  if (!open) {
+    return (
+      <Group gap="xs">
+        <Button size="xs" variant="default" aria-label={`Install a skill on ${name}`} onClick={() => setOpen(true)}>
+          Install a skill
+        </Button>
+        {done && (
+          <Text size="sm" role="status">
+            Installed {done}; a running agent restarts with it.
+          </Text>
+        )}
+      </Group>
+    );
+  }
+  return (
+    <form
+      aria-label={`Install a skill on ${name}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        install.mutate();
+      }}
+    >
+      <Stack gap="xs">
+        <Select
+          label="Skill to install"
+          description={chosen?.description ?? "From the skill catalog"}
+          data={(catalog.data?.skills ?? [])
+            .filter((s) => !installed.has(s.id))
+            .map((s) => ({ value: s.id, label: `${s.title} (${s.id})` }))}
+          value={skill}
+          onChange={(value) => {
+            setSkill(value);
+            setConfig({});
+            setSecrets({});
+          }}
+        />
+        <SkillFields
+          skill={chosen}
+          config={config}
+          secrets={secrets}
+          onConfig={(field, value) => setConfig((c) => ({ ...c, [field]: value }))}
+          onSecret={(field, value) => setSecrets((c) => ({ ...c, [field]: value }))}
+        />
+        <Group gap="xs">
+          <Button type="submit" size="xs" disabled={!skill} loading={install.isPending}>
+            Install
+          </Button>
+          <Button
+            size="xs"
+            variant="default"
+            onClick={() => {
+              reset();
+              setOpen(false);
+            }}
+          >
+            Cancel
+          </Button>
+        </Group>
+        {install.isError && (
+          <Alert color="orange" role="alert" title="Not installed">
+            {describeError(install.error)}
+          </Alert>
+        )}
+      </Stack>
+    </form>
+  );
+}
+
+/**
+ * The agent's log, followed live: the lines the agent list carried, then each new line as the host writes it (SSE,
+ * resumed after the last line shown when the connection drops).
+ */
+function AgentLog({ session, agent }: { session: Session; agent: HostedAgent }) {
+  const [lines, setLines] = useState<AgentLogLine[]>(() => agent.recentLogs.slice(-LOG_LINES_SHOWN));
+  const [live, setLive] = useState(false);
+  const agentId = agent.id;
+  const apiKey = session.apiKey;
+  // The stream starts after the newest line the page had when the card appeared.
+  const [startAfter] = useState(() => agent.recentLogs.at(-1)?.id);
+  useEffect(() => {
+    const subscription = followAgentLogs(
+      marketApi({ apiKey }),
+      agentId,
+      (line) =>
+        setLines((shown) => (shown.some((l) => l.id === line.id) ? shown : [...shown, line].slice(-LOG_LINES_SHOWN))),
+      {
+        ...(startAfter !== undefined ? { lastEventId: String(startAfter) } : {}),
+        onOpen: () => setLive(true),
+        onError: (_error, retryInMs) => {
+          if (retryInMs > 0) setLive(false);
+        },
+      },
+    );
+    subscription.done.catch(() => setLive(false));
+    return () => {
+      void subscription.close();
+      setLive(false);
+    };
+  }, [agentId, apiKey, startAfter]);
+  return (
+    <>
+      <Group gap="xs" justify="space-between">
+        <Title order={4} size="h6">
+          Log
+        </Title>
+        <Text size="xs" c="dimmed" data-testid="log-mode">
+          {live ? "following live" : "connecting…"}
+        </Text>
+      </Group>
+      <Stack gap={2} data-testid="hosted-log" aria-live="polite">
+        {lines.length === 0 && (
+          <Text size="xs" c="dimmed">
+            No log line yet.
+          </Text>
+        )}
+        {lines.map((line) => (
+          <Text key={line.id} size="xs" ff="monospace" style={{ overflowWrap: "anywhere" }}>
+            {formatIso(line.at)} {line.level} {line.message}
+          </Text>
+        ))}
+      </Stack>
+    </>
+  );
 }
 
 function CreateAgent({ session }: { session: Session }) {
@@ -304,15 +541,7 @@ function CreateAgent({ session }: { session: Session }) {
       marketApi(session).createHostedAgent({
         slug: slug.trim(),
         name: name.trim(),
-        skills: skill
-          ? [
-              {
-                skill,
-                ...(Object.keys(configOf(chosen, config)).length ? { config: configOf(chosen, config) } : {}),
-                ...(Object.keys(secrets).length ? { secrets } : {}),
-              },
-            ]
-          : [],
+        skills: skill ? [skillInstall(skill, chosen, config, secrets)] : [],
       }),
     onSuccess: (agent) => {
       setCreated(agent.slug ?? agent.id);
@@ -384,35 +613,13 @@ function CreateAgent({ session }: { session: Session }) {
               }}
               clearable
             />
-            {chosen?.config
-              .filter((field) => field.type !== "record<string,string>")
-              .map((field) => (
-                <TextInput
-                  key={field.name}
-                  label={`Setting: ${field.name}`}
-                  description={`${field.description}${field.type === "string[]" ? " (comma-separated)" : ""}`}
-                  required={field.required}
-                  value={config[field.name] ?? ""}
-                  onChange={(e) => {
-                    const value = e.currentTarget.value;
-                    setConfig((c) => ({ ...c, [field.name]: value }));
-                  }}
-                />
-              ))}
-            {chosen?.requiredSecrets.map((secret) => (
-              <PasswordInput
-                key={secret}
-                label={`Secret: ${secret}`}
-                description="Stored encrypted for the agent; never shown again, here or anywhere"
-                required
-                autoComplete="off"
-                value={secrets[secret] ?? ""}
-                onChange={(e) => {
-                  const value = e.currentTarget.value;
-                  setSecrets((s) => ({ ...s, [secret]: value }));
-                }}
-              />
-            ))}
+            <SkillFields
+              skill={chosen}
+              config={config}
+              secrets={secrets}
+              onConfig={(field, value) => setConfig((c) => ({ ...c, [field]: value }))}
+              onSecret={(field, value) => setSecrets((c) => ({ ...c, [field]: value }))}
+            />
             <Group>
               <Button type="submit" loading={create.isPending} disabled={needsFee}>
                 Create the agent

@@ -1,10 +1,10 @@
 /**
- * My services, for a provider (a registered agent): its active services listed (`GET /api/v1/marketplace/services`
- * by agent), offered (name, description, price in the token's units, capabilities, delivery time), edited and
- * deactivated. A wallet that is not a registered agent is refused with the API's code (NOT_REGISTERED), shown.
+ * My services, for a provider (a registered agent): its services listed, active and deactivated
+ * (`GET /api/v1/marketplace/services` by agent, status=all), offered (name, description, price in the token's units,
+ * capabilities, delivery time), edited, deactivated and listed again (PATCH active). A wallet that is not a registered agent is refused with the API's code (NOT_REGISTERED), shown.
  */
 import { useState } from "react";
-import { Alert, Button, Card, Group, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from "@mantine/core";
+import { Alert, Badge, Button, Card, Group, SimpleGrid, Stack, Text, TextInput, Textarea, Title } from "@mantine/core";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { formatUnits, parseUnits } from "ethers";
 import type { ServiceView } from "../../../client/sdk/index";
@@ -110,7 +110,7 @@ function Services({ session }: { session: Session }) {
   const symbol = chain?.token?.symbol ?? "USDC";
   const services = useQuery({
     queryKey: ["me", "services", session.address],
-    queryFn: () => marketApi().services({ agent: session.address, limit: 50 }),
+    queryFn: () => marketApi().services({ agent: session.address, status: "all", limit: 50 }),
   });
   const refresh = () => queryClient.invalidateQueries({ queryKey: ["me", "services"] });
   const create = useMutation({
@@ -181,9 +181,14 @@ function ServiceCard(props: {
   return (
     <Card withBorder data-testid={`my-service-${service.id}`}>
       <Stack gap="xs">
-        <Title order={3} size="h5">
-          {service.name}
-        </Title>
+        <Group justify="space-between" wrap="nowrap">
+          <Title order={3} size="h5">
+            {service.name}
+          </Title>
+          <Badge color={service.active ? "teal" : "gray"} variant="light" data-testid="service-state">
+            {service.active ? "active" : "inactive"}
+          </Badge>
+        </Group>
         {editing ? (
           <TermsForm
             initial={{
@@ -211,17 +216,34 @@ function ServiceCard(props: {
               <Button size="xs" variant="default" aria-label={`Edit ${service.name}`} onClick={() => setEditing(true)}>
                 Edit
               </Button>
-              <Button
-                size="xs"
-                color="red"
-                variant="light"
-                aria-label={`Deactivate ${service.name}`}
-                loading={update.isPending}
-                onClick={() => update.mutate({ active: false })}
-              >
-                Deactivate
-              </Button>
+              {service.active ? (
+                <Button
+                  size="xs"
+                  color="red"
+                  variant="light"
+                  aria-label={`Deactivate ${service.name}`}
+                  loading={update.isPending}
+                  onClick={() => update.mutate({ active: false })}
+                >
+                  Deactivate
+                </Button>
+              ) : (
+                <Button
+                  size="xs"
+                  variant="light"
+                  aria-label={`List again ${service.name}`}
+                  loading={update.isPending}
+                  onClick={() => update.mutate({ active: true })}
+                >
+                  List again
+                </Button>
+              )}
             </Group>
+            {!service.active && (
+              <Text size="xs" c="dimmed">
+                Deactivated: not offered for rent until listed again. Rentals already listed keep their terms.
+              </Text>
+            )}
           </>
         )}
         {update.isError && (

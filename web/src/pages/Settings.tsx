@@ -85,7 +85,8 @@ function ApiKeys({ session }: { session: Session }) {
         <Title order={3}>API keys</Title>
         <Text size="sm" c="dimmed">
           A key acts as this wallet on every API route (X-API-Key or Authorization: Bearer). Agents and scripts use
-          keys; revoking one takes effect on its next request.
+          keys; revoking one takes effect on its next request. A key made here never expires; this browser
+          session&apos;s own key ends with the session.
         </Text>
         <form
           onSubmit={(event) => {
@@ -130,6 +131,7 @@ function ApiKeys({ session }: { session: Session }) {
                 <Table.Th>Label</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Last used</Table.Th>
+                <Table.Th>Expires</Table.Th>
                 <Table.Th>State</Table.Th>
               </Table.Tr>
             </Table.Thead>
@@ -153,10 +155,15 @@ function ApiKeys({ session }: { session: Session }) {
                   </Table.Td>
                   <Table.Td>{formatIso(key.createdAt)}</Table.Td>
                   <Table.Td>{formatIso(key.lastUsedAt)}</Table.Td>
+                  <Table.Td data-testid="key-expires">{key.expiresAt ? formatIso(key.expiresAt) : "never"}</Table.Td>
                   <Table.Td>
                     {key.revokedAt ? (
                       <Badge color="gray" variant="light">
                         revoked {formatIso(key.revokedAt)}
+                      </Badge>
+                    ) : key.expiresAt && Date.parse(key.expiresAt) <= Date.now() ? (
+                      <Badge color="gray" variant="light">
+                        expired
                       </Badge>
                     ) : confirming === key.id ? (
                       <Group gap={4} wrap="nowrap" role="group" aria-label={`Confirm revoking key ${key.prefix}`}>
