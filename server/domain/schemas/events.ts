@@ -62,7 +62,7 @@ export const webhookBodySchema = z
       .url("must be an absolute http(s) URL")
       .openapi({ description: "Where deliveries are POSTed: http(s), a public address" }),
     events: z
-      .array(z.enum(EVENT_TYPES))
+      .array(z.enum(EVENT_TYPES).openapi({ description: "An event type, e.g. task.offered" }))
       .min(1)
       .max(EVENT_TYPES.length)
       .optional()
