@@ -386,7 +386,8 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     for (const suffix of ["-wal", "-shm"]) fs.rmSync(config.sqliteFile + suffix, { force: true });
     progress(`Starting the API and its indexer on 127.0.0.1:${apiPort} (chains base and arc)...`);
     try {
-      server = await startServer({ config, provider: hre.ethers.provider });
+      // Both chains' in-process providers (the server would otherwise reach them over their RPC URLs).
+      server = await startServer({ config, provider: hre.ethers.provider, providers: { arc: arc.ethers.provider } });
     } catch (error) {
       await closeChains();
       throw isAddressInUse(error) ? portTaken("DEVNET_API_PORT", "127.0.0.1", apiPort) : error;

@@ -72,6 +72,12 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
         );
       }
       expect(JSON.parse(fs.readFileSync(addressBookPath("localhost-arc"), "utf8")).chainId).to.equal(31338);
+      // The API serves both (CHAINS=base,arc): a gateway per chain, each with its chain's address book.
+      const gateways = devnet.server!.deps.chains;
+      expect([...gateways.keys()].sort()).to.deep.equal(["arc", "base"]);
+      expect(gateways.get("arc")!.book.chainId).to.equal(31338);
+      expect(gateways.get("arc")!.book.escrow.proxy).to.equal(devnet.chains[1].deployment.book.escrow.proxy);
+      expect(gateways.get("base")!.book.chainId).to.equal(31337);
       const config = JSON.parse(fs.readFileSync(path.join(outDir, "mcp.json"), "utf8")) as McpClientConfig;
       expect(config).to.deep.equal(devnet.mcpConfig);
       const server = config.mcpServers["escrow-market"];
