@@ -29,6 +29,7 @@ export {
   checkQuote,
   checkSendable,
   fundedAmount,
+  pinnedChain,
   encodeApprove,
   type SendableAnswer,
   type ServiceQuote,
