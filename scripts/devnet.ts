@@ -1,6 +1,9 @@
 /**
- * One-command local devnet: serves the in-process Hardhat chain on http://127.0.0.1:8545 (DEVNET_PORT), deploys the
- * escrow, the agent factory and MockUSDC, writes `deployments/localhost.json`, starts the API and its indexer on
+ * One-command local devnet with two chains: `base`, the in-process Hardhat chain (chain id 31337) on
+ * http://127.0.0.1:8545 (DEVNET_PORT), and `arc`, a second in-process Hardhat chain (chain id 31338) on
+ * http://127.0.0.1:8546 (DEVNET_ARC_PORT). On each it deploys the escrow, the agent factory and MockUSDC and writes
+ * the address book (`deployments/localhost.json`, `deployments/localhost-arc.json`), then starts the API and its
+ * indexer (CHAINS=base,arc) on
  * http://127.0.0.1:8787 (DEVNET_API_PORT; SQLite, in-memory limits), funds demo accounts and gives each an API key
  * in `.devnet/accounts.json` (with the escrow admin, to resolve disputes), and runs until stopped (Ctrl-C or
  * SIGTERM). A port already taken ends it at once with one line naming its variable. Also usable as a library:
@@ -11,22 +14,25 @@ import net from "node:net";
 import path from "node:path";
 import hre from "hardhat";
 import { HDNodeWallet, Mnemonic, id } from "ethers";
-import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
-import type { JsonRpcServer } from "hardhat/types";
-import { addressBookPath, deployAll, type Deployment } from "./deploy";
+import { TASK_COMPILE, TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
+import { HardhatContext } from "hardhat/internal/context";
+import { Environment } from "hardhat/internal/core/runtime-environment";
+import type { HardhatRuntimeEnvironment, JsonRpcServer } from "hardhat/types";
+// Type-only at the top: the modules behind these (the server, the deploy script) load the contracts' generated
+// bindings, which exist only once compiled; `npm run devnet` compiles first (saying so), then loads them.
+import type { Deployment } from "./deploy";
+import type { RunningServer } from "../server/main";
+import type { AgentView } from "../server/domain/schemas/agents";
 import { loadConfig } from "../server/config";
-import { startServer, type RunningServer } from "../server/main";
-import { insertApiKey } from "../server/db/repositories/apiKeys";
-import { newApiKey } from "../server/domain/credentials";
-import { readDeployFee, verifyDeployFee } from "../server/domain/deployFee";
-import { actOnAgent, createHostedAgent, readHostedAgent } from "../server/domain/agents/hostedAgents";
-import { createAgentBodySchema, type AgentView } from "../server/domain/schemas/agents";
-import { summarySkill } from "../server/domain/agents/skills/specs";
+import { addressBookPath } from "../server/chain/addressBook";
 import { ensureWebBuilt } from "./webBuild";
 
 export interface DevnetOptions {
   hostname?: string;
+  /** The base chain's JSON-RPC port (DEVNET_PORT, default 8545). */
   port?: number;
+  /** The arc chain's JSON-RPC port (DEVNET_ARC_PORT): default 8546 beside the default `port`, else a free port. */
+  arcPort?: number;
   apiPort?: number;
   /** Where accounts.json goes (default .devnet/). */
   outDir?: string;
@@ -52,7 +58,7 @@ export class DevnetPortError extends Error {
   override name = "DevnetPortError";
 }
 
-/** Parses a port variable (DEVNET_PORT, DEVNET_API_PORT): absent means `fallback`. */
+/** Parses a port variable (DEVNET_PORT, DEVNET_ARC_PORT, DEVNET_API_PORT): absent means `fallback`. */
 export function devnetPort(variable: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined || raw === "") return fallback;
   const port = Number(raw);
@@ -101,11 +107,30 @@ export function mcpClientConfig(apiUrl: string, apiKey: string): McpClientConfig
   return { mcpServers: { "escrow-market": { type: "http", url: `${apiUrl}/mcp`, headers: { "X-API-Key": apiKey } } } };
 }
 
-export interface Devnet {
+/** One of the devnet's two chains: its name in the API (`chain`), JSON-RPC URL, chain id and deployment. */
+export interface DevnetChain {
+  name: "base" | "arc";
   rpcUrl: string;
+  chainId: number;
+  deployment: Deployment;
+}
+
+/** The arc chain's id on the devnet (base keeps Hardhat's 31337). */
+export const DEVNET_ARC_CHAIN_ID = 31338;
+/** The arc chain's address book name: `deployments/localhost-arc.json`. */
+export const DEVNET_ARC_NETWORK = "localhost-arc";
+
+export interface Devnet {
+  /** The base chain's JSON-RPC URL (the posting chain). */
+  rpcUrl: string;
+  /** The arc chain's JSON-RPC URL. */
+  arcRpcUrl: string;
+  /** Both chains, base first. */
+  chains: DevnetChain[];
   apiUrl?: string;
   /** .devnet/mcp.json: an MCP client configuration for the agent-2 demo key. */
   mcpConfig?: McpClientConfig;
+  /** The base chain's deployment (`chains[1].deployment` is arc's). */
   deployment: Deployment;
   accounts: DemoAccount[];
   server?: RunningServer;
@@ -126,23 +151,29 @@ function hardhatWallet(index: number): HDNodeWallet {
   return HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(mnemonic), `${basePath}/${index}`);
 }
 
-/** A hosted agent the devnet started: its id, slug and wallet address. */
+/** A hosted agent the devnet started: its id, slug, wallet address and the capabilities its skill offers. */
 export interface HostedAgentHandle {
   id: string;
   slug: string;
   address: string;
+  capabilities: string[];
 }
 
 /**
  * The devnet's hosted agents, owned by the demo account agent-1, which pays the deploy fee twice on the devnet's
- * chain: the example agent (skill `summary`, agent-1's own wallet, so the demo accounts file holds its key) and a
- * verifier agent (skill `verifier`, opted in as "Devnet verifier", a wallet the service generated, given gas). Both
- * are started and running (in the service's agent host) when this returns.
+ * posting chain (base): the example agent (skill `summary`, agent-1's own wallet, so the demo accounts file holds its
+ * key) and a verifier agent (skill `verifier`, opted in as "Devnet verifier", a wallet the service generated, given
+ * gas on both chains). Both are started and running (in the service's agent host) when this returns.
  */
 async function startHostedAgents(
   server: RunningServer,
   owner: HDNodeWallet,
+  arc: HardhatRuntimeEnvironment,
 ): Promise<{ agent: HostedAgentHandle; verifierAgent: HostedAgentHandle }> {
+  const { readDeployFee, verifyDeployFee } = await import("../server/domain/deployFee");
+  const { actOnAgent, createHostedAgent } = await import("../server/domain/agents/hostedAgents");
+  const { createAgentBodySchema } = await import("../server/domain/schemas/agents");
+  const { summarySkill } = await import("../server/domain/agents/skills/specs");
   const deps = server.deps;
   const signer = owner.connect(hre.ethers.provider);
   const from = owner.address.toLowerCase();
@@ -178,17 +209,28 @@ async function startHostedAgents(
       verifier: { optIn: true, name: "Devnet verifier" },
     }),
   );
-  // The verifier agent signs its own verdicts: gas from the deployer (Hardhat account #0).
-  const [deployer] = await hre.ethers.getSigners();
-  await (await deployer.sendTransaction({ to: verifier.wallet, value: 10n ** 19n })).wait();
+  // The verifier agent signs its own verdicts: gas from the deployer (Hardhat account #0) on each chain.
+  for (const runtime of [hre, arc]) {
+    const [deployer] = await runtime.ethers.getSigners();
+    await (await deployer.sendTransaction({ to: verifier.wallet, value: 10n ** 19n })).wait();
+  }
   for (const agent of [example, verifier]) await actOnAgent(deps, from, { agentId: agent.id, action: "start" });
-  const handle = (view: AgentView) => ({ id: view.id, slug: view.slug!, address: view.wallet });
+  const handle = (view: AgentView, capabilities: string[]) => ({
+    id: view.id,
+    slug: view.slug!,
+    address: view.wallet,
+    capabilities,
+  });
   await waitUntilRunning(deps, from, [example.id, verifier.id]);
-  return { agent: handle(example), verifierAgent: handle(verifier) };
+  return {
+    agent: handle(example, [...summarySkill.capabilities]),
+    verifierAgent: handle(verifier, ["verifier"]),
+  };
 }
 
 /** Waits (up to 120 s) until the host reports every agent running; the error names the last status and error. */
 async function waitUntilRunning(deps: RunningServer["deps"], owner: string, ids: string[]): Promise<void> {
+  const { readHostedAgent } = await import("../server/domain/agents/hostedAgents");
   const giveUpAt = Date.now() + 120_000;
   for (;;) {
     const views = await Promise.all(ids.map((id) => readHostedAgent(deps, owner, id)));
@@ -202,19 +244,24 @@ async function waitUntilRunning(deps: RunningServer["deps"], owner: string, ids:
 }
 
 /**
- * The devnet's service configuration: the environment, with the devnet's chain, keys and files. The limits stay the
+ * The devnet's service configuration: the environment, with the devnet's two chains (base, the posting chain, and
+ * arc: CHAINS=base,arc, ARC_RPC_URL, ARC_NETWORK=localhost-arc), keys and files. The limits stay the
  * specification's (100 requests a minute per IP, unless RATE_IP_PER_WINDOW says otherwise): the web app and the
  * example agent follow the event stream instead of polling, so a newcomer meets the limits a deployment has.
  */
 export function devnetServerConfig(
   env: NodeJS.ProcessEnv,
-  where: { rpcUrl: string; dataDir: string; apiPort: number; outDir: string },
+  where: { rpcUrl: string; arcRpcUrl?: string; dataDir: string; apiPort: number; outDir: string },
 ) {
-  const { rpcUrl, dataDir, apiPort, outDir } = where;
+  const { rpcUrl, arcRpcUrl, dataDir, apiPort, outDir } = where;
   return loadConfig({
     ...env,
     NETWORK: "localhost",
     DEVNET_RPC_URL: rpcUrl,
+    POSTING_CHAIN: "base",
+    ...(arcRpcUrl
+      ? { CHAINS: "base,arc", ARC_RPC_URL: arcRpcUrl, ARC_NETWORK: DEVNET_ARC_NETWORK }
+      : { CHAINS: "base" }),
     DATA_DIR: dataDir,
     API_HOST: "127.0.0.1",
     API_PORT: String(apiPort),
@@ -234,25 +281,87 @@ export function devnetServerConfig(
   });
 }
 
+/**
+ * A second Hardhat runtime whose in-process chain has `chainId`: the same configuration, tasks and plugins (ethers,
+ * upgrades) as `hre`, with its own provider, so the deploy script runs on it unchanged.
+ */
+function secondChainRuntime(chainId: number): HardhatRuntimeEnvironment {
+  const context = HardhatContext.getHardhatContext();
+  const config = {
+    ...hre.config,
+    networks: { ...hre.config.networks, hardhat: { ...hre.config.networks.hardhat, chainId } },
+  };
+  // The plugins' environment extenders add ethers and upgrades as on `hre`.
+  return new Environment(
+    config,
+    hre.hardhatArguments,
+    hre.tasks,
+    hre.scopes,
+    context.environmentExtenders,
+    hre.userConfig,
+    context.providerExtenders,
+  ) as unknown as HardhatRuntimeEnvironment;
+}
+
+/** Serves `runtime`'s in-process chain over JSON-RPC on hostname:port; `variable` names the port in errors. */
+async function serveChain(
+  runtime: HardhatRuntimeEnvironment,
+  variable: string,
+  hostname: string,
+  port: number,
+): Promise<{ server: JsonRpcServer; url: string }> {
+  const server: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
+    hostname,
+    port,
+    provider: runtime.network.provider,
+  });
+  const listening = await server.listen().catch((error) => {
+    throw isAddressInUse(error) ? portTaken(variable, hostname, port) : error;
+  });
+  return { server, url: `http://${listening.address}:${listening.port}` };
+}
+
 export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> {
   const { hostname = "127.0.0.1", port = 8545, apiPort = 8787, api = true } = options;
+  const arcPort = options.arcPort ?? (port === 8545 ? 8546 : 0);
   const progress = options.onProgress ?? (() => undefined);
   if (hre.network.name !== "hardhat") {
     throw new Error(`the devnet serves the in-process chain: run it without --network (got ${hre.network.name})`);
   }
   await assertPortFree("DEVNET_PORT", hostname, port);
+  if (arcPort !== 0) await assertPortFree("DEVNET_ARC_PORT", hostname, arcPort);
   if (api && apiPort !== 0) await assertPortFree("DEVNET_API_PORT", "127.0.0.1", apiPort);
-  const rpc: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
-    hostname,
-    port,
-    provider: hre.network.provider,
-  });
-  const listening = await rpc.listen().catch((error) => {
-    throw isAddressInUse(error) ? portTaken("DEVNET_PORT", hostname, port) : error;
-  });
-  const rpcUrl = `http://${listening.address}:${listening.port}`;
-  progress(`Deploying the escrow, the agent factory and MockUSDC on a new chain at ${rpcUrl}...`);
-  const deployment = await deployAll({ networkName: "localhost" });
+  const { deployAll } = await import("./deploy");
+  const arc = secondChainRuntime(DEVNET_ARC_CHAIN_ID);
+  const rpcServers: JsonRpcServer[] = [];
+  const closeChains = async () => {
+    for (const server of rpcServers.splice(0)) await server.close();
+  };
+  let chains: DevnetChain[];
+  try {
+    const served = [];
+    for (const [runtime, variable, at] of [
+      [hre, "DEVNET_PORT", port],
+      [arc, "DEVNET_ARC_PORT", arcPort],
+    ] as const) {
+      const chain = await serveChain(runtime, variable, hostname, at);
+      rpcServers.push(chain.server);
+      served.push(chain.url);
+    }
+    progress(`Deploying the escrow, the agent factory and MockUSDC on a new base chain at ${served[0]}...`);
+    const baseDeployment = await deployAll({ networkName: "localhost" });
+    progress(`Deploying the escrow, the agent factory and MockUSDC on a new arc chain at ${served[1]}...`);
+    const arcDeployment = await deployAll({ networkName: DEVNET_ARC_NETWORK }, arc);
+    chains = [
+      { name: "base", rpcUrl: served[0], chainId: baseDeployment.book.chainId, deployment: baseDeployment },
+      { name: "arc", rpcUrl: served[1], chainId: arcDeployment.book.chainId, deployment: arcDeployment },
+    ];
+  } catch (error) {
+    await closeChains();
+    throw error;
+  }
+  const [base, arcChain] = chains;
+  const deployment = base.deployment;
 
   const outDir = options.outDir ?? path.join(__dirname, "..", ".devnet");
   const dataDir = options.dataDir ?? path.join(__dirname, "..", "data");
@@ -262,23 +371,33 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   let mcpConfig: McpClientConfig | undefined;
   const accounts: DemoAccount[] = [];
   if (api) {
-    const config = devnetServerConfig(process.env, { rpcUrl, dataDir, apiPort, outDir });
+    const { startServer } = await import("../server/main");
+    const { insertApiKey } = await import("../server/db/repositories/apiKeys");
+    const { newApiKey } = await import("../server/domain/credentials");
+    const config = devnetServerConfig(process.env, {
+      rpcUrl: base.rpcUrl,
+      arcRpcUrl: arcChain.rpcUrl,
+      dataDir,
+      apiPort,
+      outDir,
+    });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
     for (const suffix of ["-wal", "-shm"]) fs.rmSync(config.sqliteFile + suffix, { force: true });
-    progress(`Starting the API and its indexer on 127.0.0.1:${apiPort}...`);
+    progress(`Starting the API and its indexer on 127.0.0.1:${apiPort} (chains base and arc)...`);
     try {
-      server = await startServer({ config, provider: hre.ethers.provider });
+      // Both chains' in-process providers (the server would otherwise reach them over their RPC URLs).
+      server = await startServer({ config, provider: hre.ethers.provider, providers: { arc: arc.ethers.provider } });
     } catch (error) {
-      await rpc.close();
+      await closeChains();
       throw isAddressInUse(error) ? portTaken("DEVNET_API_PORT", "127.0.0.1", apiPort) : error;
     }
 
-    progress(`Funding the demo accounts (${DEMO_ROLES.join(", ")}) and giving each an API key...`);
-    const usdc = deployment.mockUsdc!;
+    progress(`Funding the demo accounts (${DEMO_ROLES.join(", ")}) on both chains and giving each an API key...`);
     for (const [i, role] of DEMO_ROLES.entries()) {
       const wallet = hardhatWallet(FIRST_DEMO_INDEX + i);
-      await (await usdc.mint(wallet.address, DEMO_USDC)).wait();
+      // Gas: every Hardhat account starts with 10000 ETH on both chains; test USDC from each chain's MockUSDC.
+      for (const chain of chains) await (await chain.deployment.mockUsdc!.mint(wallet.address, DEMO_USDC)).wait();
       const { key, keyHash, prefix } = newApiKey();
       await insertApiKey(server.deps.db, {
         address: wallet.address.toLowerCase(),
@@ -320,15 +439,18 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       ({ agent, verifierAgent } = await startHostedAgents(
         server,
         hardhatWallet(FIRST_DEMO_INDEX + DEMO_ROLES.indexOf("agent-1")),
+        arc,
       ));
     } catch (error) {
       await server.close();
-      await rpc.close();
+      await closeChains();
       throw error;
     }
   }
   return {
-    rpcUrl,
+    rpcUrl: base.rpcUrl,
+    arcRpcUrl: arcChain.rpcUrl,
+    chains,
     apiUrl: server?.url,
     mcpConfig,
     deployment,
@@ -338,7 +460,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     verifierAgent,
     close: async () => {
       await server?.close();
-      await rpc.close();
+      await closeChains();
     },
   };
 }
@@ -351,14 +473,21 @@ export const NEW_CHAIN_NOTICE =
 export function devnetSummary(devnet: Devnet): string[] {
   const { book } = devnet.deployment;
   const lines: string[] = [];
-  lines.push(`Devnet chain  ${devnet.rpcUrl} (chain id ${book.chainId})`);
+  for (const chain of devnet.chains) {
+    const posting = chain.name === "base" ? ", the posting chain" : "";
+    lines.push(`Chain ${chain.name.padEnd(7)} ${chain.rpcUrl} (chain id ${chain.chainId}${posting})`);
+  }
   lines.push(`Web app       ${devnet.apiUrl}/  (sign in with the devnet wallet: Settings)`);
   lines.push(`API           ${devnet.apiUrl}  (OpenAPI: ${devnet.apiUrl}/api/v1/openapi.json)`);
-  lines.push(`Escrow        ${book.escrow.proxy} (implementation ${book.escrow.implementation})`);
-  lines.push(`AgentFactory  ${book.agentFactory.proxy}`);
-  lines.push(`Token         ${book.token.address} (${book.token.symbol}, ${book.token.decimals} decimals)`);
+  for (const chain of devnet.chains) {
+    const { book: on } = chain.deployment;
+    const label = (what: string) => `${chain.name} ${what}`.padEnd(13);
+    lines.push(`${label("escrow")} ${on.escrow.proxy} (implementation ${on.escrow.implementation})`);
+    lines.push(`${label("factory")} ${on.agentFactory.proxy}`);
+    lines.push(`${label("token")} ${on.token.address} (${on.token.symbol}, ${on.token.decimals} decimals)`);
+    lines.push(`${label("book")} ${addressBookPath(on.network)}`);
+  }
   lines.push(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
-  lines.push(`Address book  ${addressBookPath("localhost")}`);
   lines.push(
     `MCP           ${devnet.apiUrl}/mcp  (API key required; client configuration for agent-2 in .devnet/mcp.json:)`,
   );
@@ -371,26 +500,35 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
   lines.push(`Operations    ${devnet.apiUrl}/metrics, ${devnet.apiUrl}/health/ready (docs/operations.md)`);
   lines.push(
-    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${summarySkill.capabilities.join(" or ")}`,
+    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${devnet.agent?.capabilities.join(" or ")}`,
   );
   lines.push(
     `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
   );
-  lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts`);
+  lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts on both chains`);
   lines.push(`Rate limits   as deployed: 100 requests a minute per IP (the web app follows the event stream)`);
   lines.push(`Faucet        market faucet  (test USDC and gas for any wallet on this devnet)`);
+  lines.push(`Wallets       every demo wallet holds test USDC and gas on both chains (same keys, same addresses)`);
   lines.push(NEW_CHAIN_NOTICE);
   return lines;
 }
 
 async function main() {
-  console.log("Contracts compiled (by `hardhat run`).");
-  if (!ensureWebBuilt((line) => console.log(line))) console.log("The web app is built (web/dist is up to date).");
-  const devnet = await startDevnet({
+  const ports = {
     port: devnetPort("DEVNET_PORT", process.env.DEVNET_PORT, 8545),
+    arcPort: devnetPort("DEVNET_ARC_PORT", process.env.DEVNET_ARC_PORT, 8546),
     apiPort: devnetPort("DEVNET_API_PORT", process.env.DEVNET_API_PORT, 8787),
-    onProgress: (line) => console.log(line),
-  });
+  };
+  // A taken port ends the devnet before the slow steps.
+  await assertPortFree("DEVNET_PORT", "127.0.0.1", ports.port);
+  await assertPortFree("DEVNET_ARC_PORT", "127.0.0.1", ports.arcPort);
+  await assertPortFree("DEVNET_API_PORT", "127.0.0.1", ports.apiPort);
+  // `npm run devnet` is `hardhat run --no-compile`: the compile happens here, announced (the first takes minutes).
+  console.log("Compiling the contracts (the first start compiles them all and may take a few minutes)...");
+  await hre.run(TASK_COMPILE, { quiet: true });
+  if (!ensureWebBuilt((line) => console.log(line))) console.log("The web app is built (web/dist is up to date).");
+  console.log("Starting two new chains, base and arc: every start is a new chain with new keys.");
+  const devnet = await startDevnet({ ...ports, onProgress: (line) => console.log(line) });
   for (const line of devnetSummary(devnet)) console.log(line);
   console.log("Running. Stop with Ctrl-C.");
   const stop = async (signal: string) => {

@@ -7,6 +7,7 @@ import { hostname } from "node:os";
 import path from "node:path";
 import { z } from "zod";
 import { PROJECT_ROOT as ROOT } from "./projectRoot";
+import { CHAIN_NAMES, type ChainName } from "./escrow/records";
 
 const intFrom = (fallback: number, min = 0) =>
   z
@@ -22,14 +23,30 @@ const intFrom = (fallback: number, min = 0) =>
       return n;
     });
 
+/** A network name: the address book `deployments/<name>.json`, the SQLite file and the blob folder. */
+const networkName = z.string().regex(/^[a-z0-9_-]+$/i, "must be a network name");
+
+/**
+ * One chain's own variables (`BASE_RPC_URL`, `ARC_NETWORK`, ...). Each overrides, for its chain, the legacy variable
+ * the posting chain reads (RPC_URL, NETWORK, INDEXER_CONFIRMATIONS, SETTLEMENT_TIER, GAS_SYMBOL).
+ */
+function chainVariables<P extends "BASE" | "ARC">(prefix: P) {
+  return {
+    [`${prefix}_RPC_URL`]: z.string().url().optional(),
+    [`${prefix}_NETWORK`]: networkName.optional(),
+    [`${prefix}_CONFIRMATIONS`]: intFrom(-1, -1),
+    [`${prefix}_SETTLEMENT_TIER`]: z.string().optional(),
+    [`${prefix}_GAS_SYMBOL`]: z.string().optional(),
+  } as {
+    [K in `${P}_RPC_URL` | `${P}_NETWORK` | `${P}_SETTLEMENT_TIER` | `${P}_GAS_SYMBOL`]: z.ZodOptional<z.ZodString>;
+  } & { [K in `${P}_CONFIRMATIONS`]: ReturnType<typeof intFrom> };
+}
+
 /** A 32-byte key as configured: 0x and 64 hex. */
 const hexKey32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x followed by 64 hex characters");
 
 const envSchema = z.object({
-  NETWORK: z
-    .string()
-    .regex(/^[a-z0-9_-]+$/i, "must be a network name")
-    .default("localhost"),
+  NETWORK: networkName.default("localhost"),
   RPC_URL: z.string().url().optional(),
   DEVNET_RPC_URL: z.string().url().optional(),
   DATABASE_URL: z.string().optional(),
@@ -65,9 +82,28 @@ const envSchema = z.object({
   /** Whether agents pay the on-chain deploy fee (default: yes on local networks, the devnet; no elsewhere). */
   DEPLOY_FEE_REQUIRED: z.enum(["true", "false"]).optional(),
   REDIS_URL: z.string().optional(),
-  POSTING_CHAIN: z.enum(["base", "arc"]).default("base"),
+  POSTING_CHAIN: z.enum(CHAIN_NAMES).default("base"),
+  /** The chains this service settles on, comma-separated (default: POSTING_CHAIN alone). */
+  CHAINS: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return undefined;
+      const names = v.split(",").map((n) => n.trim());
+      const unknown = names.filter((n) => !(CHAIN_NAMES as readonly string[]).includes(n));
+      if (unknown.length > 0 || new Set(names).size !== names.length) {
+        ctx.addIssue({
+          code: z.ZodIssueCode.custom,
+          message: `must be a comma list of distinct ${CHAIN_NAMES.join(", ")}${unknown.length ? ` (not ${unknown.join(", ")})` : ""}`,
+        });
+        return z.NEVER;
+      }
+      return names as ChainName[];
+    }),
   SETTLEMENT_TIER: z.string().default("devnet"),
   GAS_SYMBOL: z.string().default("ETH"),
+  ...chainVariables("BASE"),
+  ...chainVariables("ARC"),
   STORAGE_DIR: z.string().optional(),
   MAX_BLOB_BYTES: intFrom(10 * 1024 * 1024, 1),
   UPLOAD_TIMEOUT_MS: intFrom(80_000, 1),
@@ -153,6 +189,19 @@ export interface IndexerConfig {
   maxBlockRange: number;
   /** Lease of the writer lock on SQLite (PostgreSQL uses a session advisory lock). */
   lockTtlMs: number;
+}
+
+/** One settlement chain the service serves: its node, its address book and how its index and record read. */
+export interface ChainConfig {
+  name: ChainName;
+  rpcUrl: string;
+  /** Its address book `deployments/<network>.json` (the chain id, escrow, factory and settlement token). */
+  network: string;
+  /** Blocks a log must be buried under before the indexer folds it. */
+  confirmations: number;
+  /** The settlement record's `tier`. */
+  tier: string;
+  gasSymbol: string;
 }
 
 export interface LimitsConfig {
@@ -255,7 +304,8 @@ export interface ApiConfig {
   publicUrl: string;
   trustProxy: boolean;
   redisUrl?: string;
-  postingChain: "base" | "arc";
+  /** The chain of a request that names none; always configured (config.chains[0]). */
+  postingChain: ChainName;
   settlementTier: string;
   gasSymbol: string;
   storageDir: string;
@@ -293,7 +343,10 @@ export interface ObservabilityConfig {
 
 export interface Config {
   network: string;
+  /** The posting chain's RPC URL (chains[0].rpcUrl). */
   rpcUrl: string;
+  /** Every configured chain (CHAINS), the posting chain first. */
+  chains: readonly ChainConfig[];
   /** PostgreSQL connection string; SQLite when absent. */
   databaseUrl?: string;
   /** PostgreSQL schema (default: the connection's search path). */
@@ -327,11 +380,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   const e = parsed.data;
   const local = LOCAL.has(e.NETWORK);
-  const rpcUrl = e.RPC_URL ?? (local ? (e.DEVNET_RPC_URL ?? "http://127.0.0.1:8545") : undefined);
-  if (!rpcUrl) throw new ConfigError(`RPC_URL: required for network ${e.NETWORK}`);
+  const confirmations = e.INDEXER_CONFIRMATIONS >= 0 ? e.INDEXER_CONFIRMATIONS : local ? 0 : 3;
+  const chains = chainsConfig(e, local, confirmations);
   const config: Config = {
     network: e.NETWORK,
-    rpcUrl,
+    rpcUrl: chains[0].rpcUrl,
+    chains,
     databaseUrl: e.DATABASE_URL || undefined,
     databaseSchema: e.DATABASE_SCHEMA,
     sqliteFile: path.join(e.DATA_DIR, `${e.NETWORK}.sqlite`),
@@ -339,7 +393,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     deploymentsDir: e.DEPLOYMENTS_DIR,
     runIndexer: e.RUN_INDEXER === "true",
     indexer: {
-      confirmations: e.INDEXER_CONFIRMATIONS >= 0 ? e.INDEXER_CONFIRMATIONS : local ? 0 : 3,
+      confirmations: chains[0].confirmations,
       pollIntervalMs: e.INDEXER_POLL_MS >= 0 ? e.INDEXER_POLL_MS : local ? 100 : 2000,
       maxBlockRange: e.INDEXER_MAX_BLOCK_RANGE,
       lockTtlMs: e.INDEXER_LOCK_TTL_MS,
@@ -351,8 +405,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       trustProxy: e.TRUST_PROXY === "true",
       redisUrl: e.REDIS_URL || undefined,
       postingChain: e.POSTING_CHAIN,
-      settlementTier: e.SETTLEMENT_TIER,
-      gasSymbol: e.GAS_SYMBOL,
+      settlementTier: chains[0].tier,
+      gasSymbol: chains[0].gasSymbol,
       storageDir: e.STORAGE_DIR ?? path.join(e.DATA_DIR, "blobs", e.NETWORK),
       maxBlobBytes: e.MAX_BLOB_BYTES,
       uploadTimeoutMs: e.UPLOAD_TIMEOUT_MS,
@@ -421,6 +475,56 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: e.LOG_LEVEL,
   };
   return deepFreeze(config);
+}
+
+/** The local devnet's RPC URL of each chain when nothing names one (the devnet's DEVNET_PORT and DEVNET_ARC_PORT). */
+const LOCAL_RPC_URL: Record<ChainName, string> = { base: "http://127.0.0.1:8545", arc: "http://127.0.0.1:8546" };
+
+/**
+ * The configured chains, the posting chain first. The posting chain reads the legacy variables (RPC_URL or
+ * DEVNET_RPC_URL, NETWORK, INDEXER_CONFIRMATIONS, SETTLEMENT_TIER, GAS_SYMBOL) unless its own prefixed ones are set,
+ * so a single-chain environment needs no edit. Another chain reads only its prefixed variables: its network defaults
+ * to `<NETWORK>-<name>`, its RPC URL is required off the local networks.
+ */
+function chainsConfig(e: z.output<typeof envSchema>, local: boolean, confirmations: number): ChainConfig[] {
+  const posting = e.POSTING_CHAIN;
+  const names = e.CHAINS ?? [posting];
+  if (!names.includes(posting)) {
+    throw new ConfigError(`CHAINS: must include POSTING_CHAIN (${posting}), the chain of requests that name none`);
+  }
+  const ordered = [posting, ...names.filter((n) => n !== posting)];
+  return ordered.map((name): ChainConfig => {
+    const P = name.toUpperCase() as "BASE" | "ARC";
+    const own = {
+      rpcUrl: e[`${P}_RPC_URL`],
+      network: e[`${P}_NETWORK`],
+      confirmations: e[`${P}_CONFIRMATIONS`],
+      tier: e[`${P}_SETTLEMENT_TIER`],
+      gasSymbol: e[`${P}_GAS_SYMBOL`],
+    };
+    if (name === posting) {
+      const rpcUrl = own.rpcUrl ?? e.RPC_URL ?? (local ? (e.DEVNET_RPC_URL ?? LOCAL_RPC_URL.base) : undefined);
+      if (!rpcUrl) throw new ConfigError(`RPC_URL: required for network ${e.NETWORK} (or ${P}_RPC_URL)`);
+      return {
+        name,
+        rpcUrl,
+        network: own.network ?? e.NETWORK,
+        confirmations: own.confirmations >= 0 ? own.confirmations : confirmations,
+        tier: own.tier ?? e.SETTLEMENT_TIER,
+        gasSymbol: own.gasSymbol ?? e.GAS_SYMBOL,
+      };
+    }
+    const rpcUrl = own.rpcUrl ?? (local ? LOCAL_RPC_URL[name] : undefined);
+    if (!rpcUrl) throw new ConfigError(`${P}_RPC_URL: required for chain ${name} on network ${e.NETWORK}`);
+    return {
+      name,
+      rpcUrl,
+      network: own.network ?? `${e.NETWORK}-${name}`,
+      confirmations: own.confirmations >= 0 ? own.confirmations : local ? 0 : 3,
+      tier: own.tier ?? e.SETTLEMENT_TIER,
+      gasSymbol: own.gasSymbol ?? e.GAS_SYMBOL,
+    };
+  });
 }
 
 /** Development secrets of local networks only: public, so that devnet restarts and test hosts agree. */

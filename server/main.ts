@@ -9,7 +9,8 @@ import { createLogger, type Logger } from "./logger";
 import { createDb, dbOptions, type Db } from "./db/knex";
 import { migrateLatest } from "./db/migrations";
 import { readAddressBook } from "./chain/addressBook";
-import { createChainGateway } from "./chain/gateway";
+import { createChainGateway, type ChainGateway } from "./chain/gateway";
+import type { ChainName } from "./escrow/records";
 import { providerChainReader } from "./chain/escrowLogs";
 import { createLimitStore } from "./limits/store";
 import { LocalBlobStore } from "./storage/blobStore";
@@ -30,8 +31,10 @@ import { wakeAcrossProcesses, wakeChannel } from "./pubsub/redisWake";
 export interface StartOptions {
   config?: Readonly<Config>;
   logger?: Logger;
-  /** An ethers provider to use instead of RPC_URL (the devnet passes its in-process chain). */
+  /** An ethers provider to use instead of the posting chain's RPC URL (the devnet passes its in-process chain). */
   provider?: Provider;
+  /** Providers of the other chains (CHAINS) to use instead of their RPC URLs. */
+  providers?: Partial<Record<ChainName, Provider>>;
   /** Run the indexer in this process (default: RUN_INDEXER, true). */
   runIndexer?: boolean;
 }
@@ -53,24 +56,47 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-/** The dependency container. `clock` defaults to chain time read from the provider, cached for a second. */
+/**
+ * One gateway per configured chain (CHAINS) whose address book exists; a chain without one is left out (posting
+ * there answers CHAIN_NOT_CONFIGURED). `providers` replaces a chain's RPC URL (the devnet's and tests' in-process
+ * chains).
+ */
+export function buildChainGateways(
+  config: Readonly<Config>,
+  logger: Logger,
+  providers: Partial<Record<ChainName, Provider>> = {},
+): Map<ChainName, ChainGateway> {
+  const gateways = new Map<ChainName, ChainGateway>();
+  for (const chain of config.chains) {
+    try {
+      const book = readAddressBook(chain.network, config.deploymentsDir);
+      const provider = providers[chain.name] ?? new JsonRpcProvider(chain.rpcUrl, undefined, { staticNetwork: true });
+      gateways.set(chain.name, createChainGateway(chain.name, book, provider));
+    } catch (error) {
+      logger.warn(`no deployment for chain ${chain.name} (network ${chain.network}): it answers CHAIN_NOT_CONFIGURED`, {
+        error,
+      });
+    }
+  }
+  return gateways;
+}
+
+/**
+ * The dependency container. `provider` is the posting chain's (default: its RPC URL), `options.providers` the
+ * others'. `clock` defaults to the posting chain's time read from its provider, cached for a second.
+ */
 export async function buildDeps(
   config: Readonly<Config>,
   logger: Logger,
   db: Db,
   provider?: Provider,
-  options: { clock?: Clock } = {},
+  options: { clock?: Clock; providers?: Partial<Record<ChainName, Provider>> } = {},
 ) {
-  let chain;
-  try {
-    const book = readAddressBook(config.network, config.deploymentsDir);
-    chain = createChainGateway(
-      book,
-      provider ?? new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }),
-    );
-  } catch (error) {
-    logger.warn("no deployment for this network: posting answers CHAIN_NOT_CONFIGURED", { error });
-  }
+  const chains = buildChainGateways(config, logger, {
+    ...options.providers,
+    ...(provider ? { [config.api.postingChain]: provider } : {}),
+  });
+  const chain = chains.get(config.api.postingChain);
   const clock = options.clock ?? chainClock(chain?.provider);
   const deps: Deps = {
     config,
@@ -80,6 +106,7 @@ export async function buildDeps(
     limits: createLimitStore(config.api.redisUrl, config.api.limits.prefix, () => clock.wallNowMs()),
     blobs: new LocalBlobStore(config.api.storageDir),
     chain,
+    chains,
     clock,
   };
   // Push: the event hub (SSE streams) and the webhook dispatcher; the caller starts them (startPush).
@@ -109,7 +136,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
-  const deps = await buildDeps(config, logger, db, options.provider);
+  const deps = await buildDeps(config, logger, db, options.provider, { providers: options.providers });
 
   let indexer: Indexer | undefined;
   if ((options.runIndexer ?? config.runIndexer) && deps.chain) {

@@ -85,6 +85,11 @@ export function buildProgram(state: RunState): Command {
       new Option("--public", "the brief is readable by anyone").conflicts("private"),
       new Option("--private", "the brief is encrypted to the agents that may take it"),
     ] as const;
+  const chainOption = () =>
+    new Option(
+      "--chain <chain>",
+      "the settlement chain to post on (default: the service's posting chain); the wallet's RPC must be that chain's",
+    ).choices(["base", "arc"]);
   const post = program
     .command("post")
     .description("upload a brief, fund a task in escrow and list it (approve, send, confirm, index)")
@@ -99,6 +104,7 @@ export function buildProgram(state: RunState): Command {
     .option("--to <agent>", "offer the task to this agent only (its address)")
     .option("--verifier <address>", "the verifier agent (mode agent)");
   for (const option of privacy()) post.addOption(option);
+  post.addOption(chainOption());
   post.action(act(posting.post));
 
   const many = program
@@ -113,6 +119,7 @@ export function buildProgram(state: RunState): Command {
     .option("--duration <time>", "the duration of rows without one", "1d")
     .option("--mode <mode>", "the mode of rows without one", "manual");
   for (const option of privacy()) many.addOption(option);
+  many.addOption(chainOption());
   many.action(act(posting.postMany));
 
   program

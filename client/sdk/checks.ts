@@ -12,6 +12,8 @@ import type { ChainName, Settlement, UnsignedTx } from "./types";
 /** What a client pins from the settlement record before posting, and re-checks before signing. */
 export interface SettlementPin {
   postingChain: ChainName;
+  /** The chain this pin is for (its escrow, token and chain id): the posting chain unless another was named. */
+  chain: ChainName;
   chainId: number;
   escrow: string;
   token: string;
@@ -22,12 +24,21 @@ export interface SettlementPin {
 
 const lc = (v: string) => v.toLowerCase();
 
+/** The chain of `pin` (a pin saved before pins named their chain is the posting chain's). */
+export const pinnedChain = (pin: Pick<SettlementPin, "postingChain"> & { chain?: ChainName }): ChainName =>
+  pin.chain ?? pin.postingChain;
+
 /**
- * The posting chain's entry of the settlement record as a pin. With `expected` (an earlier pin, or the addresses a
- * client was built against), a different posting chain is POSTING_CHAIN_CHANGED and a different chain id, escrow
- * or token SETTLEMENT_CHANGED.
+ * The settlement record's entry of `chain` as a pin: the chain `expected` pinned, else the posting chain. With
+ * `expected` (an earlier pin, or the addresses a client was built against), a different posting chain is
+ * POSTING_CHAIN_CHANGED and a different chain id, escrow or token SETTLEMENT_CHANGED. A chain the record does not
+ * list (the service does not settle there) is CHAIN_UNKNOWN.
  */
-export function pinSettlement(settlement: Settlement, expected?: Partial<SettlementPin>): SettlementPin {
+export function pinSettlement(
+  settlement: Settlement,
+  expected?: Partial<SettlementPin>,
+  chain: ChainName = expected?.chain ?? settlement.postingChain,
+): SettlementPin {
   if (expected?.postingChain !== undefined && expected.postingChain !== settlement.postingChain) {
     refuse(
       "POSTING_CHAIN_CHANGED",
@@ -37,26 +48,28 @@ export function pinSettlement(settlement: Settlement, expected?: Partial<Settlem
       },
     );
   }
-  const chain = settlement.chains.find((c) => c.chain === settlement.postingChain);
-  if (!chain || chain.chainId === null) {
-    refuse("CHAIN_UNKNOWN", `the settlement record names no chain id for the posting chain ${settlement.postingChain}`);
+  const entry = settlement.chains.find((c) => c.chain === chain);
+  if (!entry || entry.chainId === null) {
+    const which = chain === settlement.postingChain ? `the posting chain ${chain}` : `chain ${chain}`;
+    refuse("CHAIN_UNKNOWN", `the settlement record names no chain id for ${which}`);
   }
-  if (!chain.postable) refuse("SETTLEMENT_NOT_POSTABLE", `the posting chain ${chain.chain} is not postable now`);
-  if (!chain.token) refuse("SETTLEMENT_NOT_POSTABLE", `the posting chain ${chain.chain} has no settlement token`);
-  if (chain.token.kind !== "erc20") {
-    refuse("UNSUPPORTED_SETTLEMENT", `settlement token kind ${String(chain.token.kind)} is not supported`);
+  if (!entry.postable) refuse("SETTLEMENT_NOT_POSTABLE", `chain ${entry.chain} is not postable now`);
+  if (!entry.token) refuse("SETTLEMENT_NOT_POSTABLE", `chain ${entry.chain} has no settlement token`);
+  if (entry.token.kind !== "erc20") {
+    refuse("UNSUPPORTED_SETTLEMENT", `settlement token kind ${String(entry.token.kind)} is not supported`);
   }
-  if (!chain.escrowAddress) {
-    refuse("ESCROW_NOT_PINNED", `the settlement record names no escrow for ${chain.chain}: nothing to send to`);
+  if (!entry.escrowAddress) {
+    refuse("ESCROW_NOT_PINNED", `the settlement record names no escrow for ${entry.chain}: nothing to send to`);
   }
   const pin: SettlementPin = {
     postingChain: settlement.postingChain,
-    chainId: chain.chainId,
-    escrow: lc(chain.escrowAddress),
-    token: lc(chain.token.address),
-    symbol: chain.token.symbol,
-    decimals: chain.token.decimals,
-    batch: chain.batchCreate,
+    chain,
+    chainId: entry.chainId,
+    escrow: lc(entry.escrowAddress),
+    token: lc(entry.token.address),
+    symbol: entry.token.symbol,
+    decimals: entry.token.decimals,
+    batch: entry.batchCreate,
   };
   for (const field of ["chainId", "escrow", "token"] as const) {
     const want = expected?.[field];
@@ -109,12 +122,19 @@ export interface TxAnswer {
 }
 
 /**
- * Checks an unsigned escrow transaction before signing: NOT_POSTING_CHAIN, CHAIN_MISMATCH, ESCROW_MISMATCH,
- * OWNER_MISMATCH, TX_MISMATCH (function, arguments or value).
+ * Checks an unsigned escrow transaction before signing: NOT_POSTING_CHAIN (another chain than the posting chain a
+ * pin of the posting chain expects), CHAIN_MISMATCH (another chain than a pin of another chain expects, or another
+ * chain id), ESCROW_MISMATCH, OWNER_MISMATCH, TX_MISMATCH (function, arguments or value).
  */
 export function checkEscrowTx(answer: TxAnswer, pin: SettlementPin, signerAddress: string, expected: ExpectedCall) {
-  if (answer.chain !== pin.postingChain) {
-    refuse("NOT_POSTING_CHAIN", `the transaction is for ${answer.chain}, the posting chain is ${pin.postingChain}`);
+  const pinned = pinnedChain(pin);
+  if (answer.chain !== pinned) {
+    if (pinned === pin.postingChain) {
+      refuse("NOT_POSTING_CHAIN", `the transaction is for ${answer.chain}, the posting chain is ${pin.postingChain}`);
+    }
+    refuse("CHAIN_MISMATCH", `the transaction is for ${answer.chain}, the pinned chain is ${pinned}`, {
+      details: { expected: pinned, actual: answer.chain },
+    });
   }
   if (answer.chainId !== pin.chainId) {
     refuse("CHAIN_MISMATCH", `the transaction names chain id ${answer.chainId}, the settlement ${pin.chainId}`, {

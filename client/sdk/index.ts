@@ -30,6 +30,7 @@ export {
   checkQuote,
   checkSendable,
   fundedAmount,
+  pinnedChain,
   encodeApprove,
   type SendableAnswer,
   type ServiceQuote,

@@ -15,6 +15,7 @@ import {
   checkRpc,
   encodeApprove,
   pinSettlement,
+  pinnedChain,
   readAllowance,
   type ExpectedTask,
   type SettlementPin,
@@ -85,6 +86,12 @@ export interface PostOptions {
   maxAmount?: bigint;
   /** The settlement a client was built against: anything else refuses (POSTING_CHAIN_CHANGED, SETTLEMENT_CHANGED). */
   expect?: Partial<SettlementPin>;
+  /**
+   * The chain to post on (`base` or `arc`; default the chain `expect` pins, else the posting chain). The careful
+   * checks use that chain's entry of the settlement record (its escrow, token and chain id); `signer` must be
+   * connected to that chain's RPC.
+   */
+  chain?: ChainName;
   /** Also wrap private briefs' keys to the service's custody key (`settlement().custodyPublicKey`), so it can re-wrap for agents who register later. */
   custodyPublicKey?: string;
   /** Called after each stage is saved (progress reports; tests throw here to simulate a crash). */
@@ -138,7 +145,7 @@ export async function postTasks(drafts: readonly TaskDraft[], options: PostOptio
   }
   checkOwner(keyWallet, wallet);
 
-  const pin = pinSettlement(await api.settlement(), options.expect);
+  const pin = pinSettlement(await api.settlement(), options.expect, options.chain);
   await checkRpc(signer, pin);
   checkAmounts(
     rows.map((r) => r.amount),
@@ -386,7 +393,7 @@ class Posting {
       if (!cache.has(key)) {
         const page = await this.api.executors({
           capabilities: key || undefined,
-          chain: this.pin.postingChain,
+          chain: pinnedChain(this.pin),
           limit: 200,
         });
         cache.set(
@@ -405,7 +412,7 @@ class Posting {
       if (!found) {
         refuse(
           "NO_EXECUTORS",
-          `row ${row.index + 1}: ${who} is not a registered agent with a public key on ${this.pin.postingChain}`,
+          `row ${row.index + 1}: ${who} is not a registered agent with a public key on ${pinnedChain(this.pin)}`,
           {
             details: { index: row.index, address: who.toLowerCase() },
           },
@@ -467,6 +474,12 @@ class Posting {
     };
   }
 
+  /** `chain` for the requests of a posting on another chain than the posting chain (none on the posting chain). */
+  private get chainField(): { chain?: ChainName } {
+    const { pin } = this.record;
+    return pinnedChain(pin) === pin.postingChain ? {} : { chain: pinnedChain(pin) };
+  }
+
   private get total() {
     return this.rows.reduce((s, r) => s + r.amount, 0n);
   }
@@ -477,12 +490,16 @@ class Posting {
     await checkBalance(this.provider, pin.token, this.wallet, this.total);
     let approveTx: UnsignedTx | null | undefined;
     if (this.rows.length === 1) {
-      const built = await this.api.buildTask({ ...this.terms(0), token: pin.token });
+      const built = await this.api.buildTask({ ...this.terms(0), token: pin.token, ...this.chainField });
       approveTx = built.approveTx;
       checkEscrowTx(built, pin, this.wallet, { fn: "createTask", token: pin.token, ...this.expectedTask(0) });
       this.record.built = { to: built.unsignedTx.to, data: built.unsignedTx.data };
     } else {
-      const built = await this.api.buildTaskBatch({ token: pin.token, tasks: this.rows.map((_, i) => this.terms(i)) });
+      const built = await this.api.buildTaskBatch({
+        token: pin.token,
+        tasks: this.rows.map((_, i) => this.terms(i)),
+        ...this.chainField,
+      });
       approveTx = built.approveTx;
       const want = this.record.items.map((i) => i.taskHash.toLowerCase());
       if (built.taskHashes.map((h) => h.toLowerCase()).join() !== want.join()) {
@@ -625,10 +642,10 @@ class Posting {
     const txHash = this.record.create!.hash;
     let results: IndexResult[];
     if (this.rows.length === 1) {
-      results = [await retrying(() => this.api.indexTask({ txHash, ...this.indexItem(0) }))];
+      results = [await retrying(() => this.api.indexTask({ txHash, ...this.indexItem(0), ...this.chainField }))];
     } else {
       const answer = await retrying(() =>
-        this.api.indexTaskBatch({ txHash, tasks: this.rows.map((_, i) => this.indexItem(i)) }),
+        this.api.indexTaskBatch({ txHash, tasks: this.rows.map((_, i) => this.indexItem(i)), ...this.chainField }),
       );
       const failed = answer.results.filter((r): r is Extract<typeof r, { error: unknown }> => "error" in r);
       if (failed.length > 0) {
@@ -657,7 +674,7 @@ class Posting {
         taskHash: item.taskHash,
         onChainTaskId: this.record.indexed![i].onChainTaskId,
         txHash: this.record.create!.hash,
-        chain: pin.postingChain,
+        chain: pinnedChain(pin),
         chainId: pin.chainId,
         privacy: this.rows[i].privacy,
         ...(item.briefKey ? { briefKey: item.briefKey } : {}),

@@ -5,10 +5,13 @@
  */
 import { Contract, type Provider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import type { AddressBook } from "./addressBook";
+import type { ChainName } from "../escrow/records";
 import { withRetry } from "./rpcErrors";
 import { readAllowance } from "./erc20Calls";
 
 export interface ChainGateway {
+  /** Which settlement chain this is (`base` or `arc`). */
+  readonly name: ChainName;
   readonly book: AddressBook;
   readonly provider: Provider;
   receipt(txHash: string): Promise<TransactionReceipt | null>;
@@ -21,10 +24,11 @@ export interface ChainGateway {
 
 const BATCH_CACHE_MS = 5 * 60_000;
 
-export function createChainGateway(book: AddressBook, provider: Provider): ChainGateway {
+export function createChainGateway(name: ChainName, book: AddressBook, provider: Provider): ChainGateway {
   let batch: { value: number | null; at: number } | undefined;
   const escrow = new Contract(book.escrow.proxy, ["function MAX_BATCH() view returns (uint256)"], provider);
   return {
+    name,
     book,
     provider,
     receipt: (txHash) => withRetry(() => provider.getTransactionReceipt(txHash), { retries: 2 }),

@@ -4,6 +4,7 @@ import type { Clock } from "../chain/clock";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { ChainGateway } from "../chain/gateway";
+import type { ChainName } from "../escrow/records";
 import type { LimitStore } from "../limits/store";
 import type { BlobStore } from "../storage/blobStore";
 import type { IndexerStatus } from "../indexer/sync";
@@ -18,9 +19,23 @@ export interface Deps {
   db: Knex;
   limits: LimitStore;
   blobs: BlobStore;
-  /** Absent when the network has no deployment: posting answers CHAIN_NOT_CONFIGURED. */
+  /**
+   * The posting chain's gateway (config.api.postingChain), for code that serves one chain. Absent when that chain
+   * has no deployment: posting answers CHAIN_NOT_CONFIGURED.
+   */
   chain?: ChainGateway;
+  /**
+   * One gateway per configured chain that has a deployment (CHAINS), the posting chain's being `chain`. Read a named
+   * chain's with `chainGateway` (domain/chains.ts).
+   */
+  chains: ReadonlyMap<ChainName, ChainGateway>;
+  /** The posting chain's indexer (`indexers` has every chain's). */
   indexer?: { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> };
+  /** The indexer of each chain this process indexes. */
+  indexers?: ReadonlyMap<
+    ChainName,
+    { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> }
+  >;
   /** The marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer SETTLEMENT_FAILED). */
   verifier?: MarketplaceVerifier;
   /** The push event hub: live SSE streams; `notify()` after writing event rows (server/domain/events). */

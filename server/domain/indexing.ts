@@ -24,6 +24,7 @@ import { findTasksByHash } from "../db/repositories/tasks";
 import { ZERO_ADDRESS } from "../escrow/records";
 import { insertMarketEvents } from "../db/repositories/marketEvents";
 import { listingEvents } from "./events/log";
+import { requireListingChains } from "./marketplace/chainRules";
 
 /** Rules of the body alone, checked before the chain is read: service pinning and the privacy rules. */
 export function checkListingBody(item: IndexItem): void {
@@ -251,6 +252,7 @@ async function listOne(
       amount: event.amount,
     });
   }
+  await requireListingChains(deps.db, listing);
   await storeListing(deps, listing);
   return { taskHash: event.taskHash, onChainTaskId: event.taskId, indexed: true };
 }

@@ -25,6 +25,7 @@ import { encodeApprove } from "../chain/erc20Calls";
 import { claimHash } from "../db/repositories/hashReservations";
 import { taskIdUsingHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
+import { requireSettlesOn } from "./marketplace/chainRules";
 import {
   TaskBatchBuild,
   TaskBatchBuildBody,
@@ -148,6 +149,9 @@ export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody)
   const problem = termsProblem(body, poster);
   if (problem) throw new AppError(problem);
   const { hashReservationSeconds, postingChain } = deps.config.api;
+  if (body.verifierAddress) {
+    await requireSettlesOn(deps.db, "VERIFIER_CHAIN_UNSUPPORTED", body.verifierAddress, postingChain, "the task");
+  }
   const refused =
     (await hashInUse(deps.db, body.taskHash)) ??
     (await claim(deps.db, body.taskHash, poster, deps.clock.wallNow(), hashReservationSeconds));

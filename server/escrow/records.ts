@@ -1,5 +1,9 @@
 /** The escrow's records as the service stores them, shared by chain, db, indexer and domain (the lowest layer). Addresses are lower-case; uint256 are strings. */
 
+/** The settlement chains the service knows (the specification's identifiers); which of them are configured is CHAINS. */
+export const CHAIN_NAMES = ["base", "arc"] as const;
+export type ChainName = (typeof CHAIN_NAMES)[number];
+
 export type EventArgs = Record<string, string | boolean | number>;
 
 /** One escrow log as stored: keyed by (blockNumber, logIndex), unique by (txHash, logIndex). */

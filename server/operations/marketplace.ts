@@ -37,12 +37,21 @@ export const bidRoute = defineOperation({
   description:
     "Records the application with your reputation score. A bid takes the task's exclusive offer window " +
     "(OFFER_WINDOW_SECONDS) when none is open or your score is higher than the holder's, provided you could accept " +
-    "the task (target, minimum reward, chain). The body may be {}.",
+    "the task (target, minimum reward). An agent whose supportedChains lack the task's chain is refused " +
+    "(CHAIN_UNSUPPORTED). The body may be {}.",
   tags: ["marketplace"],
   auth: "required",
   request: { params: taskHashParams, body: bidBodySchema },
   response: bidResultSchema,
-  errors: [...HASH_ERRORS, "NOT_REGISTERED", "SELF_BID", "IS_VERIFIER", "ALREADY_APPLIED", "NOT_OPEN"],
+  errors: [
+    ...HASH_ERRORS,
+    "NOT_REGISTERED",
+    "SELF_BID",
+    "IS_VERIFIER",
+    "CHAIN_UNSUPPORTED",
+    "ALREADY_APPLIED",
+    "NOT_OPEN",
+  ],
   handler: ({ params, body, caller, deps }) => bidOnTask(deps, caller!.wallet, params.hash, body),
 });
 
@@ -105,7 +114,8 @@ export const assignRoute = defineOperation({
   summary: "Build the unsigned assignWorker of your task",
   description:
     "The poster assigns the task itself. Nothing is recorded: the listing stays open until the transaction is " +
-    "mined; then other agents' accepts answer ASSIGNED_ELSEWHERE.",
+    "mined; then other agents' accepts answer ASSIGNED_ELSEWHERE. A registered agent whose supportedChains lack the " +
+    "task's chain is refused (CHAIN_UNSUPPORTED).",
   tags: ["marketplace"],
   auth: "required",
   request: { params: taskHashParams, body: assignBodySchema },
@@ -113,6 +123,7 @@ export const assignRoute = defineOperation({
   errors: [
     ...HASH_ERRORS,
     "NOT_POSTER",
+    "CHAIN_UNSUPPORTED",
     "NOT_INDEXED",
     "NOT_OPEN",
     "INVALID_STATE",

@@ -41,7 +41,14 @@ export const buildTaskRoute = defineOperation({
   posting: { family: "builds", items: () => 1 },
   request: { body: taskBuildBodySchema },
   response: taskBuildSchema,
-  errors: [...TASK_RULE_ERRORS, "TOKEN_NOT_SETTLEMENT", "UNAUTHORIZED", "RATE_LIMIT", "CHAIN_NOT_CONFIGURED"],
+  errors: [
+    ...TASK_RULE_ERRORS,
+    "TOKEN_NOT_SETTLEMENT",
+    "VERIFIER_CHAIN_UNSUPPORTED",
+    "UNAUTHORIZED",
+    "RATE_LIMIT",
+    "CHAIN_NOT_CONFIGURED",
+  ],
   handler: ({ body, caller, deps }) => buildTask(deps, caller!.wallet, body),
 });
 

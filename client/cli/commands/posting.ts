@@ -13,6 +13,7 @@ import {
   FileJournal,
   pinSettlement,
   postTasks,
+  type ChainName,
   type PostedTask,
   type PostingStage,
   type TaskDraft,
@@ -64,6 +65,8 @@ export interface PostFlags {
   duration?: string;
   to?: string;
   verifier?: string;
+  /** The settlement chain (`base` or `arc`; commander checks the choice); default the posting chain. */
+  chain?: ChainName;
 }
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
@@ -225,10 +228,10 @@ function journalOf(ctx: Context): FileJournal {
   return new FileJournal(path.join(path.dirname(ctx.config.configPath), "postings"));
 }
 
-async function postAll(ctx: Context, inputs: TaskInput[]) {
+async function postAll(ctx: Context, inputs: TaskInput[], chain?: ChainName) {
   const api = apiOf(ctx);
   const signer = walletOf(ctx);
-  const pin = pinSettlement(await api.settlement());
+  const pin = pinSettlement(await api.settlement(), undefined, chain);
   const drafts: TaskDraft[] = inputs.map((input) => ({
     brief: input.brief,
     privacy: input.privacy,
@@ -244,13 +247,14 @@ async function postAll(ctx: Context, inputs: TaskInput[]) {
   const token = { symbol: pin.symbol, decimals: pin.decimals };
   const posted = await ctx.out
     .step(
-      `${label} from ${signer.address} on ${pin.postingChain} (chain ${pin.chainId})`,
+      `${label} from ${signer.address} on ${pin.chain} (chain ${pin.chainId})`,
       (step) =>
         postTasks(drafts, {
           api,
           signer,
           journal: journalOf(ctx),
-          expect: { escrow: pin.escrow, token: pin.token, chainId: pin.chainId },
+          chain: pin.chain,
+          expect: { chain: pin.chain, escrow: pin.escrow, token: pin.token, chainId: pin.chainId },
           onStage: (stage) =>
             step.update(
               stage === "prepared" ? preparedText(inputs.map((input) => input.privacy)) : (STAGE_TEXT[stage] ?? stage),
@@ -319,13 +323,13 @@ function view(task: PostedTask, token: TokenDisplay) {
 
 export async function post(ctx: Context, flags: PostFlags): Promise<void> {
   const input = taskFromFlags(flags);
-  const { posted, token } = await postAll(ctx, [input]).catch((error: unknown) => {
+  const { posted, token } = await postAll(ctx, [input], flags.chain).catch((error: unknown) => {
     throw asSingleTask(error);
   });
   const task = view(posted[0], token);
   ctx.out.result(task, [
     `Task ${task.taskHash}`,
-    `  on-chain id ${task.onChainTaskId} (market status #${task.onChainTaskId}), funded by ${task.txHash}`,
+    `  on ${task.chain} (chain id ${task.chainId}), on-chain id ${task.onChainTaskId} (market status #${task.onChainTaskId}), funded by ${task.txHash}`,
     `  ${task.amountText}, ${task.privacy}, state ${task.state}`,
     `Follow it: market watch ${task.taskHash}`,
   ]);
@@ -339,17 +343,18 @@ export async function postMany(
   const inputs = tasksFromFile(file, flags.format, flags);
   let result;
   try {
-    result = await postAll(ctx, inputs);
+    result = await postAll(ctx, inputs, flags.chain);
   } catch (error) {
     throw withFileRows(error, inputs);
   }
   const tasks = result.posted.map((t) => view(t, result.token));
   ctx.out.result({ tasks }, [
     ...table([
-      ["ROW", "TASK", "ID", "REWARD", "STATE"],
+      ["ROW", "TASK", "CHAIN", "ID", "REWARD", "STATE"],
       ...tasks.map((t, i) => [
         String(inputs[i].row),
         t.taskHash,
+        t.chain,
         String(t.onChainTaskId),
         t.amountText,
         String(t.state),

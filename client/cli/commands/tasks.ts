@@ -35,6 +35,8 @@ function positiveInt(text: string, flag: string): number {
 
 interface Row {
   taskHash: string;
+  /** The settlement chain (`base` or `arc`): on-chain ids are per chain. */
+  chain: string;
   onChainTaskId: number;
   status: string;
   amount: string | null;
@@ -66,9 +68,10 @@ export async function list(ctx: Context, which: TaskList, options: { limit: stri
     rows.length === 0
       ? `No ${which} tasks.`
       : table([
-          ["TASK", "ID", "STATE", "REWARD", "PRIVACY", "MODE", "DEADLINE"],
+          ["TASK", "CHAIN", "ID", "STATE", "REWARD", "PRIVACY", "MODE", "DEADLINE"],
           ...rows.map((r) => [
             r.taskHash,
+            r.chain,
             String(r.onChainTaskId),
             r.status,
             amountText(r.amount),
@@ -83,6 +86,7 @@ export async function list(ctx: Context, which: TaskList, options: { limit: stri
 function rowOf(
   meta: {
     taskHash: string;
+    chain: string;
     onChainTaskId: number;
     amount: string | null;
     privacy: string;
@@ -94,6 +98,7 @@ function rowOf(
 ): Row {
   return {
     taskHash: meta.taskHash,
+    chain: meta.chain,
     onChainTaskId: meta.onChainTaskId,
     status,
     amount: meta.amount,
@@ -121,6 +126,8 @@ export async function status(ctx: Context, task: string): Promise<void> {
   const state = detail.a2aState?.status ?? null;
   const data = {
     taskHash: detail.taskHash,
+    chain: detail.a2aMeta?.chain ?? null,
+    chainId: detail.a2aMeta?.chainId ?? null,
     onChainTaskId: detail.taskId,
     state,
     onChainStatus: detail.status,
@@ -134,7 +141,7 @@ export async function status(ctx: Context, task: string): Promise<void> {
     resultData: detail.resultData ?? null,
   };
   ctx.out.result(data, [
-    `Task      ${detail.taskHash} (id ${detail.taskId})`,
+    `Task      ${detail.taskHash} (id ${detail.taskId}${data.chain ? ` on ${data.chain}, chain id ${data.chainId}` : ""})`,
     `State     ${state ?? "not listed"}${data.outcome ? ` (${data.outcome})` : ""}`,
     `Reward    ${amountText(detail.amount)}`,
     `Poster    ${detail.poster}`,

@@ -11,6 +11,7 @@
  * released on every path.
  */
 import type { Deps } from "../deps";
+import { chainRefusal } from "./chainRules";
 import { escrowRefusal } from "../../chain/escrowErrors";
 import { assignmentHolds } from "../marketStatus";
 import { AppError, fail } from "../../errors";
@@ -121,15 +122,7 @@ export function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppErro
       message: `the reward of task ${ctx.taskId} (${amount}) is below your minimum reward (${executor.minReward})`,
     });
   }
-  if (!executor.supportedChains.includes(listing.chain)) {
-    return new AppError({
-      code: "CHAIN_UNSUPPORTED",
-      message: `task ${ctx.taskId} settles on ${listing.chain}, which is not among your supported chains (${
-        executor.supportedChains.join(", ") || "none"
-      })`,
-    });
-  }
-  return undefined;
+  return chainRefusal("CHAIN_UNSUPPORTED", executor, listing.chain, `task ${ctx.taskId}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 /** Bids and the applicant list: an agent's bid opens its offer window; the poster reads the applicants. */
 import type { Deps } from "../deps";
+import { chainRefusal } from "./chainRules";
 import { fail } from "../../errors";
 import { findExecutor } from "../../db/repositories/executors";
 import { findBid, insertBid, listBids } from "../../db/repositories/bids";
@@ -34,6 +35,8 @@ export async function bidOnTask(
   if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
   if (isTaskVerifier(ctx, agent))
     fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
+  const wrongChain = chainRefusal("CHAIN_UNSUPPORTED", executor, ctx.listing.chain, `task ${ctx.taskId}`);
+  if (wrongChain) throw wrongChain;
   if (await findBid(deps.db, ctx.taskId, agent)) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
   if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
 

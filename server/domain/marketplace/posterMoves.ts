@@ -5,12 +5,13 @@ import { encodeAssignWorker, encodeCancelTask } from "../../chain/escrowCalls";
 import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import { deadlineReached, loadTaskContext, requireOnChain, unsignedEscrowTx, type EscrowTxResult } from "./taskContext";
 import { isTaskVerifier, requirePoster } from "./accept";
+import { requireSettlesOn } from "./chainRules";
 
 /**
  * POST /tasks/{hash}/assign { worker }: the unsigned assignWorker for the poster. Nothing is recorded: the listing
  * stays open until the transaction is mined, and then other agents' accepts answer ASSIGNED_ELSEWHERE. Refusals:
  * NOT_POSTER; VALIDATION_ERROR for a worker the escrow would refuse (the poster) or that could never be judged (the
- * task's verifier agent); NOT_INDEXED; NOT_OPEN (not Funded, or past the deadline); INVALID_STATE (an agent's accept
+ * task's verifier agent); CHAIN_UNSUPPORTED for a registered agent that does not settle on the task's chain; NOT_INDEXED; NOT_OPEN (not Funded, or past the deadline); INVALID_STATE (an agent's accept
  * is being assigned); ESCROW_PAUSED.
  */
 export async function buildAssignWorker(
@@ -32,6 +33,7 @@ export async function buildAssignWorker(
       "worker: the task's verifier agent cannot also be its worker (nobody could judge the work)",
     );
   }
+  await requireSettlesOn(deps.db, "CHAIN_UNSUPPORTED", target, ctx.listing.chain, `task ${ctx.taskId}`);
   requireOnChain(ctx);
   if (ctx.onChainStatus !== TASK_STATUS.Funded || deadlineReached(ctx)) {
     fail(

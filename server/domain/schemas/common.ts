@@ -6,6 +6,7 @@ import { extendZodWithOpenApi } from "@asteasolutions/zod-to-openapi";
 import { z } from "zod";
 import type { ErrorCode } from "../../errors";
 import { MAX_DURATION, MIN_DURATION } from "../../escrow/rules";
+import { CHAIN_NAMES, type ChainName } from "../../escrow/records";
 
 extendZodWithOpenApi(z);
 
@@ -15,6 +16,17 @@ export { z };
 export function issue(ctx: z.RefinementCtx, errorCode: ErrorCode, message: string) {
   ctx.addIssue({ code: z.ZodIssueCode.custom, message, params: { errorCode } });
 }
+
+/** A settlement chain's name (`base`, `arc`); anything else is INVALID_CHAIN (the spec's code for an unknown chain). */
+export const chainName = z
+  .string()
+  .superRefine((v, ctx) => {
+    if (!(CHAIN_NAMES as readonly string[]).includes(v)) {
+      issue(ctx, "INVALID_CHAIN", `unknown settlement chain ${JSON.stringify(v)}: use ${CHAIN_NAMES.join(" or ")}`);
+    }
+  })
+  .transform((v) => v as ChainName)
+  .openapi({ type: "string", enum: [...CHAIN_NAMES], description: "A settlement chain's name" });
 
 export const MAX_UINT256 = (1n << 256n) - 1n;
 

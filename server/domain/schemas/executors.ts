@@ -1,9 +1,9 @@
 /** Executor (agent) registration and the public executors listing. */
-import { MAX_UINT256, issue, pageOffset, z } from "./common";
+import { MAX_UINT256, chainName, issue, pageOffset, z } from "./common";
+import { CHAIN_NAMES as CHAINS } from "../../escrow/records";
 import { isValidAgentPublicKey } from "../briefs";
 
-export const CHAINS = ["base", "arc"] as const;
-export type ChainName = (typeof CHAINS)[number];
+export type { ChainName } from "../../escrow/records";
 export const MAX_EXECUTOR_CAPABILITIES = 50;
 
 /** Uncompressed secp256k1 key as hex (04, x, y), checked to be a point on the curve. */
@@ -29,17 +29,6 @@ export const capability = z
     description: "A capability tag (trimmed, lower-cased; 1 to 64 characters, no comma)",
     example: "summarise",
   });
-
-/** A chain name; anything else is INVALID_CHAIN (the spec's code for an unknown settlement chain). */
-const chainName = z
-  .string()
-  .superRefine((v, ctx) => {
-    if (!(CHAINS as readonly string[]).includes(v)) {
-      issue(ctx, "INVALID_CHAIN", `unknown settlement chain ${JSON.stringify(v)}: use ${CHAINS.join(" or ")}`);
-    }
-  })
-  .transform((v) => v as ChainName)
-  .openapi({ type: "string", enum: [...CHAINS], description: "A settlement chain's name" });
 
 /** A whole number of the token's smallest unit, 0 allowed, normalised ("007" -> "7"). */
 export const minReward = z

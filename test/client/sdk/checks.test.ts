@@ -174,6 +174,49 @@ describe("SDK client codes: each check fed a mismatch", () => {
         "NOT_POSTING_CHAIN",
       );
     });
+    it("on another configured chain: checks against that chain's entry, not NOT_POSTING_CHAIN", () => {
+      const ARC_ESCROW = "0x" + "e7".repeat(20);
+      const ARC_TOKEN = "0x" + "72".repeat(20);
+      const two = settlement();
+      two.chains.push({
+        ...two.chains[0],
+        chain: "arc",
+        chainId: 31338,
+        escrowAddress: ARC_ESCROW,
+        token: { kind: "erc20", address: ARC_TOKEN, symbol: "USDC", decimals: 6 },
+      });
+      const arcPin = pinSettlement(two, undefined, "arc");
+      expect(arcPin).to.deep.include({ postingChain: "base", chain: "arc", chainId: 31338, escrow: ARC_ESCROW });
+      // A re-pin against an earlier pin keeps its chain.
+      expect(pinSettlement(two, arcPin)).to.deep.equal(arcPin);
+      const onArc = (overrides: Partial<TxAnswer> = {}) => {
+        const answer = createTaskAnswer({ to: ARC_ESCROW }, { chain: "arc", chainId: 31338, ...overrides });
+        answer.unsignedTx.data = escrowInterface.encodeFunctionData("createTask", [
+          TASK_HASH,
+          ARC_TOKEN,
+          5_000_000n,
+          "general",
+          "global",
+          86_400,
+        ]);
+        return answer;
+      };
+      checkEscrowTx(onArc(), arcPin, POSTER, { ...expected, token: ARC_TOKEN });
+      // Base's answer under arc's pin, arc's under base's pin, and base's escrow under arc's pin are refused.
+      expectCodeSync(() => checkEscrowTx(createTaskAnswer(), arcPin, POSTER, expected), "CHAIN_MISMATCH");
+      expectCodeSync(
+        () => checkEscrowTx(onArc(), pinSettlement(two), POSTER, { ...expected, token: ARC_TOKEN }),
+        "NOT_POSTING_CHAIN",
+      );
+      const wrongEscrow = onArc();
+      wrongEscrow.unsignedTx.to = ESCROW;
+      expectCodeSync(
+        () => checkEscrowTx(wrongEscrow, arcPin, POSTER, { ...expected, token: ARC_TOKEN }),
+        "ESCROW_MISMATCH",
+      );
+      // A chain the settlement record does not list: the service does not settle there.
+      expectCodeSync(() => pinSettlement(settlement(), undefined, "arc"), "CHAIN_UNKNOWN");
+    });
     it("CHAIN_MISMATCH: the answer's chain id differs from the settlement's", () => {
       expectCodeSync(
         () => checkEscrowTx(createTaskAnswer({}, { chainId: 1 }), pin(), POSTER, expected),
