@@ -135,7 +135,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   );
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   const deps = await buildDeps(config, logger, db, options.provider, { providers: options.providers });
 
   let indexer: Indexer | undefined;

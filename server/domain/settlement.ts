@@ -41,7 +41,7 @@ export async function readSettlement(deps: Deps): Promise<Settlement> {
   }
   const { book } = chain;
   const maxBatch = await chain.maxBatch();
-  const postable = await isTokenAllowed(deps.db, book.token.address);
+  const postable = await isTokenAllowed(deps.db, chain.name, book.token.address);
   return {
     postingChain: api.postingChain,
     chains: [

@@ -23,7 +23,7 @@ async function main() {
     });
   }
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   const host = new AgentHost({ db, config, logger, apiUrl });
   host.start();
   // The workers stop, and each agent's lease is released so another host takes it at once.

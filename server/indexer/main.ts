@@ -15,7 +15,7 @@ async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: "indexer", network: config.network });
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   // With Redis, the API processes hear of each indexed range at once instead of at their next poll.
   const wake = config.api.redisUrl
     ? await createRedisWake({
