@@ -27,6 +27,7 @@ export function makeIndexer(
   const indexer = new Indexer({
     db: overrides.db ?? testDb.db,
     chain: overrides.chain ?? hardhatChain(),
+    chainName: overrides.chainName,
     network: "hardhat",
     escrowAddress,
     startBlock,
