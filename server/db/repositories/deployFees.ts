@@ -39,7 +39,7 @@ export async function recordDeployFeePayment(
       indexed_at: null,
       spent_at: null,
     })
-    .onConflict(["tx_hash", "log_index"])
+    .onConflict(["chain", "tx_hash", "log_index"])
     .ignore()
     .returning("tx_hash");
   if (inserted.length > 0) return true;
