@@ -135,20 +135,29 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   );
   const logger = options.logger ?? createLogger(config.logLevel, { service: "api", network: config.network });
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   const deps = await buildDeps(config, logger, db, options.provider, { providers: options.providers });
 
-  let indexer: Indexer | undefined;
-  if ((options.runIndexer ?? config.runIndexer) && deps.chain) {
-    const { book, provider } = deps.chain;
-    indexer = createIndexer(config, db, logger, {
-      chain: providerChainReader(provider),
-      book,
-      onEvents: () => deps.events?.notify(),
-    });
-    await indexer.start();
-    deps.indexer = indexer;
+  // One indexer per configured chain with a deployment, each with its own checkpoint and writer lock.
+  const indexers = new Map<ChainName, Indexer>();
+  if (options.runIndexer ?? config.runIndexer) {
+    for (const chainConfig of config.chains) {
+      const gateway = deps.chains.get(chainConfig.name);
+      if (!gateway) continue;
+      const chainIndexer = createIndexer(
+        config,
+        db,
+        logger,
+        { chain: providerChainReader(gateway.provider), book: gateway.book, onEvents: () => deps.events?.notify() },
+        chainConfig,
+      );
+      await chainIndexer.start();
+      indexers.set(chainConfig.name, chainIndexer);
+    }
+    deps.indexers = indexers;
   }
+  const indexer = indexers.get(config.api.postingChain);
+  deps.indexer = indexer;
   await deps.verifier?.start();
   await startPush(deps);
   // With Redis, events written by another process (an indexer of its own, another API's listing) wake this process's
@@ -207,7 +216,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       await closed;
       await autoVerifier?.stop();
       await deps.verifier?.stop();
-      await indexer?.stop();
+      await Promise.all([...indexers.values()].map((i) => i.stop()));
       await metricsListener?.close();
       await wake?.close();
       await deps.limits.close();

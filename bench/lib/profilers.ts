@@ -38,7 +38,7 @@ export async function profileListing(deps: Deps, url: string): Promise<void> {
     const chainNow = await deps.clock.chainNow();
     add("deps.clock.chainNow() (chain clock, cached 1 s)", now() - t);
     t = now();
-    const pauses = await loadPausePeriods(db);
+    const pauses = await loadPausePeriods(db, "base");
     add("SQL: pause periods", now() - t);
     t = now();
     const page = await listOpenTasks(db, { now: chainNow, limit: 50, offset: 0, listedOnly: true });

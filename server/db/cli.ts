@@ -14,7 +14,7 @@ async function main(command: string | undefined) {
     } else if (command !== "migrate") {
       throw new Error(`unknown command ${command}: use migrate or reset`);
     }
-    const applied = await migrateLatest(db);
+    const applied = await migrateLatest(db, { postingChain: config.api.postingChain });
     console.log(applied.length ? `applied ${applied.join(", ")} to ${where}` : `${where} is up to date`);
   } finally {
     await db.destroy();

@@ -28,7 +28,10 @@ export interface WithdrawResult {
 /** GET /credits/{address}: one balance per token the wallet was ever credited in. */
 export async function readCredits(deps: Deps, account: string): Promise<CreditsView> {
   const who = account.toLowerCase();
-  return { account: who, credits: foldCredits(await listCreditEventsOf(deps.db, who), who) };
+  return {
+    account: who,
+    credits: foldCredits(await listCreditEventsOf(deps.db, deps.config.api.postingChain, who), who),
+  };
 }
 
 /**

@@ -10,6 +10,7 @@
 import type { Deps } from "./deps";
 import { rentalTerms } from "./services";
 import { AppError, fail } from "../errors";
+import type { ChainName } from "../escrow/records";
 import { readFundingReceipt, type FundedTask, type FundingReceipt } from "../chain/receipts";
 import { checkPostingTerms } from "./schemas/postingTerms";
 import type { IndexBatchBody, IndexBatchResult, IndexBody, IndexItem, IndexResult } from "./schemas/marketplace";
@@ -99,7 +100,7 @@ export function listingFor(
   item: IndexItem,
   event: FundedTask,
   txHash: string,
-  chain: string,
+  chain: ChainName,
   listedAt: number,
 ): ListingRecord {
   return {

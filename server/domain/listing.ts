@@ -8,7 +8,7 @@ import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
 import type { AssignmentRecord } from "../db/repositories/assignments";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { listJudgingTaskIds, listWorkingTaskIds } from "../db/repositories/workList";
-import { type TaskRecord } from "../escrow/records";
+import type { ChainName, TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
   canSeeResult,
@@ -110,9 +110,17 @@ async function projectOpenPage(
 }
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
-export async function readTask(deps: Deps, id: { taskId: number } | { taskHash: string }, caller: string | undefined) {
-  // The task, its listing and its assignment in one statement (by hash: the listed task with this hash).
-  const rows = await findTaskRows(deps.db, id);
+export async function readTask(
+  deps: Deps,
+  id: { taskId: number; chain?: ChainName } | { taskHash: string },
+  caller: string | undefined,
+) {
+  // The task, its listing and its assignment in one statement (by hash: the listed task with this hash, on either
+  // chain; by id: on the chain named, else the posting chain).
+  const rows = await findTaskRows(
+    deps.db,
+    "taskId" in id ? { taskId: id.taskId, chain: id.chain ?? deps.config.api.postingChain } : id,
+  );
   let { task, listing } = rows;
   if ("taskId" in id) {
     // By id, a task the indexer has not reached is NOT_FOUND, listed or not; by hash, a listed one is NOT_INDEXED_YET.
@@ -168,16 +176,18 @@ async function listedTaskViews(
   listings: readonly ListingRecord[],
   shown: (task: TaskRecord | undefined, facts: MarketFacts, listing: ListingRecord) => Shown,
 ) {
-  const tasks = await getTasks(
-    deps.db,
-    listings.map((l) => l.taskId),
-  );
+  // The listings' tasks, chain by chain (an on-chain id is unique on its chain only).
+  const tasks = new Map<string, TaskRecord>();
+  for (const chain of new Set(listings.map((l) => l.chain))) {
+    const ids = listings.filter((l) => l.chain === chain).map((l) => l.taskId);
+    for (const [id, task] of await getTasks(deps.db, chain, ids)) tasks.set(`${chain}:${id}`, task);
+  }
   const ctx = await projectionContext(deps);
-  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(l.taskId)) ?? []);
+  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(`${l.chain}:${l.taskId}`)) ?? []);
   const results = await deliverables(deps, matched);
   const facts = await marketFacts(deps, matched);
   return listings.flatMap((listing) => {
-    const task = matchingTask(listing, tasks.get(listing.taskId));
+    const task = matchingTask(listing, tasks.get(`${listing.chain}:${listing.taskId}`));
     const show = shown(task, facts, listing);
     if (show === "hidden") return [];
     return [

@@ -185,7 +185,9 @@ const pauseCaches = new WeakMap<Deps, ReadCache<readonly PausePeriod[]>>();
 function projectedPauses(deps: Deps): Promise<readonly PausePeriod[]> {
   let cache = pauseCaches.get(deps);
   if (!cache) pauseCaches.set(deps, (cache = new ReadCache(PAUSES_CACHE_MS, 16)));
-  return cache.get(String(deps.indexer?.status().checkpoint ?? null), () => loadPausePeriods(deps.db));
+  return cache.get(String(deps.indexer?.status().checkpoint ?? null), () =>
+    loadPausePeriods(deps.db, deps.config.api.postingChain),
+  );
 }
 
 /**

@@ -1,10 +1,11 @@
 /**
- * The settlement record: which chain posts, its escrow and token, and whether it takes batches. The local devnet
- * stands in for the configured posting chain (POSTING_CHAIN, default base).
+ * The settlement record: which chain posts by default, and for every configured chain its escrow and token and
+ * whether it takes batches. The local devnet stands in for the configured chains (POSTING_CHAIN, default base).
  */
 import type { Settlement } from "./schemas/settlement";
 import { isTokenAllowed } from "../db/repositories/allowedTokens";
 import type { Deps } from "./deps";
+import type { ChainConfig } from "../config";
 import { agentPublicKey } from "./briefs";
 
 /**
@@ -16,48 +17,48 @@ function custodyPublicKey(deps: Deps): string | null {
   return key ? agentPublicKey(key) : null;
 }
 
+/**
+ * One entry per configured chain (CHAINS), the posting chain first, each with its own escrow, token, `postable` and
+ * `batchCreate` read from that chain; a chain without a deployment is listed as not postable.
+ */
 export async function readSettlement(deps: Deps): Promise<Settlement> {
   const { api } = deps.config;
-  const chain = deps.chain;
+  const chains = await Promise.all(deps.config.chains.map((c) => chainEntry(deps, c)));
+  return {
+    postingChain: api.postingChain,
+    chains,
+    settlementTier: api.settlementTier,
+    custodyPublicKey: custodyPublicKey(deps),
+  };
+}
+
+async function chainEntry(deps: Deps, config: ChainConfig): Promise<Settlement["chains"][number]> {
+  const chain = config.name === deps.config.api.postingChain ? deps.chain : deps.chains.get(config.name);
   if (!chain) {
     return {
-      postingChain: api.postingChain,
-      chains: [
-        {
-          chain: api.postingChain,
-          chainId: null,
-          tier: api.settlementTier,
-          escrowAddress: null,
-          token: null,
-          relayChain: null,
-          gasSymbol: api.gasSymbol,
-          postable: false,
-          batchCreate: { supported: false, maxBatch: 0 },
-        },
-      ],
-      settlementTier: api.settlementTier,
-      custodyPublicKey: custodyPublicKey(deps),
+      chain: config.name,
+      chainId: null,
+      tier: config.tier,
+      escrowAddress: null,
+      token: null,
+      relayChain: null,
+      gasSymbol: config.gasSymbol,
+      postable: false,
+      batchCreate: { supported: false, maxBatch: 0 },
     };
   }
   const { book } = chain;
   const maxBatch = await chain.maxBatch();
-  const postable = await isTokenAllowed(deps.db, book.token.address);
+  const postable = await isTokenAllowed(deps.db, config.name, book.token.address);
   return {
-    postingChain: api.postingChain,
-    chains: [
-      {
-        chain: api.postingChain,
-        chainId: book.chainId,
-        tier: api.settlementTier,
-        escrowAddress: book.escrow.proxy,
-        token: { kind: "erc20", address: book.token.address, symbol: book.token.symbol, decimals: book.token.decimals },
-        relayChain: null,
-        gasSymbol: api.gasSymbol,
-        postable,
-        batchCreate: { supported: maxBatch !== null, maxBatch: maxBatch ?? 0 },
-      },
-    ],
-    settlementTier: api.settlementTier,
-    custodyPublicKey: custodyPublicKey(deps),
+    chain: config.name,
+    chainId: book.chainId,
+    tier: config.tier,
+    escrowAddress: book.escrow.proxy,
+    token: { kind: "erc20", address: book.token.address, symbol: book.token.symbol, decimals: book.token.decimals },
+    relayChain: null,
+    gasSymbol: config.gasSymbol,
+    postable,
+    batchCreate: { supported: maxBatch !== null, maxBatch: maxBatch ?? 0 },
   };
 }

@@ -4,6 +4,7 @@
  */
 import type { Knex } from "knex";
 import type { ChainReader } from "../chain/escrowLogs";
+import type { ChainName } from "../escrow/records";
 import { withRetry } from "../chain/rpcErrors";
 import { getChainIdentity, recordChainIdentity, type ChainIdentity } from "../db/repositories/chainIdentity";
 
@@ -19,6 +20,8 @@ export class ChainIdentityMismatchError extends Error {
 }
 
 export interface ExpectedDeployment {
+  /** The settlement chain whose rows these are (the database keeps one identity per chain). */
+  chainName: ChainName;
   network: string;
   escrowAddress: string;
   startBlock: number;
@@ -47,9 +50,9 @@ export async function ensureChainIdentity(db: Knex, chain: ChainReader, expected
       current,
     );
   }
-  const stored = await getChainIdentity(db);
+  const stored = await getChainIdentity(db, expected.chainName);
   if (!stored) {
-    await recordChainIdentity(db, current);
+    await recordChainIdentity(db, expected.chainName, current);
     return current;
   }
   const same =

@@ -4,7 +4,7 @@
  */
 import { JsonRpcProvider } from "ethers";
 import type { Knex } from "knex";
-import type { Config } from "../config";
+import type { ChainConfig, Config } from "../config";
 import type { Logger } from "../logger";
 import { readAddressBook, type AddressBook } from "../chain/addressBook";
 import { providerChainReader, type ChainReader } from "../chain/escrowLogs";
@@ -28,19 +28,30 @@ export interface IndexerSources {
   onEvents?: () => void;
 }
 
-export function createIndexer(config: Config, db: Knex, logger: Logger, sources: IndexerSources = {}): Indexer {
+/**
+ * The indexer of one settlement chain (`chainConfig`, default the posting chain): its RPC URL, address book and
+ * confirmations; its rows, checkpoint and writer lock are its own in the shared database.
+ */
+export function createIndexer(
+  config: Config,
+  db: Knex,
+  logger: Logger,
+  sources: IndexerSources = {},
+  chainConfig: ChainConfig = config.chains[0],
+): Indexer {
   const chain =
-    sources.chain ?? providerChainReader(new JsonRpcProvider(config.rpcUrl, undefined, { staticNetwork: true }));
-  const book = sources.book ?? readAddressBook(config.network, config.deploymentsDir);
+    sources.chain ?? providerChainReader(new JsonRpcProvider(chainConfig.rpcUrl, undefined, { staticNetwork: true }));
+  const book = sources.book ?? readAddressBook(chainConfig.network, config.deploymentsDir);
   return new Indexer({
     db,
     chain,
-    network: config.network,
+    chainName: chainConfig.name,
+    network: chainConfig.network,
     escrowAddress: book.escrow.proxy,
     agentFactoryAddress: book.agentFactory.proxy,
     startBlock: book.startBlock,
-    config: config.indexer,
-    logger: logger.child({ component: "indexer" }),
+    config: { ...config.indexer, confirmations: chainConfig.confirmations },
+    logger: logger.child({ component: "indexer", chain: chainConfig.name }),
     resetHint: resetHint(config),
     onEvents: sources.onEvents,
   });

@@ -7,6 +7,7 @@ import crypto from "node:crypto";
 import type { Knex } from "knex";
 import { dialectOf } from "../db/knex";
 import { releaseLease, renewLease, tryAcquireLease } from "../db/repositories/indexerLock";
+import type { ChainName } from "../escrow/records";
 import { sleep } from "../chain/rpcErrors";
 
 export interface WriterLock {
@@ -17,24 +18,25 @@ export interface WriterLock {
   release(): Promise<void>;
 }
 
-export function createWriterLock(db: Knex, name: string, ttlMs: number): WriterLock {
-  return dialectOf(db) === "postgres" ? advisoryLock(db, name) : leaseLock(db, name, ttlMs);
+/** The writer lock of `name` on `chain`: one writer per database and chain. */
+export function createWriterLock(db: Knex, chain: ChainName, name: string, ttlMs: number): WriterLock {
+  return dialectOf(db) === "postgres" ? advisoryLock(db, `${chain}/${name}`) : leaseLock(db, chain, name, ttlMs);
 }
 
-function leaseLock(db: Knex, name: string, ttlMs: number): WriterLock {
+function leaseLock(db: Knex, chain: ChainName, name: string, ttlMs: number): WriterLock {
   const owner = `${process.pid}-${crypto.randomBytes(6).toString("hex")}`;
   let isHeld = false;
   let timer: NodeJS.Timeout | undefined;
   return {
     async acquire(signal) {
       while (!signal.aborted) {
-        if (await tryAcquireLease(db, name, owner, ttlMs)) {
+        if (await tryAcquireLease(db, chain, name, owner, ttlMs)) {
           isHeld = true;
           if (timer) clearInterval(timer);
           timer = setInterval(
             () => {
               // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
-              renewLease(db, name, owner, ttlMs)
+              renewLease(db, chain, name, owner, ttlMs)
                 .then((ok) => {
                   if (!ok) isHeld = false;
                 })
@@ -54,7 +56,7 @@ function leaseLock(db: Knex, name: string, ttlMs: number): WriterLock {
     held: () => isHeld,
     async release() {
       if (timer) clearInterval(timer);
-      if (isHeld) await releaseLease(db, name, owner).catch(() => undefined);
+      if (isHeld) await releaseLease(db, chain, name, owner).catch(() => undefined);
       isHeld = false;
     },
   };

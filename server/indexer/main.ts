@@ -15,7 +15,7 @@ async function main() {
   const config = loadConfig();
   const logger = createLogger(config.logLevel, { service: "indexer", network: config.network });
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   // With Redis, the API processes hear of each indexed range at once instead of at their next poll.
   const wake = config.api.redisUrl
     ? await createRedisWake({
@@ -24,15 +24,24 @@ async function main() {
         logger,
       })
     : undefined;
-  const indexer = createIndexer(config, db, logger, { onEvents: () => wake?.announce() });
-  await indexer.start();
-  logger.info("indexer started", { rpc: config.rpcUrl, database: config.databaseUrl ? "postgres" : config.sqliteFile });
+  // One sync loop per configured chain, each with its own checkpoint and writer lock.
+  const indexers = config.chains.map((chain) =>
+    createIndexer(config, db, logger, { onEvents: () => wake?.announce() }, chain),
+  );
+  for (const [i, indexer] of indexers.entries()) {
+    await indexer.start();
+    logger.info("indexer started", {
+      chain: config.chains[i].name,
+      rpc: config.chains[i].rpcUrl,
+      database: config.databaseUrl ? "postgres" : config.sqliteFile,
+    });
+  }
   // The range in progress finishes (or rolls back whole), then the writer lock is released for the next indexer.
   stopOnSignals({
     logger,
     timeoutMs: config.observability.shutdownTimeoutMs,
     async close() {
-      await indexer.stop();
+      await Promise.all(indexers.map((indexer) => indexer.stop()));
       await wake?.close();
       await db.destroy();
     },

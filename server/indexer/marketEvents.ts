@@ -6,7 +6,7 @@
 import { getListings } from "../db/repositories/listings";
 import { insertMarketEvents, type NewMarketEvent } from "../db/repositories/marketEvents";
 import type { Queryable } from "../db/repositories/util";
-import { TASK_STATUS, ZERO_ADDRESS, type StoredEvent, type TaskRecord } from "../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type StoredEvent, type TaskRecord } from "../escrow/records";
 
 type Derived = { type: string; status: number; fields: Record<string, unknown>; worker?: string };
 
@@ -69,12 +69,13 @@ function derive(e: StoredEvent, task: TaskRecord, ruled: boolean): Derived | und
  */
 export async function writeChainEvents(
   trx: Queryable,
+  chain: ChainName,
   fresh: readonly StoredEvent[],
   tasks: ReadonlyMap<number, TaskRecord>,
 ): Promise<number> {
   const relevant = fresh.filter((e) => e.taskId !== null && tasks.has(e.taskId));
   if (relevant.length === 0) return 0;
-  const listings = await getListings(trx, [...new Set(relevant.map((e) => e.taskId!))]);
+  const listings = await getListings(trx, [...new Set(relevant.map((e) => e.taskId!))], chain);
   // Transactions that ruled on a task's dispute: their TaskCancelled is a refund.
   const rulings = new Set(
     relevant.filter((e) => e.eventName === "DisputeResolved").map((e) => `${e.txHash}:${e.taskId}`),
@@ -89,6 +90,7 @@ export async function writeChainEvents(
     const worker = (d.worker ?? task.worker).toLowerCase();
     const hasWorker = worker !== ZERO_ADDRESS;
     rows.push({
+      chain,
       type: d.type,
       taskId: task.taskId,
       taskHash: task.taskHash,

@@ -10,7 +10,7 @@ import type { Logger } from "../logger";
 import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/escrowLogs";
 import { backoffDelay, classifyRpcError, sleep, withRetry } from "../chain/rpcErrors";
 import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/repositories/blocks";
-import { getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
+import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
 import {
   deleteEventsAfter,
   insertNewEvents,
@@ -32,13 +32,18 @@ import { CONFIG_HANDLERS, emptyConfig, foldEvents, isConfigEvent, type FoldConte
 import { ensureChainIdentity } from "./chainIdentity";
 import { writeChainEvents } from "./marketEvents";
 import { createWriterLock, type WriterLock } from "./lock";
-import type { BlockHeader, EscrowConfigState, StoredEvent, TaskRecord } from "../escrow/records";
+import type { BlockHeader, ChainName, EscrowConfigState, StoredEvent, TaskRecord } from "../escrow/records";
 
 export const CHECKPOINT_NAME = "escrow";
 
 export interface IndexerOptions {
   db: Knex;
   chain: ChainReader;
+  /**
+   * The settlement chain indexed (default `base`): its rows, checkpoint, block hashes and writer lock are its own, so
+   * the indexer of another chain over the same database never touches them.
+   */
+  chainName?: ChainName;
   network: string;
   escrowAddress: string;
   /**
@@ -90,9 +95,13 @@ export class Indexer {
     lastError: null,
   };
 
+  private readonly chainName: ChainName;
+
   constructor(private readonly options: IndexerOptions) {
+    this.chainName = options.chainName ?? "base";
     this.lock = createWriterLock(
       options.db,
+      this.chainName,
       `indexer:${options.escrowAddress.toLowerCase()}`,
       options.config.lockTtlMs,
     );
@@ -110,6 +119,7 @@ export class Indexer {
   async start(): Promise<void> {
     const { db, chain, network, escrowAddress, startBlock } = this.options;
     await ensureChainIdentity(db, chain, {
+      chainName: this.chainName,
       network,
       escrowAddress,
       startBlock,
@@ -182,7 +192,10 @@ export class Indexer {
     const { db, chain, startBlock, config } = this.options;
     const head = await withRetry(() => chain.blockNumber(), { signal: this.signal });
     this.current.head = head;
-    const checkpoint = (await getCheckpoint(db, CHECKPOINT_NAME)) ?? { blockNumber: startBlock - 1, blockHash: "" };
+    const checkpoint = (await getCheckpoint(db, this.chainName, CHECKPOINT_NAME)) ?? {
+      blockNumber: startBlock - 1,
+      blockHash: "",
+    };
     this.publish(checkpoint.blockNumber);
 
     if (checkpoint.blockNumber >= startBlock) {
@@ -262,12 +275,12 @@ export class Indexer {
 
     let pushed = 0;
     await db.transaction(async (trx) => {
-      const fresh = await insertNewEvents(trx, events);
+      const fresh = await insertNewEvents(trx, this.chainName, events);
       const tasks = await this.applyEvents(trx, fresh);
-      pushed = await writeChainEvents(trx, fresh, tasks);
-      await recordIndexedDeployFees(trx, deployFees);
-      await saveBlocks(trx, [...headers.values()]);
-      await setCheckpoint(trx, CHECKPOINT_NAME, { blockNumber: to, blockHash: headers.get(to)!.hash });
+      pushed = await writeChainEvents(trx, this.chainName, fresh, tasks);
+      await recordIndexedDeployFees(trx, this.chainName, deployFees);
+      await saveBlocks(trx, this.chainName, [...headers.values()]);
+      await setCheckpoint(trx, this.chainName, CHECKPOINT_NAME, { blockNumber: to, blockHash: headers.get(to)!.hash });
       await this.options.faults?.beforeCommit?.({ from, to });
       if (!this.lock.held()) throw new LockLostError("the writer lock was lost during a write");
       this.current.eventsIndexed += fresh.length;
@@ -297,17 +310,19 @@ export class Indexer {
   private async applyEvents(trx: Knex.Transaction, fresh: StoredEvent[]): Promise<Map<number, TaskRecord>> {
     if (fresh.length === 0) return new Map();
     const taskIds = [...new Set(fresh.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
-    const tasks = await getTasks(trx, taskIds);
-    const ctx: FoldContext = { openSubmissions: await loadOpenSubmissions(trx, taskIds), newSubmissions: [] };
+    const chain = this.chainName;
+    const tasks = await getTasks(trx, chain, taskIds);
+    const ctx: FoldContext = { openSubmissions: await loadOpenSubmissions(trx, chain, taskIds), newSubmissions: [] };
     const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
-    const config = hasConfig ? await loadConfig(trx) : emptyConfig();
+    const config = hasConfig ? await loadConfig(trx, chain) : emptyConfig();
     const { touchedTasks } = foldEvents(fresh, tasks, config, ctx);
     await upsertTasks(
       trx,
+      chain,
       [...touchedTasks].map((id) => tasks.get(id)!),
     );
-    await insertOpenSubmissions(trx, ctx.newSubmissions);
-    if (hasConfig) await saveConfig(trx, config);
+    await insertOpenSubmissions(trx, chain, ctx.newSubmissions);
+    if (hasConfig) await saveConfig(trx, chain, config);
     return tasks;
   }
 
@@ -317,7 +332,7 @@ export class Indexer {
     let ancestor: BlockHeader | undefined;
     let cursor = checkpoint.blockNumber;
     search: while (cursor >= startBlock) {
-      const stored = await listBlocksDownFrom(db, cursor, 64);
+      const stored = await listBlocksDownFrom(db, this.chainName, cursor, 64);
       if (stored.length === 0) break;
       for (const block of stored) {
         const onChain = await withRetry(() => chain.block(block.number), { signal: this.signal });
@@ -331,24 +346,29 @@ export class Indexer {
     const to: Checkpoint = ancestor
       ? { blockNumber: ancestor.number, blockHash: ancestor.hash }
       : { blockNumber: startBlock - 1, blockHash: "" };
-    logger.warn("reorg detected: rolling back", { from: checkpoint.blockNumber, to: to.blockNumber });
+    logger.warn("reorg detected: rolling back", {
+      chain: this.chainName,
+      from: checkpoint.blockNumber,
+      to: to.blockNumber,
+    });
 
     await db.transaction(async (trx) => {
-      const removed = await deleteEventsAfter(trx, to.blockNumber);
-      await deleteUnspentDeployFeesAfter(trx, to.blockNumber);
-      await deleteBlocksAfter(trx, to.blockNumber);
+      const chain = this.chainName;
+      const removed = await deleteEventsAfter(trx, chain, to.blockNumber);
+      await deleteUnspentDeployFeesAfter(trx, chain, to.blockNumber);
+      await deleteBlocksAfter(trx, chain, to.blockNumber);
       const affected = [...new Set(removed.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
-      await rebuildTasks(trx, affected);
+      await rebuildTasks(trx, affected, chain);
       if (removed.some((e) => isConfigEvent(e.eventName))) {
         const config = emptyConfig();
-        foldEvents(await listEventsNamed(trx, Object.keys(CONFIG_HANDLERS)), new Map(), config, {
+        foldEvents(await listEventsNamed(trx, chain, Object.keys(CONFIG_HANDLERS)), new Map(), config, {
           openSubmissions: new Map(),
           newSubmissions: [],
         });
-        await saveConfig(trx, config);
+        await saveConfig(trx, chain, config);
       }
-      if (to.blockNumber >= startBlock) await setCheckpoint(trx, CHECKPOINT_NAME, to);
-      else await trx("checkpoints").where({ name: CHECKPOINT_NAME }).delete();
+      if (to.blockNumber >= startBlock) await setCheckpoint(trx, chain, CHECKPOINT_NAME, to);
+      else await deleteCheckpoint(trx, chain, CHECKPOINT_NAME);
       this.current.eventsIndexed -= removed.length;
     });
     this.current.checkpoint = to.blockNumber;
@@ -389,25 +409,29 @@ export class Indexer {
 }
 
 /** Recomputes the projection of `taskIds` from their stored events (after a rollback removed some). */
-export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[]): Promise<void> {
+export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[], chain: ChainName = "base"): Promise<void> {
   if (taskIds.length === 0) return;
-  await deleteTasks(trx, taskIds);
-  await deleteOpenSubmissionsOf(trx, taskIds);
-  const events = await listEventsOfTasks(trx, taskIds);
+  await deleteTasks(trx, chain, taskIds);
+  await deleteOpenSubmissionsOf(trx, chain, taskIds);
+  const events = await listEventsOfTasks(trx, chain, taskIds);
   const tasks = new Map<number, TaskRecord>();
   const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };
   foldEvents(events, tasks, emptyConfig(), ctx);
-  await upsertTasks(trx, [...tasks.values()]);
-  await insertOpenSubmissions(trx, ctx.newSubmissions);
+  await upsertTasks(trx, chain, [...tasks.values()]);
+  await insertOpenSubmissions(trx, chain, ctx.newSubmissions);
 }
 
-async function loadConfig(trx: Knex.Transaction): Promise<EscrowConfigState> {
+async function loadConfig(trx: Knex.Transaction, chain: ChainName): Promise<EscrowConfigState> {
   // One query at a time: a transaction is one connection.
-  return { values: await loadConfigValues(trx), tokens: await loadTokens(trx), pauses: await loadPausePeriods(trx) };
+  return {
+    values: await loadConfigValues(trx, chain),
+    tokens: await loadTokens(trx, chain),
+    pauses: await loadPausePeriods(trx, chain),
+  };
 }
 
-async function saveConfig(trx: Knex.Transaction, config: EscrowConfigState): Promise<void> {
-  await replaceConfigValues(trx, config.values);
-  await replaceTokens(trx, config.tokens);
-  await replacePausePeriods(trx, config.pauses);
+async function saveConfig(trx: Knex.Transaction, chain: ChainName, config: EscrowConfigState): Promise<void> {
+  await replaceConfigValues(trx, chain, config.values);
+  await replaceTokens(trx, chain, config.tokens);
+  await replacePausePeriods(trx, chain, config.pauses);
 }

@@ -104,7 +104,7 @@ async function indexedBlock(deps: Deps): Promise<number | null> {
   if (status && status.checkpoint !== null && (status.state === "backfilling" || status.state === "following")) {
     return status.checkpoint;
   }
-  return (await getCheckpoint(deps.db, CHECKPOINT_NAME))?.blockNumber ?? null;
+  return (await getCheckpoint(deps.db, deps.config.api.postingChain, CHECKPOINT_NAME))?.blockNumber ?? null;
 }
 
 /** Answers GET /health/live and GET /health/ready (inside the envelope, which answers NOT_READY); passes the rest on. */

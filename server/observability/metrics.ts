@@ -174,7 +174,7 @@ async function indexerPosition(deps: Deps): Promise<{ head: number | null; check
   if (status && status.state !== "waiting-for-lock" && status.state !== "stopped") {
     return { head: status.head, checkpoint: status.checkpoint };
   }
-  const stored = await getCheckpoint(deps.db, CHECKPOINT_NAME);
+  const stored = await getCheckpoint(deps.db, deps.config.api.postingChain, CHECKPOINT_NAME);
   const head = deps.chain ? await deps.chain.provider.getBlockNumber() : null;
   return { head, checkpoint: stored?.blockNumber ?? null };
 }

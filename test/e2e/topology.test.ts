@@ -321,7 +321,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       await waitFor(
         () => `the standby indexer to take over:\n${standby.lines.slice(-10).join("\n")}`,
         60_000,
-        async () => ((await getCheckpoint(db, CHECKPOINT_NAME))?.blockNumber ?? -1) >= takeoverBlock,
+        async () => ((await getCheckpoint(db, "base", CHECKPOINT_NAME))?.blockNumber ?? -1) >= takeoverBlock,
       );
       const takeoverMs = Date.now() - killedAt;
       expect(standby.lines.some((l) => l.includes('"msg":"indexer started"'))).to.equal(true);
@@ -370,7 +370,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       await waitFor(
         () => `the index to reach block ${head}`,
         30_000,
-        async () => ((await getCheckpoint(db, CHECKPOINT_NAME))?.blockNumber ?? -1) >= head,
+        async () => ((await getCheckpoint(db, "base", CHECKPOINT_NAME))?.blockNumber ?? -1) >= head,
       );
       const rows = await db("tasks").whereIn("task_id", taskIds).select("task_id");
       expect(rows.map((r) => Number(r.task_id)).sort((a, b) => a - b)).to.deep.equal(

@@ -27,6 +27,7 @@ export function makeIndexer(
   const indexer = new Indexer({
     db: overrides.db ?? testDb.db,
     chain: overrides.chain ?? hardhatChain(),
+    chainName: overrides.chainName,
     network: "hardhat",
     escrowAddress,
     startBlock,
@@ -86,19 +87,19 @@ export async function expectProjectionMatchesChain(db: Knex, escrow: TaskEscrow)
 
 /** Asserts the stored escrow configuration equals the escrow's views. */
 export async function expectConfigMatchesChain(db: Knex, escrow: TaskEscrow, tokens: string[]): Promise<void> {
-  const values = await loadConfigValues(db);
+  const values = await loadConfigValues(db, "base");
   expect(values.feeBps?.value).to.equal((await escrow.feeBps()).toString());
   expect(values.treasury?.value).to.equal((await escrow.treasury()).toLowerCase());
   expect(values.verifier?.value).to.equal((await escrow.verifier()).toLowerCase());
   expect(values.admin?.value).to.equal((await escrow.admin()).toLowerCase());
   expect(values.paused?.value ?? "false").to.equal(String(await escrow.paused()));
-  const stored = await loadTokens(db);
+  const stored = await loadTokens(db, "base");
   for (const token of tokens) {
     expect(stored[token.toLowerCase()]?.allowed ?? false, `token ${token} allowed`).to.equal(
       await escrow.isTokenAllowed(token),
     );
   }
-  const pauses = await loadPausePeriods(db);
+  const pauses = await loadPausePeriods(db, "base");
   const block = await ethers.provider.getBlock("latest");
   const pausedSeconds = pauses.reduce((sum, p) => sum + ((p.endedAt ?? block!.timestamp) - p.startedAt), 0);
   expect(pausedSeconds, "paused seconds").to.equal(Number(await escrow.totalPausedSeconds()));

@@ -20,10 +20,22 @@ import { noncePurpose } from "./012_nonce_purpose";
 import { openVerdicts } from "./013_open_verdicts";
 import { oauth } from "./015_oauth";
 import { apiKeyExpiry } from "./016_api_key_expiry";
+import { twoChains } from "./014_two_chains";
+import type { ChainName } from "../../escrow/records";
 
 export type { Migration };
 
-export const MIGRATIONS: readonly Migration[] = [
+/** Options of a migration run: the posting chain the database's existing rows belong to (POSTING_CHAIN). */
+export interface MigrateOptions {
+  postingChain?: ChainName;
+}
+
+/** Every migration, for a database whose rows so far belong to `postingChain`. */
+export function migrations(postingChain: ChainName = "base"): readonly Migration[] {
+  return [...MIGRATIONS_TO_013, twoChains(postingChain), oauth, apiKeyExpiry];
+}
+
+const MIGRATIONS_TO_013: readonly Migration[] = [
   chainAndEvents,
   projection,
   accountsAndListings,
@@ -37,30 +49,35 @@ export const MIGRATIONS: readonly Migration[] = [
   openTaskIndexes,
   noncePurpose,
   openVerdicts,
-  oauth,
-  apiKeyExpiry,
 ];
 
-/** A knex migration source over MIGRATIONS. */
-export const migrationSource: Knex.MigrationSource<Migration> = {
-  getMigrations: async () => [...MIGRATIONS],
-  getMigrationName: (m) => m.name,
-  getMigration: async (m) => ({ up: m.up, down: m.down }),
-};
+/** Every migration, the posting chain `base`. */
+export const MIGRATIONS: readonly Migration[] = migrations();
+
+/** A knex migration source over the migrations (up to `until`, a migration's name, when given). */
+export function migrationSource(options: MigrateOptions & { until?: string } = {}): Knex.MigrationSource<Migration> {
+  const all = migrations(options.postingChain);
+  const end = options.until ? all.findIndex((m) => m.name === options.until) + 1 : all.length;
+  return {
+    getMigrations: async () => all.slice(0, end),
+    getMigrationName: (m) => m.name,
+    getMigration: async (m) => ({ up: m.up, down: m.down }),
+  };
+}
 
 /**
  * Brings the schema up to date. Safe to call on every start and from several processes: on PostgreSQL the
  * migration runs under an advisory lock (knex creates its own bookkeeping tables outside its lock, and processes
  * starting together on a fresh schema would collide); SQLite serialises writers itself.
  */
-export async function migrateLatest(db: Knex): Promise<string[]> {
-  if (db.client.config.client !== "pg") return runLatest(db);
+export async function migrateLatest(db: Knex, options: MigrateOptions & { until?: string } = {}): Promise<string[]> {
+  if (db.client.config.client !== "pg") return runLatest(db, options);
   const searchPath = String((db.client.config as { searchPath?: string[] }).searchPath ?? "public");
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const connection: any = await db.client.acquireConnection();
   try {
     await connection.query("select pg_advisory_lock(hashtext($1))", [`${searchPath}/migrations`]);
-    return await runLatest(db);
+    return await runLatest(db, options);
   } finally {
     await connection
       .query("select pg_advisory_unlock(hashtext($1))", [`${searchPath}/migrations`])
@@ -69,14 +86,14 @@ export async function migrateLatest(db: Knex): Promise<string[]> {
   }
 }
 
-async function runLatest(db: Knex): Promise<string[]> {
-  const [, applied] = (await db.migrate.latest({ migrationSource })) as [number, string[]];
+async function runLatest(db: Knex, options: MigrateOptions & { until?: string }): Promise<string[]> {
+  const [, applied] = (await db.migrate.latest({ migrationSource: migrationSource(options) })) as [number, string[]];
   return applied;
 }
 
 /** Drops every table of the project (and knex's own bookkeeping). */
 export async function resetDatabase(db: Knex): Promise<void> {
-  await db.migrate.rollback({ migrationSource }, true);
+  await db.migrate.rollback({ migrationSource: migrationSource() }, true);
   await db.schema.dropTableIfExists("knex_migrations");
   await db.schema.dropTableIfExists("knex_migrations_lock");
 }

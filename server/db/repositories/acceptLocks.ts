@@ -31,7 +31,7 @@ export async function acquireAcceptLock(
   const expiresAt = lock.now + lock.ttlSeconds;
   const rows = await db("accept_locks")
     .insert({ task_id: lock.taskId, agent: lock.agent.toLowerCase(), expires_at: expiresAt })
-    .onConflict("task_id")
+    .onConflict(["chain", "task_id"])
     .merge({ agent: lock.agent.toLowerCase(), expires_at: expiresAt })
     .where("accept_locks.expires_at", "<=", lock.now)
     .returning(["task_id", "agent", "expires_at"]);

@@ -40,7 +40,7 @@ export async function saveAgentKey(db: Queryable, key: AgentKeyRecord): Promise<
       source: key.source,
       created_at: key.createdAt,
     })
-    .onConflict(["task_id", "agent"])
+    .onConflict(["chain", "task_id", "agent"])
     .merge(["wrapped_key", "source", "created_at"]);
 }
 

@@ -18,7 +18,7 @@ export interface AssignmentRecord {
 }
 
 /** The columns of `task_assignments`. */
-export const ASSIGNMENT_COLUMNS = ["task_id", "agent", "via", "intent_id", "accepted_at"] as const;
+export const ASSIGNMENT_COLUMNS = ["task_id", "agent", "via", "intent_id", "accepted_at", "chain"] as const;
 
 /** A `task_assignments` row as an AssignmentRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any

@@ -1,6 +1,7 @@
+import type { ChainName } from "../../escrow/records";
 import type { Queryable } from "./util";
 
-/** The chain a database was built from. A database never holds two chains' data. */
+/** The chain a database's rows of one settlement chain were built from: one identity per `chain`. */
 export interface ChainIdentity {
   chainId: number;
   escrowAddress: string;
@@ -9,8 +10,8 @@ export interface ChainIdentity {
   network: string;
 }
 
-export async function getChainIdentity(db: Queryable): Promise<ChainIdentity | undefined> {
-  const row = await db("chain_identity").where({ id: 1 }).first();
+export async function getChainIdentity(db: Queryable, chain: ChainName): Promise<ChainIdentity | undefined> {
+  const row = await db("chain_identity").where({ chain }).first();
   if (!row) return undefined;
   return {
     chainId: Number(row.chain_id),
@@ -21,10 +22,11 @@ export async function getChainIdentity(db: Queryable): Promise<ChainIdentity | u
   };
 }
 
-export async function recordChainIdentity(db: Queryable, identity: ChainIdentity): Promise<void> {
+export async function recordChainIdentity(db: Queryable, chain: ChainName, identity: ChainIdentity): Promise<void> {
   await db("chain_identity")
     .insert({
       id: 1,
+      chain,
       chain_id: identity.chainId,
       escrow_address: identity.escrowAddress.toLowerCase(),
       deployment_block: identity.deploymentBlock,
@@ -32,6 +34,6 @@ export async function recordChainIdentity(db: Queryable, identity: ChainIdentity
       network: identity.network,
       recorded_at: Date.now(),
     })
-    .onConflict("id")
+    .onConflict("chain")
     .ignore();
 }

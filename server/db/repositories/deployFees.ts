@@ -1,3 +1,4 @@
+import type { ChainName } from "../../escrow/records";
 /**
  * Deploy-fee payments (table `deploy_fee_payments`): one row per AgentDeployed event of the configured factory, one
  * deploy credit each. A row comes from a verification (POST /agents/deploy-fee/verify, `verified_at`) or from the
@@ -38,7 +39,7 @@ export async function recordDeployFeePayment(
       indexed_at: null,
       spent_at: null,
     })
-    .onConflict(["tx_hash", "log_index"])
+    .onConflict(["chain", "tx_hash", "log_index"])
     .ignore()
     .returning("tx_hash");
   if (inserted.length > 0) return true;
@@ -52,6 +53,7 @@ export async function recordDeployFeePayment(
 /** Records payments the indexer found (AgentDeployed events); a payment already recorded is left as it is. */
 export async function recordIndexedDeployFees(
   db: Queryable,
+  chain: ChainName,
   payments: readonly (Pick<DeployFeePayment, "txHash" | "logIndex" | "payer" | "nonce" | "blockNumber"> & {
     /** The block's timestamp. */
     indexedAt: number;
@@ -61,6 +63,7 @@ export async function recordIndexedDeployFees(
   await db("deploy_fee_payments")
     .insert(
       payments.map((p) => ({
+        chain,
         tx_hash: p.txHash,
         log_index: p.logIndex,
         payer: p.payer,
@@ -72,13 +75,21 @@ export async function recordIndexedDeployFees(
         spent_at: null,
       })),
     )
-    .onConflict(["tx_hash", "log_index"])
+    .onConflict(["chain", "tx_hash", "log_index"])
     .ignore();
 }
 
 /** A reorg undid the blocks after `blockNumber`: their unspent payments go (the indexer records them again if re-mined). */
-export async function deleteUnspentDeployFeesAfter(db: Queryable, blockNumber: number): Promise<number> {
-  return db("deploy_fee_payments").where("block_number", ">", blockNumber).whereNull("spent_at").delete();
+export async function deleteUnspentDeployFeesAfter(
+  db: Queryable,
+  chain: ChainName,
+  blockNumber: number,
+): Promise<number> {
+  return db("deploy_fee_payments")
+    .where({ chain })
+    .where("block_number", ">", blockNumber)
+    .whereNull("spent_at")
+    .delete();
 }
 
 /** The payments (AgentDeployed events) of one transaction. */

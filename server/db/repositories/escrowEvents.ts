@@ -1,7 +1,8 @@
-import type { StoredEvent } from "../../escrow/records";
+import type { ChainName, StoredEvent } from "../../escrow/records";
 import { bulkInsert, chunks, type Queryable } from "./util";
 
 interface EventRow {
+  chain: ChainName;
   block_number: number;
   log_index: number;
   block_hash: string;
@@ -13,7 +14,8 @@ interface EventRow {
   args: string;
 }
 
-const toRow = (e: StoredEvent): EventRow => ({
+const toRow = (chain: ChainName, e: StoredEvent): EventRow => ({
+  chain,
   block_number: e.blockNumber,
   log_index: e.logIndex,
   block_hash: e.blockHash,
@@ -37,53 +39,78 @@ const fromRow = (r: EventRow): StoredEvent => ({
   args: JSON.parse(r.args),
 });
 
-const EVENT_COLUMNS = Object.keys(toRow({ args: {} } as StoredEvent));
-const EVENT_PG_TYPES = ["bigint", "integer", "text", "text", "integer", "bigint", "text", "bigint", "text"];
-const EVENT_CONFLICT = `on conflict ("tx_hash", "log_index") do nothing`;
+const EVENT_COLUMNS = Object.keys(toRow("base", { args: {} } as StoredEvent));
+const EVENT_PG_TYPES = ["text", "bigint", "integer", "text", "text", "integer", "bigint", "text", "bigint", "text"];
+const EVENT_CONFLICT = `on conflict ("chain", "tx_hash", "log_index") do nothing`;
 
 /**
  * Stores the events not stored yet and returns those, in chain order: a replayed range inserts nothing and so
  * folds nothing.
  */
-export async function insertNewEvents(db: Queryable, events: readonly StoredEvent[]): Promise<StoredEvent[]> {
+export async function insertNewEvents(
+  db: Queryable,
+  chain: ChainName,
+  events: readonly StoredEvent[],
+): Promise<StoredEvent[]> {
   if (events.length === 0) return [];
   const from = events[0].blockNumber;
   const to = events[events.length - 1].blockNumber;
-  const existing = await db("escrow_events").whereBetween("block_number", [from, to]).select("tx_hash", "log_index");
+  const existing = await db("escrow_events")
+    .where({ chain })
+    .whereBetween("block_number", [from, to])
+    .select("tx_hash", "log_index");
   const seen = new Set(existing.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}:${r.log_index}`));
   const fresh = events.filter((e) => !seen.has(`${e.txHash}:${e.logIndex}`));
   for (const chunk of chunks(fresh)) {
-    const rows = chunk.map((e) => Object.values(toRow(e)));
+    const rows = chunk.map((e) => Object.values(toRow(chain, e)));
     await bulkInsert(db, "escrow_events", EVENT_COLUMNS, rows, EVENT_CONFLICT, EVENT_PG_TYPES);
   }
   return fresh;
 }
 
 /** Every stored event of the given tasks, in chain order. */
-export async function listEventsOfTasks(db: Queryable, taskIds: readonly number[]): Promise<StoredEvent[]> {
+export async function listEventsOfTasks(
+  db: Queryable,
+  chain: ChainName,
+  taskIds: readonly number[],
+): Promise<StoredEvent[]> {
   const out: StoredEvent[] = [];
   for (const ids of chunks(taskIds, 500)) {
-    const rows = await db("escrow_events").whereIn("task_id", ids).orderBy(["block_number", "log_index"]);
+    const rows = await db("escrow_events")
+      .where({ chain })
+      .whereIn("task_id", ids)
+      .orderBy(["block_number", "log_index"]);
     out.push(...rows.map(fromRow));
   }
   return out.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
 }
 
 /** Every stored event with one of `names`, in chain order. */
-export async function listEventsNamed(db: Queryable, names: readonly string[]): Promise<StoredEvent[]> {
-  const rows = await db("escrow_events").whereIn("event_name", names).orderBy(["block_number", "log_index"]);
+export async function listEventsNamed(
+  db: Queryable,
+  chain: ChainName,
+  names: readonly string[],
+): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events")
+    .where({ chain })
+    .whereIn("event_name", names)
+    .orderBy(["block_number", "log_index"]);
   return rows.map(fromRow);
 }
 
 /** Deletes the events above `blockNumber`; returns what was deleted. */
-export async function deleteEventsAfter(db: Queryable, blockNumber: number): Promise<StoredEvent[]> {
-  const rows = await db("escrow_events").where("block_number", ">", blockNumber);
-  await db("escrow_events").where("block_number", ">", blockNumber).delete();
+export async function deleteEventsAfter(db: Queryable, chain: ChainName, blockNumber: number): Promise<StoredEvent[]> {
+  const rows = await db("escrow_events").where({ chain }).where("block_number", ">", blockNumber);
+  await db("escrow_events").where({ chain }).where("block_number", ">", blockNumber).delete();
   return rows.map(fromRow);
 }
 
-export async function countEvents(db: Queryable): Promise<number> {
-  const row = await db("escrow_events").count({ n: "*" }).first();
+/** Stored events, of one chain or of all. */
+export async function countEvents(db: Queryable, chain?: ChainName): Promise<number> {
+  const row = await db("escrow_events")
+    .where(chain ? { chain } : {})
+    .count({ n: "*" })
+    .first();
   return Number(row?.n ?? 0);
 }
 
@@ -91,8 +118,9 @@ export async function countEvents(db: Queryable): Promise<number> {
  * The Credited and Withdrawn events of `account` (lower case), in chain order. The args text is JSON.stringify of
  * lower-case addresses, so the account's own `"account":"0x…"` pair selects its rows.
  */
-export async function listCreditEventsOf(db: Queryable, account: string): Promise<StoredEvent[]> {
+export async function listCreditEventsOf(db: Queryable, chain: ChainName, account: string): Promise<StoredEvent[]> {
   const rows = await db("escrow_events")
+    .where({ chain })
     .whereIn("event_name", ["Credited", "Withdrawn"])
     .where("args", "like", `%"account":"${account.toLowerCase()}"%`)
     .orderBy(["block_number", "log_index"]);

@@ -2,6 +2,7 @@
  * Marketplace listings (tables `listings` and `listing_capabilities`): the terms a poster attached to a funded task
  * when indexing it. Keyed by the on-chain task id; one listing per task hash. Addresses and hashes are lower-case.
  */
+import type { ChainName } from "../../escrow/records";
 import { chunks, placeholders, queryRows, type Queryable } from "./util";
 
 export type Privacy = "private" | "public";
@@ -9,7 +10,7 @@ export type Privacy = "private" | "public";
 export interface ListingRecord {
   taskId: number;
   taskHash: string;
-  chain: string;
+  chain: ChainName;
   poster: string;
   txHash: string;
   privacy: Privacy;
@@ -92,33 +93,43 @@ export const listingFromRow = (r: any, capabilities: string[]): ListingRecord =>
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingRecord[]> {
-  const ids = rows.map((r) => Number(r.task_id));
-  const caps = new Map<number, string[]>();
+  const ids = [...new Set(rows.map((r) => Number(r.task_id)))];
+  // Keyed by chain and task id: the same on-chain id may be listed on two chains.
+  const caps = new Map<string, string[]>();
   for (const chunk of chunks(ids, 500)) {
     const capRows = await queryRows(
       db,
-      `select "task_id", "capability" from "listing_capabilities" where "task_id" in (${placeholders(chunk.length)}) ` +
-        `order by "task_id", "capability"`,
+      `select "chain", "task_id", "capability" from "listing_capabilities" ` +
+        `where "task_id" in (${placeholders(chunk.length)}) order by "task_id", "capability"`,
       chunk,
     );
     for (const c of capRows) {
-      const id = Number(c.task_id);
-      if (!caps.has(id)) caps.set(id, []);
-      caps.get(id)!.push(c.capability);
+      const key = `${c.chain}:${Number(c.task_id)}`;
+      if (!caps.has(key)) caps.set(key, []);
+      caps.get(key)!.push(c.capability);
     }
   }
-  return rows.map((r) => listingFromRow(r, caps.get(Number(r.task_id)) ?? []));
+  return rows.map((r) => listingFromRow(r, caps.get(`${r.chain}:${Number(r.task_id)}`) ?? []));
 }
 
 /** Writes a listing and its capabilities; call inside a transaction so both land or neither. */
 export async function insertListing(db: Queryable, listing: ListingRecord): Promise<void> {
   await db("listings").insert(toRow(listing));
-  const caps = listing.capabilities.map((capability) => ({ task_id: listing.taskId, capability }));
+  const caps = listing.capabilities.map((capability) => ({
+    chain: listing.chain,
+    task_id: listing.taskId,
+    capability,
+  }));
   for (const chunk of chunks(caps)) await db("listing_capabilities").insert(chunk);
 }
 
-export async function findListingByTaskId(db: Queryable, taskId: number): Promise<ListingRecord | undefined> {
-  return findListing(db, "task_id", taskId);
+/** The listing of on-chain task `taskId` of `chain` (without a chain: of the lowest chain name that has one). */
+export async function findListingByTaskId(
+  db: Queryable,
+  taskId: number,
+  chain?: ChainName,
+): Promise<ListingRecord | undefined> {
+  return findListing(db, "task_id", taskId, chain);
 }
 
 export async function findListingByHash(db: Queryable, taskHash: string): Promise<ListingRecord | undefined> {
@@ -129,15 +140,18 @@ export async function findListingByHash(db: Queryable, taskHash: string): Promis
  * One listing with its capabilities in one statement (a row per capability; one row with a null capability when it
  * has none): a task read is a hot path, and each statement costs about as much again as SQLite takes to answer it.
  */
-async function findListing(db: Queryable, column: "task_id" | "task_hash", value: number | string) {
-  const rows = await queryRows(
+async function findListing(db: Queryable, column: "task_id" | "task_hash", value: number | string, chain?: ChainName) {
+  let rows = await queryRows(
     db,
     `select "listings".*, "listing_capabilities"."capability" from "listings" left join "listing_capabilities" ` +
-      `on "listing_capabilities"."task_id" = "listings"."task_id" where "listings"."${column}" = ? ` +
-      `order by "listing_capabilities"."capability"`,
-    [value],
+      `on "listing_capabilities"."task_id" = "listings"."task_id" ` +
+      `and "listing_capabilities"."chain" = "listings"."chain" where "listings"."${column}" = ? ` +
+      (chain ? `and "listings"."chain" = ? ` : "") +
+      `order by "listings"."chain", "listing_capabilities"."capability"`,
+    chain ? [value, chain] : [value],
   );
   if (rows.length === 0) return undefined;
+  rows = rows.filter((r) => r.chain === rows[0].chain);
   return listingFromRow(
     rows[0],
     rows.flatMap((r) => (r.capability === null ? [] : [r.capability as string])),
@@ -145,9 +159,20 @@ async function findListing(db: Queryable, column: "task_id" | "task_hash", value
 }
 
 /** The listings of `taskIds` that exist, by task id. */
-export async function getListings(db: Queryable, taskIds: readonly number[]): Promise<Map<number, ListingRecord>> {
+/** The listings of `taskIds` on `chain` that exist, by task id (without a chain: every chain's, a single chain's view). */
+export async function getListings(
+  db: Queryable,
+  taskIds: readonly number[],
+  chain?: ChainName,
+): Promise<Map<number, ListingRecord>> {
   const rows = [];
-  for (const ids of chunks(taskIds, 500)) rows.push(...(await db("listings").whereIn("task_id", ids)));
+  for (const ids of chunks(taskIds, 500)) {
+    rows.push(
+      ...(await db("listings")
+        .where(chain ? { chain } : {})
+        .whereIn("task_id", ids)),
+    );
+  }
   const out = new Map<number, ListingRecord>();
   for (const l of await withCapabilities(db, rows)) out.set(l.taskId, l);
   return out;

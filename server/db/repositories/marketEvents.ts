@@ -2,9 +2,12 @@
  * The push event log (table `market_events`): marketplace events with their audience, read by the SSE stream and the
  * webhook fan-out. Ids are the SSE event ids: strictly increasing, and visible in id order (see insertMarketEvents).
  */
+import type { ChainName } from "../../escrow/records";
 import { queryRows, toBool, type Queryable } from "./util";
 
 export interface NewMarketEvent {
+  /** The task's settlement chain (absent: the column's default, the posting chain the database migrated with). */
+  chain?: ChainName;
   type: string;
   taskId: number;
   taskHash: string;
@@ -23,16 +26,18 @@ export interface NewMarketEvent {
   source: string;
 }
 
-export interface MarketEventRecord extends Omit<NewMarketEvent, "source"> {
+export interface MarketEventRecord extends Omit<NewMarketEvent, "source" | "chain"> {
   id: number;
+  chain: ChainName;
 }
 
-const COLUMNS = `"id", "type", "task_id", "task_hash", "poster", "worker", "target", "to_poster", "to_worker",
+const COLUMNS = `"id", "chain", "type", "task_id", "task_hash", "poster", "worker", "target", "to_poster", "to_worker",
   "to_target", "to_executors", "on_chain_status", "tx_hash", "fields", "at_ms"`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): MarketEventRecord => ({
   id: Number(r.id),
+  chain: r.chain,
   type: r.type,
   taskId: Number(r.task_id),
   taskHash: r.task_hash,
@@ -62,6 +67,7 @@ export async function insertMarketEvents(trx: Queryable, events: readonly NewMar
   for (const e of events) {
     const inserted = await trx("market_events")
       .insert({
+        ...(e.chain ? { chain: e.chain } : {}),
         type: e.type,
         task_id: e.taskId,
         task_hash: e.taskHash,

@@ -38,7 +38,7 @@ export async function claimOffer(
   };
   const rows = await db("task_offers")
     .insert(row)
-    .onConflict("task_id")
+    .onConflict(["chain", "task_id"])
     .merge({ agent: row.agent, score: row.score, expires_at: row.expires_at })
     .where((q) =>
       q

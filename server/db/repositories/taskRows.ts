@@ -12,7 +12,7 @@ import { ASSIGNMENT_COLUMNS, assignmentFromRow, type AssignmentRecord } from "./
 import { LISTING_COLUMNS, listingFromRow, type ListingRecord } from "./listings";
 import { TASK_COLUMNS, taskFromRow } from "./tasks";
 import { queryArrays, type Queryable } from "./util";
-import type { TaskRecord } from "../../escrow/records";
+import type { ChainName, TaskRecord } from "../../escrow/records";
 
 export interface TaskRows {
   /** The indexed on-chain record, when the indexer has it. */
@@ -61,9 +61,9 @@ const LISTING = new Joined("l", LISTING_COLUMNS, TASK.end);
 const CAPABILITIES = LISTING.end;
 const ASSIGNMENT = new Joined("a", ASSIGNMENT_COLUMNS, CAPABILITIES + 1);
 
-/** The task id the joins start from: the id itself, or the task id of the listing with this hash. */
-const BY_ID = `(select cast(? as bigint) as "task_id") "k"`;
-const BY_HASH = `(select "task_id" from "listings" where "task_hash" = ?) "k"`;
+/** The chain and task id the joins start from: the id itself on its chain, or those of the listing with this hash. */
+const BY_ID = `(select cast(? as varchar(8)) as "chain", cast(? as bigint) as "task_id") "k"`;
+const BY_HASH = `(select "chain", "task_id" from "listings" where "task_hash" = ?) "k"`;
 
 /**
  * The listing's capabilities as one comma-joined value, in the order the other listing reads give (a capability never
@@ -74,26 +74,29 @@ const BY_HASH = `(select "task_id" from "listings" where "task_hash" = ?) "k"`;
  */
 const capabilities = (aggregate: string) =>
   `(select ${aggregate}("c"."capability", ',' order by "c"."capability") from "listing_capabilities" "c" ` +
-  `where "c"."task_id" = "k"."task_id")`;
+  `where "c"."chain" = "k"."chain" and "c"."task_id" = "k"."task_id")`;
 
 const joined = (key: string, aggregate: string) =>
   `select ${TASK.select()}, ${LISTING.select()}, ${capabilities(aggregate)} as "capabilities", ${ASSIGNMENT.select()} ` +
   `from ${key} ` +
-  `left join "tasks" "t" on "t"."task_id" = "k"."task_id" ` +
-  `left join "listings" "l" on "l"."task_id" = "k"."task_id" ` +
-  `left join "task_assignments" "a" on "a"."task_id" = "k"."task_id"`;
+  `left join "tasks" "t" on "t"."chain" = "k"."chain" and "t"."task_id" = "k"."task_id" ` +
+  `left join "listings" "l" on "l"."chain" = "k"."chain" and "l"."task_id" = "k"."task_id" ` +
+  `left join "task_assignments" "a" on "a"."chain" = "k"."chain" and "a"."task_id" = "k"."task_id"`;
 const SQLITE = { byId: joined(BY_ID, "group_concat"), byHash: joined(BY_HASH, "group_concat") };
 const POSTGRES = { byId: joined(BY_ID, "string_agg"), byHash: joined(BY_HASH, "string_agg") };
 
 /**
- * The rows of the task with this on-chain id, or of the listed task with this brief hash (a hash nobody listed finds
+ * The rows of the task with this on-chain id on `chain` (default `base`), or of the listed task with this brief hash (a hash nobody listed finds
  * nothing here: the indexer's tasks by hash are `findTasksByHash`). Hashes are matched lower-case.
  */
-export async function findTaskRows(db: Queryable, key: { taskId: number } | { taskHash: string }): Promise<TaskRows> {
+export async function findTaskRows(
+  db: Queryable,
+  key: { taskId: number; chain?: ChainName } | { taskHash: string },
+): Promise<TaskRows> {
   const sql = db.client.config.client === "pg" ? POSTGRES : SQLITE;
   const [row] =
     "taskId" in key
-      ? await queryArrays(db, sql.byId, [key.taskId])
+      ? await queryArrays(db, sql.byId, [key.chain ?? "base", key.taskId])
       : await queryArrays(db, sql.byHash, [key.taskHash.toLowerCase()]);
   if (!row) return { task: undefined, listing: undefined, assignment: undefined };
   const task = TASK.read(row);

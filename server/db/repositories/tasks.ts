@@ -1,8 +1,9 @@
 import type { Knex } from "knex";
-import { TASK_STATUS, type TaskRecord } from "../../escrow/records";
+import { TASK_STATUS, type ChainName, type TaskRecord } from "../../escrow/records";
 import { bulkInsert, chunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
 
-const toRow = (t: TaskRecord) => ({
+const toRow = (chain: ChainName, t: TaskRecord) => ({
+  chain,
   task_id: t.taskId,
   poster: t.poster,
   worker: t.worker,
@@ -68,18 +69,22 @@ export const taskFromRow = (r: any): TaskRecord => ({
   updatedBlock: Number(r.updated_block),
 });
 
-export async function getTasks(db: Queryable, taskIds: readonly number[]): Promise<Map<number, TaskRecord>> {
+export async function getTasks(
+  db: Queryable,
+  chain: ChainName,
+  taskIds: readonly number[],
+): Promise<Map<number, TaskRecord>> {
   const out = new Map<number, TaskRecord>();
   for (const ids of chunks(taskIds, 500)) {
-    const rows = await db("tasks").whereIn("task_id", ids);
+    const rows = await db("tasks").where({ chain }).whereIn("task_id", ids);
     for (const r of rows) out.set(Number(r.task_id), taskFromRow(r));
   }
   return out;
 }
 
 /** The columns of `tasks`. */
-export const TASK_COLUMNS = Object.keys(toRow({} as TaskRecord));
-const TASK_UPSERT = upsertClause(["task_id"], TASK_COLUMNS);
+export const TASK_COLUMNS = Object.keys(toRow("base", {} as TaskRecord));
+const TASK_UPSERT = upsertClause(["chain", "task_id"], TASK_COLUMNS);
 const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
   ["escalated", "is_open", "held_released"].includes(c)
     ? "boolean"
@@ -99,19 +104,22 @@ const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
         : "text",
 );
 
-export async function upsertTasks(db: Queryable, tasks: readonly TaskRecord[]): Promise<void> {
+export async function upsertTasks(db: Queryable, chain: ChainName, tasks: readonly TaskRecord[]): Promise<void> {
   for (const chunk of chunks(tasks, 200)) {
-    const rows = chunk.map((t) => Object.values(toRow(t)));
+    const rows = chunk.map((t) => Object.values(toRow(chain, t)));
     await bulkInsert(db, "tasks", TASK_COLUMNS, rows, TASK_UPSERT, TASK_PG_TYPES);
   }
 }
 
-export async function deleteTasks(db: Queryable, taskIds: readonly number[]): Promise<void> {
-  for (const ids of chunks(taskIds, 500)) await db("tasks").whereIn("task_id", ids).delete();
+export async function deleteTasks(db: Queryable, chain: ChainName, taskIds: readonly number[]): Promise<void> {
+  for (const ids of chunks(taskIds, 500)) await db("tasks").where({ chain }).whereIn("task_id", ids).delete();
 }
 
-export async function findTaskById(db: Queryable, taskId: number): Promise<TaskRecord | undefined> {
-  const [row] = await queryRows(db, `select * from "tasks" where "task_id" = ?`, [taskId]);
+/** The task `taskId` of `chain` (without a chain: the lowest chain name having one, a single-chain reader's view). */
+export async function findTaskById(db: Queryable, taskId: number, chain?: ChainName): Promise<TaskRecord | undefined> {
+  const [row] = chain
+    ? await queryRows(db, `select * from "tasks" where "chain" = ? and "task_id" = ?`, [chain, taskId])
+    : await queryRows(db, `select * from "tasks" where "task_id" = ? order by "chain" limit 1`, [taskId]);
   return row ? taskFromRow(row) : undefined;
 }
 
@@ -153,7 +161,7 @@ export function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
   return db.raw(
     `(tasks.deadline + coalesce((select sum(coalesce(p.ended_at, ?) -
         case when p.started_at > tasks.created_at then p.started_at else tasks.created_at end)
-      from pause_periods p where coalesce(p.ended_at, ?) > tasks.created_at), 0))`,
+      from pause_periods p where p.chain = tasks.chain and coalesce(p.ended_at, ?) > tasks.created_at), 0))`,
     [now, now],
   );
 }
@@ -213,7 +221,9 @@ export async function listOpenTasks(
       taskHash !== undefined ||
       listedSince !== undefined
     ) {
-      const listed = db("listings").select(db.raw("1")).whereRaw("listings.task_id = tasks.task_id");
+      const listed = db("listings")
+        .select(db.raw("1"))
+        .whereRaw("listings.task_id = tasks.task_id and listings.chain = tasks.chain");
       if (untargetedOnly) listed.whereNull("listings.target_executor");
       if (offeredTo) listed.where("listings.target_executor", offeredTo);
       if (taskHash !== undefined) listed.where("listings.task_hash", taskHash);
@@ -224,7 +234,7 @@ export async function listOpenTasks(
       q.whereNotExists(
         db("listing_capabilities")
           .select(db.raw("1"))
-          .whereRaw("listing_capabilities.task_id = tasks.task_id")
+          .whereRaw("listing_capabilities.task_id = tasks.task_id and listing_capabilities.chain = tasks.chain")
           .whereNotIn("capability", capabilities.length ? [...capabilities] : [""]),
       );
     }

@@ -31,6 +31,6 @@ export { listInstalledSkills } from "../../db/repositories/hostedAgents";
 /** The configured database (PostgreSQL with DATABASE_URL, else the SQLite file), migrated to the latest schema. */
 export async function openHostDatabase(config: Readonly<Config>): Promise<Knex> {
   const db = createDb(dbOptions(config));
-  await migrateLatest(db);
+  await migrateLatest(db, { postingChain: config.api.postingChain });
   return db;
 }

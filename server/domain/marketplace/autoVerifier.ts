@@ -51,7 +51,10 @@ export interface AutoVerdict {
 async function submittedAutoTasks(deps: Deps): Promise<{ task: TaskRecord; criteria: VerificationCriteria }[]> {
   const ids = await listSubmittedTaskIds(deps.db, "auto");
   if (ids.length === 0) return [];
-  const [tasks, listings] = await Promise.all([getTasks(deps.db, ids), getListings(deps.db, ids)]);
+  const [tasks, listings] = await Promise.all([
+    getTasks(deps.db, deps.config.api.postingChain, ids),
+    getListings(deps.db, ids, deps.config.api.postingChain),
+  ]);
   return ids.flatMap((id) => {
     const task = tasks.get(id);
     const listing = listings.get(id);
@@ -107,8 +110,9 @@ export class AutoVerifier {
     if (!verifier) return [];
     const candidates = await submittedAutoTasks(this.deps);
     if (candidates.length === 0) return [];
-    const config = await loadConfigValues(this.deps.db);
-    if (escrowPaused(await loadPausePeriods(this.deps.db), config.paused?.value)) return [];
+    const chain = this.deps.config.api.postingChain;
+    const config = await loadConfigValues(this.deps.db, chain);
+    if (escrowPaused(await loadPausePeriods(this.deps.db, chain), config.paused?.value)) return [];
     const done: AutoVerdict[] = [];
     const now = this.deps.clock.wallNowMs();
     for (const { task, criteria } of candidates) {

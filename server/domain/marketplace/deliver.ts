@@ -90,7 +90,7 @@ export interface ReclaimResult extends EscrowTxResult {
 
 /** Whether the escrow is paused, by the indexed pause periods and the configuration's flag. */
 async function pausedNow(deps: Deps, ctx: TaskContext): Promise<boolean> {
-  return ctx.paused || escrowPaused(ctx.pauses, (await loadConfigValues(deps.db)).paused?.value);
+  return ctx.paused || escrowPaused(ctx.pauses, (await loadConfigValues(deps.db, ctx.chain)).paused?.value);
 }
 
 export async function refuseWhilePaused(deps: Deps, ctx: TaskContext, call: string): Promise<void> {

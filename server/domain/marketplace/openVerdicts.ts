@@ -28,7 +28,7 @@ function requireOpenTask(task: TaskRecord): void {
 
 /** The revealed submitters of an open task (lower case), as indexed. */
 async function revealedSubmitters(deps: Deps, taskId: number): Promise<Set<string>> {
-  const byTask = (await loadOpenSubmissions(deps.db, [taskId])).get(taskId);
+  const byTask = (await loadOpenSubmissions(deps.db, deps.config.api.postingChain, [taskId])).get(taskId);
   return new Set(byTask ? [...byTask.keys()].map((a) => a.toLowerCase()) : []);
 }
 
@@ -106,7 +106,7 @@ export async function buildJudgeOpen(
   if (task.status !== TASK_STATUS.Disputed) {
     fail("INVALID_STATUS", `task ${ctx.taskId} is ${ctx.status}: only a contested open task is judged`);
   }
-  const config = await loadConfigValues(deps.db);
+  const config = await loadConfigValues(deps.db, ctx.chain);
   const judge = task.verifier !== ZERO_ADDRESS ? task.verifier : config.verifier?.value?.toLowerCase();
   const admin = config.admin?.value?.toLowerCase();
   if (caller !== judge && caller !== admin) {

@@ -15,7 +15,7 @@ import { type ListingRecord } from "../../db/repositories/listings";
 import { findTaskRows } from "../../db/repositories/taskRows";
 import { loadPausePeriods } from "../../db/repositories/pausePeriods";
 import { type AssignmentRecord } from "../../db/repositories/assignments";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type PausePeriod, type TaskRecord } from "../../escrow/records";
 import { assignKey, verdictKey, type IntentView } from "../../verifier/types";
 import { effectiveDeadline, escrowPaused } from "../../escrow/rules";
 import {
@@ -28,6 +28,8 @@ import {
 
 export interface TaskContext {
   taskHash: string;
+  /** The task's settlement chain (its listing's). */
+  chain: ChainName;
   taskId: number;
   listing: ListingRecord;
   /** The on-chain projection of the listed task; undefined while the indexer has not seen it (see requireOnChain). */
@@ -97,12 +99,15 @@ export function deriveStatus(c: Omit<TaskContext, "status">): MarketplaceStatus 
 export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskContext> {
   const taskHash = parseTaskHash(raw);
   // The listing, its task and its assignment in one statement.
-  const [{ listing, task: projected, assignment: stored }, pauses, now] = await Promise.all([
+  const postingChain = deps.config.api.postingChain;
+  const [{ listing, task: projected, assignment: stored }, postingPauses, now] = await Promise.all([
     findTaskRows(deps.db, { taskHash }),
-    loadPausePeriods(deps.db),
+    loadPausePeriods(deps.db, postingChain),
     deps.clock.chainNow(),
   ]);
   if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
+  // The pauses of the task's own escrow (the posting chain's were read alongside, the usual case).
+  const pauses = listing.chain === postingChain ? postingPauses : await loadPausePeriods(deps.db, listing.chain);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
   const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
   const verifier = deps.verifier;
@@ -117,6 +122,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
     assignmentHolds(stored, assignIntent, task, wallNow, deps.config.marketplace.acceptLockSeconds);
   const base: Omit<TaskContext, "status"> = {
     taskHash,
+    chain: listing.chain,
     taskId: listing.taskId,
     listing,
     task,

@@ -65,7 +65,7 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
 
   it("answers what the three separate reads answer: task, listing with sorted capabilities, assignment", async () => {
     const { db } = testDb;
-    await upsertTasks(db, [
+    await upsertTasks(db, "base", [
       taskRecord(1),
       taskRecord(2, { status: TASK_STATUS.Completed, worker: WORKER, feePaid: "500000", payout: "4500000" }),
     ]);
@@ -95,7 +95,7 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
 
   it("finds a listed task by its hash, in any case, and nothing for a hash nobody listed", async () => {
     const { db } = testDb;
-    await upsertTasks(db, [taskRecord(1), taskRecord(2)]);
+    await upsertTasks(db, "base", [taskRecord(1), taskRecord(2)]);
     await insertListing(db, listing(1, { capabilities: ["web"] }));
     const hash = ethers.id("brief 1");
     const byHash = await findTaskRows(db, { taskHash: hash.toUpperCase().replace("0X", "0x") });
@@ -111,7 +111,7 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
 
   it("answers a listing whose task is not indexed yet, a task never listed, and an unknown id", async () => {
     const { db } = testDb;
-    await upsertTasks(db, [taskRecord(2)]);
+    await upsertTasks(db, "base", [taskRecord(2)]);
     await insertListing(db, listing(1));
     const listedOnly = await findTaskRows(db, { taskId: 1 });
     expect(listedOnly.task).to.equal(undefined);

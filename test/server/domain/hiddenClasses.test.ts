@@ -77,7 +77,7 @@ describe("hot views keep one hidden class per shape (Node 20's spread cliff)", f
     const testDb = await createTestDb();
     try {
       const { db } = testDb;
-      await upsertTasks(db, [taskRecord(1), taskRecord(2)]);
+      await upsertTasks(db, "base", [taskRecord(1), taskRecord(2)]);
       await insertListing(db, listing(1, null));
       await insertListing(db, listing(2, null));
       const deps = {

@@ -329,8 +329,8 @@ describe("Reputation", () => {
             events.push(syntheticEvent(id, i === 61 ? "DeadlineExpired" : "TaskCompleted", now - HOUR, events.length));
           }
         }
-        await upsertTasks(db, tasks);
-        await insertNewEvents(db, events);
+        await upsertTasks(db, "base", tasks);
+        await insertNewEvents(db, "base", events);
         const res = await api.request("GET", LEADERBOARD);
         const board = res.json.data.leaderboard;
         expect(board).to.have.length(50);

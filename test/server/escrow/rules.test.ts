@@ -94,8 +94,8 @@ describe("server/escrow/rules.ts mirrors TaskEscrow", () => {
           }
           await syncToHead(indexer);
           const now = await time.latest();
-          const pauses = await loadPausePeriods(testDb.db);
-          const flag = (await loadConfigValues(testDb.db)).paused?.value;
+          const pauses = await loadPausePeriods(testDb.db, "base");
+          const flag = (await loadConfigValues(testDb.db, "base")).paused?.value;
           expect(escrowPaused(pauses, flag)).to.equal(await escrow.paused());
           expect(escrowPaused(pauses)).to.equal(await escrow.paused());
           for (const since of [0, ...starts]) {

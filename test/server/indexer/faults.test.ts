@@ -626,7 +626,7 @@ describe("indexer: faults", () => {
         const indexer = newIndexer(testDb, book, { chain, logger: recordingLogger(entries) });
         await indexer.start();
         await indexer.waitForBlock(await ethers.provider.getBlockNumber());
-        const before = await getCheckpoint(testDb.db, CHECKPOINT_NAME);
+        const before = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
         const eventsBefore = await countEvents(testDb.db);
 
         down = true;
@@ -635,7 +635,7 @@ describe("indexer: faults", () => {
         await until(() => indexer.status().lastError !== null, 15_000, "the loop to report the outage");
         const failing = indexer.status();
         expect(failing.lastError).to.match(/ECONNREFUSED/);
-        expect(await getCheckpoint(testDb.db, CHECKPOINT_NAME)).to.deep.equal(before);
+        expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(before);
         expect(await countEvents(testDb.db)).to.equal(eventsBefore);
         const failed = entries.filter((e) => e.msg === "indexer step failed");
         expect(failed.length).to.be.greaterThan(0);
@@ -817,7 +817,7 @@ describe("indexer: faults", () => {
         await built.stop();
         const events = await countEvents(testDb.db);
         expect(events).to.be.greaterThan(0);
-        const checkpoint = await getCheckpoint(testDb.db, CHECKPOINT_NAME);
+        const checkpoint = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
 
         const hint = hintFor(testDb);
         const other = newIndexer(testDb, book, {
@@ -843,8 +843,8 @@ describe("indexer: faults", () => {
         await sleep(100);
         expect(other.status()).to.include({ state: "starting", checkpoint: null, eventsIndexed: 0 });
         expect(await countEvents(testDb.db)).to.equal(events);
-        expect(await getCheckpoint(testDb.db, CHECKPOINT_NAME)).to.deep.equal(checkpoint);
-        expect((await getChainIdentity(testDb.db))?.escrowAddress).to.equal(book.escrow.proxy.toLowerCase());
+        expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(checkpoint);
+        expect((await getChainIdentity(testDb.db, "base"))?.escrowAddress).to.equal(book.escrow.proxy.toLowerCase());
       } finally {
         await testDb.cleanup();
       }
@@ -855,6 +855,7 @@ describe("indexer: faults", () => {
       const testDb = await createTestDb();
       try {
         await ensureChainIdentity(testDb.db, hardhatChain(), {
+          chainName: "base",
           network: "hardhat",
           escrowAddress: book.escrow.proxy,
           startBlock: book.startBlock,
@@ -868,7 +869,7 @@ describe("indexer: faults", () => {
         expect(error.stored?.deploymentBlock).to.equal(book.startBlock);
         expect(error.current.deploymentBlock).to.equal(book.startBlock + 1);
         expect(await countEvents(testDb.db)).to.equal(0);
-        expect(await getCheckpoint(testDb.db, CHECKPOINT_NAME)).to.equal(undefined);
+        expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.equal(undefined);
       } finally {
         await testDb.cleanup();
       }
@@ -880,7 +881,7 @@ describe("indexer: faults", () => {
       try {
         const { chainId } = await ethers.provider.getNetwork();
         const oldHash = ethers.hexlify(ethers.randomBytes(32));
-        await recordChainIdentity(testDb.db, {
+        await recordChainIdentity(testDb.db, "base", {
           chainId: Number(chainId),
           escrowAddress: book.escrow.proxy,
           deploymentBlock: book.startBlock,
@@ -896,7 +897,7 @@ describe("indexer: faults", () => {
         expect(error.message).to.include("A restarted devnet is a new chain");
         expect(error.message).to.include(hint);
         expect(await countEvents(testDb.db)).to.equal(0);
-        expect(await getCheckpoint(testDb.db, CHECKPOINT_NAME)).to.equal(undefined);
+        expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.equal(undefined);
       } finally {
         await testDb.cleanup();
       }
@@ -909,7 +910,7 @@ describe("indexer: faults", () => {
         const missing = (await ethers.provider.getBlockNumber()) + 1000;
         const error = await expectRefusal(newIndexer(testDb, book, { startBlock: missing }));
         expect(error.message).to.include(`the node has no block ${missing}`);
-        expect(await getChainIdentity(testDb.db)).to.equal(undefined);
+        expect(await getChainIdentity(testDb.db, "base")).to.equal(undefined);
         expect(await countEvents(testDb.db)).to.equal(0);
       } finally {
         await testDb.cleanup();
@@ -945,7 +946,7 @@ describe("indexer: faults", () => {
         expect(secondLogCalls).to.equal(0);
 
         await first.stop();
-        const handedOver = (await getCheckpoint(testDb.db, CHECKPOINT_NAME))!.blockNumber;
+        const handedOver = (await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME))!.blockNumber;
         expect(handedOver).to.equal(midHead);
         await runRandomScenario(actors, 73, 15);
         const head = await ethers.provider.getBlockNumber();

@@ -82,9 +82,9 @@ describe("indexer: push events of escrow logs", function () {
       expect(events.map((e) => e.id)).to.deep.equal([...events.map((e) => e.id)].sort((a, b) => a - b));
 
       // The same logs again (a replay) add nothing.
-      const stored = await listEventsOfTasks(testDb.db, [1]);
-      const tasks = await getTasks(testDb.db, [1]);
-      expect(await testDb.db.transaction((trx) => writeChainEvents(trx, stored, tasks))).to.equal(0);
+      const stored = await listEventsOfTasks(testDb.db, "base", [1]);
+      const tasks = await getTasks(testDb.db, "base", [1]);
+      expect(await testDb.db.transaction((trx) => writeChainEvents(trx, "base", stored, tasks))).to.equal(0);
       expect(await listEventsAfter(testDb.db, 0, 100)).to.have.length(4);
     } finally {
       await testDb.cleanup();

@@ -142,7 +142,7 @@ function indexerEnv(rpcUrl: string, deploymentsDir: string, dataDir: string, opt
 
 async function checkpointOf(db: Db): Promise<number | undefined> {
   try {
-    return (await getCheckpoint(db, CHECKPOINT_NAME))?.blockNumber;
+    return (await getCheckpoint(db, "base", CHECKPOINT_NAME))?.blockNumber;
   } catch {
     return undefined; // not migrated yet
   }
@@ -249,7 +249,7 @@ describe("indexer process: kill -9 at any moment", () => {
         signal: null,
       });
 
-      const checkpoint = (await getCheckpoint(db, CHECKPOINT_NAME))!;
+      const checkpoint = (await getCheckpoint(db, "base", CHECKPOINT_NAME))!;
       expect(checkpoint.blockNumber).to.equal(head);
       expect(checkpoint.blockHash).to.equal((await ethers.provider.getBlock(head))!.hash);
       expect(await expectProjectionMatchesChain(db, escrow)).to.be.at.least(400);

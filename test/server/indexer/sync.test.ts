@@ -46,7 +46,7 @@ describe("indexer: sync against a Hardhat chain", () => {
       const events = await countEvents(testDb.db);
       const tasksBefore = await testDb.db("tasks").orderBy("task_id");
       // Move the checkpoint back to the start: every range is fetched and written again.
-      await setCheckpoint(testDb.db, CHECKPOINT_NAME, {
+      await setCheckpoint(testDb.db, "base", CHECKPOINT_NAME, {
         blockNumber: book.startBlock,
         blockHash: (await ethers.provider.getBlock(book.startBlock))!.hash!,
       });
@@ -91,7 +91,7 @@ describe("indexer: sync against a Hardhat chain", () => {
       expect(only.amount).to.equal(USDC(9).toString());
       const stale = await testDb.db("escrow_events").where("args", "like", "%branch-a%");
       expect(stale).to.have.length(0);
-      const checkpoint = await getCheckpoint(testDb.db, CHECKPOINT_NAME);
+      const checkpoint = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
       expect(checkpoint!.blockHash).to.equal((await ethers.provider.getBlock(checkpoint!.blockNumber))!.hash);
     } finally {
       await testDb.cleanup();
@@ -106,7 +106,7 @@ describe("indexer: sync against a Hardhat chain", () => {
       await runRandomScenario(actors, 41, 80);
       const first = makeIndexer(testDb, book.escrow.proxy, book.startBlock, { maxBlockRange: 3 });
       for (let i = 0; i < 8; i++) await first.step();
-      const halfway = await getCheckpoint(testDb.db, CHECKPOINT_NAME);
+      const halfway = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
       expect(halfway!.blockNumber).to.be.lessThan(await ethers.provider.getBlockNumber());
       await first.stop();
 
@@ -146,7 +146,7 @@ describe("indexer: sync against a Hardhat chain", () => {
       let before: Awaited<ReturnType<typeof getCheckpoint>>;
       let eventsBefore = 0;
       for (;;) {
-        before = await getCheckpoint(testDb.db, CHECKPOINT_NAME);
+        before = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
         eventsBefore = await countEvents(testDb.db);
         try {
           if (!(await crashing.step())) break;
@@ -156,7 +156,7 @@ describe("indexer: sync against a Hardhat chain", () => {
         }
       }
       expect(crashes).to.equal(1);
-      expect(await getCheckpoint(testDb.db, CHECKPOINT_NAME)).to.deep.equal(before);
+      expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(before);
       expect(await countEvents(testDb.db)).to.equal(eventsBefore);
       await crashing.stop();
 
