@@ -162,6 +162,26 @@ export class MarketApi {
     this.request<T.ApiKeyRevoked>("DELETE", `/api/v1/api-keys/${id}`, { bearer: session });
   whoami = () => this.request<T.WhoAmI>("GET", "/api/v1/api-keys/whoami");
 
+  // ------------------------------------------------------------------------------------- MCP authorization
+  /** The approval page's first call: the authorization request (as /oauth/authorize received it) described. */
+  describeOAuthAuthorization = (query: T.OAuthAuthorizationQuery) =>
+    this.request<T.OAuthAuthorizationRequest>("GET", "/api/v1/oauth/authorization", { query });
+  /** The owner's answer (a sign-in session): where to send the browser, with the code or the refusal. */
+  decideOAuthAuthorization = (decision: T.OAuthAuthorizationDecision, session?: string) =>
+    this.request<T.OAuthAuthorizationAnswer>("POST", "/api/v1/oauth/authorization", {
+      body: decision,
+      bearer: session,
+    });
+  /** The MCP clients the wallet connected, with their scopes. */
+  listOAuthClients = (session?: string) =>
+    this.request<T.OAuthConnectedClients>("GET", "/api/v1/oauth/clients", { bearer: session });
+  /** Disconnects a client: its tokens are revoked, so its next call is 401. */
+  revokeOAuthClient = (clientId: string, session?: string) =>
+    this.request<T.OAuthClientRevoked>("POST", "/api/v1/oauth/clients/revoke", {
+      body: { clientId },
+      bearer: session,
+    });
+
   // ------------------------------------------------------------------------------------------------ storage
   /** Uploads bytes (or UTF-8 text); answers the root hash, which is the task hash. */
   upload = (data: Uint8Array | string) =>

@@ -82,6 +82,53 @@ export type ApiKeyRevoked = { id: number; revoked: true };
 
 export type WhoAmI = { address: string; addresses: string[] };
 
+// MCP authorization: the approval page and the connected clients (docs/oauth.md)
+export type OAuthAuthorizationQuery = {
+  client_id: string;
+  response_type?: string | undefined;
+  redirect_uri?: string | undefined;
+  code_challenge?: string | undefined;
+  code_challenge_method?: string | undefined;
+  scope?: string | undefined;
+  state?: string | undefined;
+  resource?: string | undefined;
+};
+
+export type OAuthAuthorizationDecision = {
+  client_id: string;
+  approve: boolean;
+  response_type?: string | undefined;
+  redirect_uri?: string | undefined;
+  code_challenge?: string | undefined;
+  code_challenge_method?: string | undefined;
+  scope?: string | undefined;
+  state?: string | undefined;
+  resource?: string | undefined;
+  grantedScope?: string | undefined;
+};
+
+export type OAuthAuthorizationRequest = {
+  resource: string;
+  client: { name: string | null; uri: string | null; clientId: string; registration: "dynamic" | "metadata-document" };
+  redirectUri: string;
+  scopes: { description: string; name: string }[];
+};
+
+export type OAuthAuthorizationAnswer = { redirectTo: string };
+
+export type OAuthConnectedClients = {
+  clients: {
+    name: string | null;
+    uri: string | null;
+    lastUsedAt: string | null;
+    clientId: string;
+    scopes: string[];
+    connectedAt: string;
+  }[];
+};
+
+export type OAuthClientRevoked = { revoked: true; clientId: string };
+
 // Storage
 export type StoredBlob = { rootHash: string; txHash: string | null };
 
@@ -303,6 +350,20 @@ export type MarketplaceStatus =
   | "expired";
 
 export type MarketplaceTask = {
+  state: {
+    status:
+      | "open"
+      | "assigning"
+      | "assigned"
+      | "submitted"
+      | "verifying"
+      | "verified"
+      | "completed"
+      | "cancelled"
+      | "disputed"
+      | "expired";
+    onChainStatus: number;
+  };
   meta: {
     chain: "base" | "arc";
     chainId: number | null;
@@ -330,20 +391,6 @@ export type MarketplaceTask = {
     fundingTxHash: string;
     publicBrief?: string | undefined;
     posterAvatar?: string | undefined;
-  };
-  state: {
-    status:
-      | "open"
-      | "assigning"
-      | "assigned"
-      | "submitted"
-      | "verifying"
-      | "verified"
-      | "completed"
-      | "cancelled"
-      | "disputed"
-      | "expired";
-    onChainStatus: number;
   };
 };
 
@@ -458,6 +505,20 @@ export type TaskDetail = {
 
 export type OpenTasks = {
   tasks: {
+    state: {
+      status:
+        | "open"
+        | "assigning"
+        | "assigned"
+        | "submitted"
+        | "verifying"
+        | "verified"
+        | "completed"
+        | "cancelled"
+        | "disputed"
+        | "expired";
+      onChainStatus: number;
+    };
     meta: {
       chain: "base" | "arc";
       chainId: number | null;
@@ -485,20 +546,6 @@ export type OpenTasks = {
       fundingTxHash: string;
       publicBrief?: string | undefined;
       posterAvatar?: string | undefined;
-    };
-    state: {
-      status:
-        | "open"
-        | "assigning"
-        | "assigned"
-        | "submitted"
-        | "verifying"
-        | "verified"
-        | "completed"
-        | "cancelled"
-        | "disputed"
-        | "expired";
-      onChainStatus: number;
     };
   }[];
   total: number;
@@ -506,6 +553,20 @@ export type OpenTasks = {
 
 export type PostedTasks = {
   tasks: {
+    state: {
+      status:
+        | "open"
+        | "assigning"
+        | "assigned"
+        | "submitted"
+        | "verifying"
+        | "verified"
+        | "completed"
+        | "cancelled"
+        | "disputed"
+        | "expired";
+      onChainStatus: number;
+    };
     meta: {
       chain: "base" | "arc";
       chainId: number | null;
@@ -533,20 +594,6 @@ export type PostedTasks = {
       fundingTxHash: string;
       publicBrief?: string | undefined;
       posterAvatar?: string | undefined;
-    };
-    state: {
-      status:
-        | "open"
-        | "assigning"
-        | "assigned"
-        | "submitted"
-        | "verifying"
-        | "verified"
-        | "completed"
-        | "cancelled"
-        | "disputed"
-        | "expired";
-      onChainStatus: number;
     };
     onChain: {
       status: number;
@@ -586,6 +633,20 @@ export type PostedTasks = {
 };
 
 export type PostedTaskView = {
+  state: {
+    status:
+      | "open"
+      | "assigning"
+      | "assigned"
+      | "submitted"
+      | "verifying"
+      | "verified"
+      | "completed"
+      | "cancelled"
+      | "disputed"
+      | "expired";
+    onChainStatus: number;
+  };
   meta: {
     chain: "base" | "arc";
     chainId: number | null;
@@ -613,20 +674,6 @@ export type PostedTaskView = {
     fundingTxHash: string;
     publicBrief?: string | undefined;
     posterAvatar?: string | undefined;
-  };
-  state: {
-    status:
-      | "open"
-      | "assigning"
-      | "assigned"
-      | "submitted"
-      | "verifying"
-      | "verified"
-      | "completed"
-      | "cancelled"
-      | "disputed"
-      | "expired";
-    onChainStatus: number;
   };
   onChain: {
     status: number;
@@ -793,10 +840,10 @@ export type Applicants = {
 };
 
 export type AcceptResult = {
+  state: "assigning" | "assigned";
   txHash: string | null;
   taskHash: string;
   onChainTaskId: number;
-  state: "assigning" | "assigned";
   wrappedKey?: string | undefined;
 };
 
@@ -843,9 +890,9 @@ export type VerifyAnswer = {
 export type DeclineBody = { reason?: string | undefined };
 
 export type VerdictAnswer = {
+  state: string;
   taskHash: string;
   onChainTaskId: number;
-  state: string;
   attempt: number;
   passed: boolean;
   intent: { status: string; key: string; txHash: string | null };

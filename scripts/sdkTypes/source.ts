@@ -25,6 +25,7 @@ import type * as hostedAgents from "../../server/domain/schemas/agents";
 import type * as events from "../../server/domain/schemas/events";
 import type * as laterKeys from "../../server/domain/schemas/laterKeys";
 import type * as devnet from "../../server/domain/schemas/devnet";
+import type * as oauth from "../../server/domain/schemas/oauth";
 import type { ErrorCode } from "../../server/errors";
 
 /** A type spelled out as plain objects and arrays (a passthrough object's zod helper type becomes its fields). */
@@ -45,6 +46,14 @@ export type ApiKeyCreated = Out<typeof accounts.apiKeyCreatedSchema>;
 export type ApiKeyList = Out<typeof accounts.apiKeyListSchema>;
 export type ApiKeyRevoked = Out<typeof accounts.apiKeyRevokedSchema>;
 export type WhoAmI = Out<typeof accounts.whoamiSchema>;
+
+// MCP authorization: the approval page and the connected clients (docs/oauth.md)
+export type OAuthAuthorizationQuery = In<typeof oauth.authorizationQuerySchema>;
+export type OAuthAuthorizationDecision = In<typeof oauth.authorizationDecisionSchema>;
+export type OAuthAuthorizationRequest = Out<typeof oauth.authorizationDescriptionSchema>;
+export type OAuthAuthorizationAnswer = Out<typeof oauth.authorizationRedirectSchema>;
+export type OAuthConnectedClients = Out<typeof oauth.connectedClientsSchema>;
+export type OAuthClientRevoked = Out<typeof oauth.clientRevokedSchema>;
 
 // Storage
 export type StoredBlob = Out<typeof storage.storedBlobSchema>;

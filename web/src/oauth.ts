@@ -1,24 +1,12 @@
 /**
  * MCP authorization in the page (docs/oauth.md): the approval page's request check and answer, and the settings'
- * connected clients, through the SDK client's generic request (these operations are the web app's own).
+ * connected clients, through the SDK's typed calls.
  */
+import type { OAuthAuthorizationQuery, OAuthConnectedClients, OAuthAuthorizationRequest } from "../../client/sdk/index";
 import { marketApi } from "./api";
 
-export interface AuthorizationDescription {
-  client: { clientId: string; name: string | null; uri: string | null; registration: "dynamic" | "metadata-document" };
-  redirectUri: string;
-  resource: string;
-  scopes: { name: string; description: string }[];
-}
-
-export interface ConnectedClient {
-  clientId: string;
-  name: string | null;
-  uri: string | null;
-  scopes: string[];
-  connectedAt: string;
-  lastUsedAt: string | null;
-}
+export type AuthorizationDescription = OAuthAuthorizationRequest;
+export type ConnectedClient = OAuthConnectedClients["clients"][number];
 
 /** The parameters of an authorization request the page passes on, as /oauth/authorize received them. */
 const PARAMS = [
@@ -43,23 +31,15 @@ export function authorizationParams(search: string): Record<string, string> {
 }
 
 export const describeAuthorization = (params: Record<string, string>) =>
-  marketApi().request<AuthorizationDescription>("GET", "/api/v1/oauth/authorization", { query: params });
+  marketApi().describeOAuthAuthorization(params as OAuthAuthorizationQuery);
 
 export const decideAuthorization = (
   params: Record<string, string>,
   decision: { approve: boolean; grantedScope?: string },
   sessionToken: string,
-) =>
-  marketApi().request<{ redirectTo: string }>("POST", "/api/v1/oauth/authorization", {
-    body: { ...params, ...decision },
-    bearer: sessionToken,
-  });
+) => marketApi().decideOAuthAuthorization({ ...(params as OAuthAuthorizationQuery), ...decision }, sessionToken);
 
-export const listConnectedClients = (sessionToken: string) =>
-  marketApi().request<{ clients: ConnectedClient[] }>("GET", "/api/v1/oauth/clients", { bearer: sessionToken });
+export const listConnectedClients = (sessionToken: string) => marketApi().listOAuthClients(sessionToken);
 
 export const disconnectClient = (clientId: string, sessionToken: string) =>
-  marketApi().request<{ revoked: true }>("POST", "/api/v1/oauth/clients/revoke", {
-    body: { clientId },
-    bearer: sessionToken,
-  });
+  marketApi().revokeOAuthClient(clientId, sessionToken);

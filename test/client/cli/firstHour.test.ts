@@ -169,7 +169,8 @@ describe("market CLI: the first hour against a devnet", function () {
       expect(status.json).to.include({ taskHash: task.taskHash, onChainTaskId: task.onChainTaskId, state: "open" });
     }
     const human = await runCli(["status", `#${task.onChainTaskId}`], env);
-    expect(human.stdout).to.include(`Task      ${task.taskHash} (id ${task.onChainTaskId})`);
+    // The devnet's posting chain is base (chain id 31337); the line names it beside the on-chain id.
+    expect(human.stdout).to.include(`Task      ${task.taskHash} (id ${task.onChainTaskId} on base, chain id 31337)`);
 
     // Past its deadline, nobody having taken it.
     await network.provider.send("evm_increaseTime", [2 * 3600]);

@@ -91,6 +91,10 @@ async function callEverything(api: MarketApi) {
     () => api.listWebhooks(),
     () => api.deleteWebhook(1),
     () => api.webhookDeliveries(1),
+    () => api.describeOAuthAuthorization({ client_id: "mcp_x" }),
+    () => api.decideOAuthAuthorization({ client_id: "mcp_x", approve: false }),
+    () => api.listOAuthClients(),
+    () => api.revokeOAuthClient("mcp_x"),
     // GET /api/v1/events is the event stream's: one connection attempt, then stopped.
     async () => {
       const subscription = subscribe(api, () => undefined);
