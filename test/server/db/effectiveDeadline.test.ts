@@ -55,10 +55,10 @@ describe("effective deadline in SQL", () => {
             const row = (await db
               .select(db.raw("? as d", [effectiveDeadlineSql(db, now)]))
               .from(
-                db.raw("(select cast(? as bigint) as deadline, cast(? as bigint) as created_at) as tasks", [
-                  task.deadline,
-                  task.createdAt,
-                ]),
+                db.raw(
+                  "(select cast(? as bigint) as deadline, cast(? as bigint) as created_at, 'base' as chain) as tasks",
+                  [task.deadline, task.createdAt],
+                ),
               )
               .first()) as { d: number | string };
             expect(Number(row.d)).to.equal(effectiveDeadline(task, pauses, now));

@@ -46,7 +46,7 @@ describe("migration 014_two_chains", () => {
       await db("escrow_events").insert(event(7));
       await db("blocks").insert({ block_number: 7, block_hash: "0x07", parent_hash: "0x06", timestamp: 1 });
 
-      expect(await migrateLatest(db, { postingChain: "arc" })).to.deep.equal(["014_two_chains"]);
+      expect(await migrateLatest(db, { postingChain: "arc" })).to.include("014_two_chains");
       // The old rows are arc's, the posting chain the database served.
       expect(await getCheckpoint(db, "arc", "escrow")).to.deep.equal({ blockNumber: 7, blockHash: "0x07" });
       expect(await getCheckpoint(db, "base", "escrow")).to.equal(undefined);
