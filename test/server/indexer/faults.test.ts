@@ -1113,8 +1113,9 @@ describe("indexer: faults", () => {
 
 /** Backends holding the indexer's advisory lock of `book`'s escrow in this test's schema. */
 async function advisoryLockHolders(testDb: TestDb, book: AddressBook): Promise<number[]> {
-  // The key lock.ts derives: the first 8 bytes of sha256("<search path>/indexer:<escrow>"), as a signed bigint.
-  const name = `indexer:${book.escrow.proxy.toLowerCase()}`;
+  // The key lock.ts derives: the first 8 bytes of sha256("<search path>/<chain>/indexer:<escrow>"), as a signed
+  // bigint; these tests index the posting chain, base.
+  const name = `base/indexer:${book.escrow.proxy.toLowerCase()}`;
   const key = crypto.createHash("sha256").update(`${testDb.options.pgSchema}/${name}`).digest().readBigInt64BE(0);
   const unsigned = BigInt.asUintN(64, key);
   const rows = await testDb.db.raw(
