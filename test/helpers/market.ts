@@ -62,6 +62,9 @@ export async function startMarket(env: Record<string, string> = {}, kind: Verifi
 
   async function register(address: string, overrides: Partial<ExecutorRecord> = {}) {
     // Executors are seen in chain time, as the service stamps them (an earlier test may have moved the chain ahead).
+    // A fixture's snapshot may be minutes old in wall time, and the next block jumps to the wall clock: mine one
+    // first, so "now" is the time of the blocks that follow rather than of the snapshot.
+    await ethers.provider.send("evm_mine", []);
     const now = await api.deps.clock.chainNow();
     await upsertExecutor(api.deps.db, {
       address: address.toLowerCase(),
