@@ -25,8 +25,7 @@ export interface Deps {
    */
   chain?: ChainGateway;
   /**
-   * One gateway per configured chain that has a deployment (CHAINS), the posting chain's being `chain`. Read a named
-   * chain's with `chainGateway` (domain/chains.ts).
+   * One gateway per configured chain that has a deployment (CHAINS), the posting chain's being `chain`.
    */
   chains: ReadonlyMap<ChainName, ChainGateway>;
   /** The posting chain's indexer (`indexers` has every chain's). */
