@@ -505,7 +505,9 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(
     `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
   );
-  lines.push(`Verifier      the marketplace verifier signs assignments and auto/manual verdicts on both chains`);
+  lines.push(
+    `Verifier      the marketplace verifier signs assignments and auto/manual verdicts on the posting chain, base`,
+  );
   lines.push(`Rate limits   as deployed: 100 requests a minute per IP (the web app follows the event stream)`);
   lines.push(`Faucet        market faucet  (test USDC and gas for any wallet on this devnet)`);
   lines.push(`Wallets       every demo wallet holds test USDC and gas on both chains (same keys, same addresses)`);
