@@ -42,3 +42,12 @@ export async function freshWallet(provider: JsonRpcProvider, eth = "10"): Promis
   await (await funder.sendTransaction({ to: wallet.address, value: ethers.parseEther(eth) })).wait();
   return wallet;
 }
+
+/**
+ * How many transactions `address` has mined, asked of the node itself. A plain provider's getTransactionCount may
+ * answer from ethers' 250 ms request cache (a `tx.wait()` that polled for a replacement fills it), which on an
+ * automining chain can be one transaction behind.
+ */
+export async function minedNonce(provider: JsonRpcProvider, address: string): Promise<number> {
+  return Number(BigInt(await provider.send("eth_getTransactionCount", [address, "latest"])));
+}

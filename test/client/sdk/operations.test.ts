@@ -10,7 +10,7 @@ import { deployEscrowFixture, disputedTaskFixture, STATUS, TASK_HASH, USDC } fro
 import { startTestApi, type TestApi } from "../../helpers/api";
 import { hardhatPrivateKey, verifierPrivateKey } from "../../helpers/keys";
 import { agentPublicKey } from "../../../server/domain/briefs";
-import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
+import { freshWallet, minedNonce, serveChain, type ServedChain } from "../../helpers/rpc";
 import {
   isMarketError,
   MarketApi,
@@ -60,7 +60,7 @@ describe("SDK task operations and following a task", () => {
     );
 
     // A service answering a transaction to another address: refused before signing, nothing sent.
-    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const nonce = await minedNonce(chain.provider, poster.address);
     const tampering = new MarketApi({
       baseUrl: api.url,
       apiKey: market.apiKey,
@@ -76,7 +76,7 @@ describe("SDK task operations and following a task", () => {
       sendTaskOperation({ api: tampering, signer: poster }, "cancel", posted.taskHash),
       "ESCROW_MISMATCH",
     );
-    expect(await chain.provider.getTransactionCount(poster.address)).to.equal(nonce);
+    expect(await minedNonce(chain.provider, poster.address)).to.equal(nonce);
 
     const seen: TaskState["status"][] = [];
     const following = waitForTask(market, posted.taskHash, {
@@ -111,7 +111,7 @@ describe("SDK task operations and following a task", () => {
     const result = { summary: "delivered", words: 1 };
 
     // A service answering submitEvidence of another hash: refused before signing, nothing sent.
-    const nonce = await chain.provider.getTransactionCount(worker.address);
+    const nonce = await minedNonce(chain.provider, worker.address);
     const tampering = new MarketApi({
       baseUrl: api.url,
       apiKey: workerApi.apiKey,
@@ -125,7 +125,7 @@ describe("SDK task operations and following a task", () => {
       },
     });
     await expectCode(submitResult({ api: tampering, signer: worker }, posted.taskHash, result), "TX_MISMATCH");
-    expect(await chain.provider.getTransactionCount(worker.address)).to.equal(nonce);
+    expect(await minedNonce(chain.provider, worker.address)).to.equal(nonce);
     // Without a signer nothing is asked of the service.
     await expectCode(submitResult({ api: workerApi }, posted.taskHash, result), "NO_SIGNER");
 

@@ -13,7 +13,7 @@ import { Contract, type Wallet } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, USDC, STATUS } from "../../helpers/fixtures";
 import { startTestApi, type TestApi } from "../../helpers/api";
-import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
+import { freshWallet, minedNonce, serveChain, type ServedChain } from "../../helpers/rpc";
 import {
   agentPublicKey,
   decryptBrief,
@@ -145,14 +145,14 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
       built.push(answer.approveTx);
       return answer;
     };
-    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const nonce = await minedNonce(chain.provider, poster.address);
     const before = await balance();
     const posted = await postTask(
       { brief: "Public: list the open questions.", privacy: "public", amount: USDC(4) },
       { api: market, signer: poster },
     );
     expect(built, "the service's answer").to.deep.equal([null]);
-    expect(await chain.provider.getTransactionCount(poster.address), "only the funding transaction").to.equal(
+    expect(await minedNonce(chain.provider, poster.address), "only the funding transaction").to.equal(
       nonce + 1,
     );
     expect(await createdFor(posted.taskHash)).to.have.length(1);
@@ -163,13 +163,13 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
   it("reads the allowance itself when a build answers approveTx null, and approves exactly the reward if it falls short", async () => {
     const buildTask = market.buildTask;
     market.buildTask = async (body) => ({ ...(await buildTask(body)), approveTx: null });
-    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const nonce = await minedNonce(chain.provider, poster.address);
     const before = await balance();
     const posted = await postTask(
       { brief: "Public: check the invoice totals.", privacy: "public", amount: USDC(6) },
       { api: market, signer: poster },
     );
-    expect(await chain.provider.getTransactionCount(poster.address), "approve + createTask").to.equal(nonce + 2);
+    expect(await minedNonce(chain.provider, poster.address), "approve + createTask").to.equal(nonce + 2);
     expect(await createdFor(posted.taskHash)).to.have.length(1);
     expect(await balance()).to.equal(before - USDC(6));
     expect(await token.allowance(poster.address, fixture.book.escrow.proxy)).to.equal(0n);
@@ -182,7 +182,7 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
     const stranger = ethers.Wallet.createRandom().address;
     const buildTask = market.buildTask;
     const buildTaskBatch = market.buildTaskBatch;
-    const nonce = await chain.provider.getTransactionCount(poster.address);
+    const nonce = await minedNonce(chain.provider, poster.address);
     const before = await balance();
     const tampered = [
       { to: tokenAddress, data: erc20.encodeFunctionData("approve", [escrow, USDC(2) + 1n]) }, // more than the reward
@@ -217,7 +217,7 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
       ),
       "TX_MISMATCH",
     );
-    expect(await chain.provider.getTransactionCount(poster.address), "nothing signed").to.equal(nonce);
+    expect(await minedNonce(chain.provider, poster.address), "nothing signed").to.equal(nonce);
     expect(await balance()).to.equal(before);
   });
 
@@ -340,6 +340,6 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
       { api: market, signer: poster },
     );
     expect(second.onChainTaskId).to.equal(first.onChainTaskId + 1);
-    expect(await chain.provider.getTransactionCount(poster.address)).to.equal(5);
+    expect(await minedNonce(chain.provider, poster.address)).to.equal(5);
   });
 });
