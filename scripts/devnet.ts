@@ -15,8 +15,6 @@ import path from "node:path";
 import hre from "hardhat";
 import { HDNodeWallet, Mnemonic, id } from "ethers";
 import { TASK_COMPILE, TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
-import { HardhatContext } from "hardhat/internal/context";
-import { Environment } from "hardhat/internal/core/runtime-environment";
 import type { HardhatRuntimeEnvironment, JsonRpcServer } from "hardhat/types";
 // Type-only at the top: the modules behind these (the server, the deploy script) load the contracts' generated
 // bindings, which exist only once compiled; `npm run devnet` compiles first (saying so), then loads them.
@@ -26,6 +24,7 @@ import type { AgentView } from "../server/domain/schemas/agents";
 import { loadConfig } from "../server/config";
 import { addressBookPath } from "../server/chain/addressBook";
 import { ensureWebBuilt } from "./webBuild";
+import { secondChainRuntime } from "./secondChain";
 
 export interface DevnetOptions {
   hostname?: string;
@@ -279,28 +278,6 @@ export function devnetServerConfig(
     METRICS: env.METRICS ?? "on",
     LOG_REQUESTS: env.LOG_REQUESTS ?? "off",
   });
-}
-
-/**
- * A second Hardhat runtime whose in-process chain has `chainId`: the same configuration, tasks and plugins (ethers,
- * upgrades) as `hre`, with its own provider, so the deploy script runs on it unchanged.
- */
-function secondChainRuntime(chainId: number): HardhatRuntimeEnvironment {
-  const context = HardhatContext.getHardhatContext();
-  const config = {
-    ...hre.config,
-    networks: { ...hre.config.networks, hardhat: { ...hre.config.networks.hardhat, chainId } },
-  };
-  // The plugins' environment extenders add ethers and upgrades as on `hre`.
-  return new Environment(
-    config,
-    hre.hardhatArguments,
-    hre.tasks,
-    hre.scopes,
-    context.environmentExtenders,
-    hre.userConfig,
-    context.providerExtenders,
-  ) as unknown as HardhatRuntimeEnvironment;
 }
 
 /** Serves `runtime`'s in-process chain over JSON-RPC on hostname:port; `variable` names the port in errors. */

@@ -22,6 +22,8 @@ import { insertApiKey } from "../../server/db/repositories/apiKeys";
 import { newApiKey } from "../../server/domain/credentials";
 import type { Deps } from "../../server/domain/deps";
 import type { AddressBook } from "../../server/chain/addressBook";
+import type { ChainName } from "../../server/escrow/records";
+import type { Provider } from "ethers";
 import { createTestDb, type TestDb } from "./db";
 
 export interface TestApi {
@@ -31,6 +33,8 @@ export interface TestApi {
   clock: TestClock;
   testDb: TestDb;
   indexer: Indexer;
+  /** arc's indexer, when the API was started with `arc`. */
+  arcIndexer?: Indexer;
   request(method: string, urlPath: string, options?: RequestOptions): Promise<ApiResponse>;
   createKey(wallet: string): Promise<string>;
   /** Waits until the indexer has every block up to the chain head. */
@@ -84,10 +88,25 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). */
-export async function startTestApi(book: AddressBook, env: Record<string, string> = {}): Promise<TestApi> {
+/** The second chain an API may settle on besides base (test/helpers/arc.ts arcFixture). */
+export interface SecondChain {
+  book: AddressBook;
+  provider: Provider;
+}
+
+/**
+ * Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). With
+ * `arc`, the API settles on two chains (CHAINS=base,arc), base staying the posting chain, each with its own indexer.
+ */
+export async function startTestApi(
+  book: AddressBook,
+  env: Record<string, string> = {},
+  options: { arc?: SecondChain } = {},
+): Promise<TestApi> {
   const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-deployments-"));
   fs.writeFileSync(path.join(deploymentsDir, "hardhat.json"), JSON.stringify(book));
+  const { arc } = options;
+  if (arc) fs.writeFileSync(path.join(deploymentsDir, "hardhat-arc.json"), JSON.stringify(arc.book));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-data-"));
   const port = await freePort();
   const config: Readonly<Config> = loadConfig({
@@ -103,11 +122,15 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     // Each API counts under its own Redis prefix, as separate deployments would; a test sharing a budget between
     // two APIs passes the same prefix to both.
     RATE_LIMIT_PREFIX: `test:${crypto.randomBytes(6).toString("hex")}:`,
+    ...(arc ? { CHAINS: "base,arc", ARC_NETWORK: "hardhat-arc" } : {}),
     ...env,
   });
   const testDb = await createTestDb();
   const clock = testClock();
-  const deps = await buildDeps(config, silentLogger, testDb.db, ethers.provider, { clock });
+  const deps = await buildDeps(config, silentLogger, testDb.db, ethers.provider, {
+    clock,
+    providers: arc ? { arc: arc.provider } : {},
+  });
   const indexer = new Indexer({
     db: testDb.db,
     chain: providerChainReader(ethers.provider),
@@ -122,6 +145,27 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
   await indexer.start();
   deps.indexer = indexer;
   testDb.onCleanup(() => indexer.stop());
+  const indexers = new Map<ChainName, Indexer>([["base", indexer]]);
+  let arcIndexer: Indexer | undefined;
+  if (arc) {
+    arcIndexer = new Indexer({
+      db: testDb.db,
+      chain: providerChainReader(arc.provider),
+      chainName: "arc",
+      network: "hardhat-arc",
+      escrowAddress: arc.book.escrow.proxy,
+      agentFactoryAddress: arc.book.agentFactory.proxy,
+      startBlock: arc.book.startBlock,
+      config: config.indexer,
+      logger: silentLogger,
+      onEvents: () => deps.events?.notify(),
+    });
+    await arcIndexer.start();
+    indexers.set("arc", arcIndexer);
+    const stopArc = arcIndexer;
+    testDb.onCleanup(() => stopArc.stop());
+  }
+  deps.indexers = indexers;
   // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildDeps creates it).
   const verifier = deps.verifier;
   if (verifier) {
@@ -141,6 +185,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     clock,
     testDb,
     indexer,
+    arcIndexer,
     async request(method, urlPath, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       let body: string | Buffer | undefined;
@@ -173,6 +218,7 @@ export async function startTestApi(book: AddressBook, env: Record<string, string
     },
     async synced() {
       await indexer.waitForBlock(await ethers.provider.getBlockNumber(), 20_000);
+      if (arc) await arcIndexer!.waitForBlock(await arc.provider.getBlockNumber(), 20_000);
     },
     async close() {
       // Connections still open (a client's keep-alive or a held stream) would keep close() waiting.

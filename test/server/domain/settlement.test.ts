@@ -6,6 +6,7 @@ import { expect } from "chai";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { startTestApi } from "../../helpers/api";
+import { ARC_CHAIN_ID, arcFixture } from "../../helpers/arc";
 
 describe("settlement record: every configured chain", () => {
   it("lists the posting chain alone by default, and each chain of CHAINS with its own deployment", async () => {
@@ -38,6 +39,28 @@ describe("settlement record: every configured chain", () => {
       });
     } finally {
       await two.close();
+    }
+  });
+
+  it("reads arc's entry from arc's own deployment (a second chain with its own id, escrow and token)", async () => {
+    const { book } = await loadFixture(deployEscrowFixture);
+    const arc = await arcFixture();
+    const api = await startTestApi(book, {}, { arc });
+    try {
+      await api.synced();
+      const json = (await api.request("GET", "/api/v1/health/settlement")).json.data;
+      expect(json.chains.map((c: { chain: string }) => c.chain)).to.deep.equal(["base", "arc"]);
+      expect(arc.book.escrow.proxy).to.not.equal(book.escrow.proxy);
+      expect(json.chains[1]).to.deep.include({
+        chain: "arc",
+        chainId: ARC_CHAIN_ID,
+        escrowAddress: arc.book.escrow.proxy,
+        batchCreate: { supported: true, maxBatch: json.chains[0].batchCreate.maxBatch },
+      });
+      expect(json.chains[1].token.address).to.equal(arc.book.token.address);
+      expect(api.arcIndexer!.status().state).to.equal("following");
+    } finally {
+      await api.close();
     }
   });
 });
