@@ -35,8 +35,13 @@ export interface Deps {
     ChainName,
     { status(): IndexerStatus; waitForBlock(block: number, timeoutMs?: number): Promise<void> }
   >;
-  /** The marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer SETTLEMENT_FAILED). */
+  /**
+   * The posting chain's marketplace verifier (absent when no VERIFIER_PRIVATE_KEY is configured: accepts answer
+   * SETTLEMENT_FAILED). A task's own chain's is `verifierOn(deps, chain)` (server/domain/verifiers.ts).
+   */
   verifier?: MarketplaceVerifier;
+  /** The marketplace verifier of each chain it settles on (`verifier` is the posting chain's). */
+  verifiers?: ReadonlyMap<ChainName, MarketplaceVerifier>;
   /** The push event hub: live SSE streams; `notify()` after writing event rows (server/domain/events). */
   events?: EventHub;
   /** The open streams (event streams, log follows, MCP GET streams): their caps, lifetime and revocation. */

@@ -31,6 +31,7 @@ import { TASK_STATUS, ZERO_ADDRESS } from "../../escrow/records";
 import { assignKey, VerifierSendError, type IntentView } from "../../verifier/types";
 import { agentBriefKey, type AgentBriefKey } from "./keys";
 import { assignedElsewhere, deadlineReached, loadTaskContext, requireOnChain, type TaskContext } from "./taskContext";
+import { verifierOn } from "../verifiers";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Results
@@ -256,7 +257,7 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
 async function clearStaleAssignment(deps: Deps, ctx: TaskContext): Promise<void> {
   const current = await findAssignment(deps.db, ctx.taskId);
   if (!current) return;
-  const intent = current.via === "accept" ? await deps.verifier?.intent(assignKey(ctx.taskId)) : undefined;
+  const intent = current.via === "accept" ? await verifierOn(deps, ctx.chain)?.intent(assignKey(ctx.taskId)) : undefined;
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
   if (assignmentHolds(current, intent, ctx.task, deps.clock.wallNow(), lockSeconds)) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
@@ -296,7 +297,7 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
         createdAt: assignment.acceptedAt,
       });
     }
-    const verifier = deps.verifier;
+    const verifier = verifierOn(deps, ctx.chain);
     if (!verifier) throw new VerifierSendError("no marketplace verifier is configured (VERIFIER_PRIVATE_KEY)");
     intent = await verifier.requestAssign(ctx.taskId, agent);
     if (intent.status === "failed") {

@@ -31,7 +31,7 @@ import {
   type SubmissionRecord,
 } from "../../db/repositories/submissions";
 import { encodeCompleteVerification, encodeSubmitEvidence } from "../../chain/escrowCalls";
-import { TASK_STATUS, ZERO_ADDRESS, type TaskRecord } from "../../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type TaskRecord } from "../../escrow/records";
 import { VerifierSendError, verdictKey } from "../../verifier/types";
 import { CanonicalJsonError, canonicalJson, hashCanonical, utf8Length } from "./canonicalJson";
 import {
@@ -44,6 +44,7 @@ import {
 } from "./taskContext";
 import type { MarketplaceStatus } from "../marketStatus";
 import { MAX_SUBMISSIONS, escrowPaused } from "../../escrow/rules";
+import { verifierOn } from "../verifiers";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Constants of the service (the escrow's are in server/escrow/rules.ts)
@@ -125,12 +126,18 @@ export async function requireSubmitted(deps: Deps, ctx: TaskContext, task: TaskR
  * The verdict the marketplace verifier is settling (or settled) on this attempt, when one is in flight: its
  * persisted intent's arguments, else the verdict recorded on the submission while its intent is not failed.
  */
-async function verdictInFlight(deps: Deps, key: string, taskId: number, attempt: number): Promise<boolean | undefined> {
+async function verdictInFlight(
+  deps: Deps,
+  chain: ChainName,
+  key: string,
+  taskId: number,
+  attempt: number,
+): Promise<boolean | undefined> {
   const persisted = await findIntent(deps.db, key);
   if (persisted && persisted.status !== "failed" && typeof persisted.args.passed === "boolean") {
     return persisted.args.passed;
   }
-  const live = await deps.verifier?.intent(key);
+  const live = await verifierOn(deps, chain)?.intent(key);
   if (!live || live.status === "failed") return undefined;
   const row = await findSubmission(deps.db, taskId, attempt);
   return row?.verdict ? row.verdict === "pass" : undefined;
@@ -348,10 +355,10 @@ export async function judgeManually(
   await requireSubmitted(deps, ctx, task, operation);
   await refuseWhilePaused(deps, ctx, "completeVerification");
   const attempt = task.submissionAttempts;
-  const verifier = deps.verifier;
+  const verifier = verifierOn(deps, ctx.chain);
   if (!verifier) return fail("SETTLEMENT_FAILED", "no marketplace verifier runs on this server; retry later");
   const key = verdictKey(ctx.taskId, attempt);
-  const settling = await verdictInFlight(deps, key, ctx.taskId, attempt);
+  const settling = await verdictInFlight(deps, ctx.chain, key, ctx.taskId, attempt);
   if (settling !== undefined && settling !== passed) {
     fail(
       "VERDICT_MISMATCH",

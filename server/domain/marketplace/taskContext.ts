@@ -25,6 +25,7 @@ import {
   marketStatus,
   type MarketplaceStatus,
 } from "../marketStatus";
+import { verifierOn } from "../verifiers";
 
 export interface TaskContext {
   taskHash: string;
@@ -110,7 +111,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
   const pauses = listing.chain === postingChain ? postingPauses : await loadPausePeriods(deps.db, listing.chain);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
   const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
-  const verifier = deps.verifier;
+  const verifier = verifierOn(deps, listing.chain);
   const assignIntent = verifier ? await verifier.intent(assignKey(listing.taskId)) : undefined;
   const verdictIntent =
     verifier && task && task.submissionAttempts > 0
