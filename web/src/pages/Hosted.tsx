@@ -4,8 +4,10 @@
  * refusal shows the API's message and code), skills installed from the catalog (secret fields write-only) and
  * uninstalled, and deleting one after a confirmation that says its key is erased.
  * Creating one: the deploy fee's terms, paid from the wallet through the SDK's `payDeployFee` (its checks: exactly
- * the fee, to the factory, from this wallet), then the slug, the name and a skill from the catalog with the secret
- * fields it needs (write-only: sent once, never shown back). Exporting an agent's key: the owner's wallet signs the
+ * the fee, to the factory, from this wallet), then the slug, the name, a skill from the catalog with the secret
+ * fields it needs (write-only: sent once, never shown back), extra capabilities and the settlement chains it takes
+ * tasks on (checkboxes of the settlement record's chains, all ticked by default). Each card shows the agent's
+ * capabilities and chains. Exporting an agent's key: the owner's wallet signs the
  * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The log is followed as
  * Server-Sent Events (the SDK's `followAgentLogs`, resuming after the last line shown); the agents' status refreshes
  * every 5 s while shown.
@@ -16,6 +18,7 @@ import {
   Badge,
   Button,
   Card,
+  Checkbox,
   Code,
   Group,
   Loader,
@@ -40,7 +43,7 @@ import {
 } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { formatAmount, formatIso, shortAddress } from "../format";
-import { usePostingChain } from "../hooks";
+import { usePostingChain, useSettlement } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { ShownOnce } from "../components/ShownOnce";
@@ -155,6 +158,14 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
               <Table.Td>
                 <InstalledSkills session={session} agent={agent} name={name} />
               </Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Capabilities</Table.Th>
+              <Table.Td data-testid="hosted-capabilities">{agent.capabilities.join(", ") || "none"}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Chains</Table.Th>
+              <Table.Td data-testid="hosted-chains">{agent.chains.join(", ")}</Table.Td>
             </Table.Tr>
             <Table.Tr>
               <Table.Th>Restarts</Table.Th>
@@ -526,6 +537,13 @@ function CreateAgent({ session }: { session: Session }) {
   const [skill, setSkill] = useState<string | null>(null);
   const [secrets, setSecrets] = useState<Record<string, string>>({});
   const [config, setConfig] = useState<Record<string, string>>({});
+  const [capabilities, setCapabilities] = useState("");
+  const settlement = useSettlement();
+  const configuredChains = (settlement.data?.chains ?? []).map((c) => c.chain);
+  // Every configured chain until the owner unticks one (the API's default too).
+  const [chains, setChains] = useState<string[] | null>(null);
+  const chosenChains = chains ?? configuredChains;
+  const noChain = settlement.data !== undefined && chosenChains.length === 0;
   const [created, setCreated] = useState<string | null>(null);
   const chosen = catalog.data?.skills.find((s) => s.id === skill);
 
@@ -541,6 +559,11 @@ function CreateAgent({ session }: { session: Session }) {
       marketApi(session).createHostedAgent({
         slug: slug.trim(),
         name: name.trim(),
+        capabilities: capabilities
+          .split(",")
+          .map((c) => c.trim())
+          .filter(Boolean),
+        ...(chains ? { chains } : {}),
         skills: skill ? [skillInstall(skill, chosen, config, secrets)] : [],
       }),
     onSuccess: (agent) => {
@@ -551,6 +574,8 @@ function CreateAgent({ session }: { session: Session }) {
       setSlug("");
       setName("");
       setSkill(null);
+      setCapabilities("");
+      setChains(null);
       void queryClient.invalidateQueries({ queryKey: ["me"] });
     },
   });
@@ -620,8 +645,27 @@ function CreateAgent({ session }: { session: Session }) {
               onConfig={(field, value) => setConfig((c) => ({ ...c, [field]: value }))}
               onSecret={(field, value) => setSecrets((c) => ({ ...c, [field]: value }))}
             />
+            <TextInput
+              label="Extra capabilities"
+              description="Capabilities beyond its skill's, comma-separated (tasks asking for them are offered to it)"
+              value={capabilities}
+              onChange={(e) => setCapabilities(e.currentTarget.value)}
+            />
+            <Checkbox.Group
+              label="Chains"
+              description="The settlement chains it takes tasks on"
+              value={chosenChains}
+              onChange={setChains}
+              error={noChain ? "Choose at least one chain" : undefined}
+            >
+              <Group mt="xs">
+                {configuredChains.map((c) => (
+                  <Checkbox key={c} value={c} label={c} />
+                ))}
+              </Group>
+            </Checkbox.Group>
             <Group>
-              <Button type="submit" loading={create.isPending} disabled={needsFee}>
+              <Button type="submit" loading={create.isPending} disabled={needsFee || noChain}>
                 Create the agent
               </Button>
               {needsFee && (
