@@ -3,9 +3,9 @@
  * agent created with a skill whose secret is typed once and never shown back, started, its log followed, a refusal
  * shown with its code in words, stopped, its key exported (the owner's signature; shown once), and deleted after a
  * confirmation that says its key is erased; another created with an extra capability on one of the settlement
- * chains (checkboxes of the settlement record's chains), its card showing both. A provider's services: offered (a
- * price with too many decimals refused), edited, rented from another account with the service's terms shown, and
- * deactivated.
+ * chains (checkboxes of the settlement record's chains), its card showing both, its chains changed there. A
+ * provider's services: offered (a price with too many decimals refused), edited, rented from another account with
+ * the service's terms shown, and deactivated.
  */
 import { expect } from "chai";
 import { JsonRpcProvider, Wallet, parseEther } from "ethers";
@@ -116,7 +116,7 @@ describe("web: owners and providers (hosted agents, services)", function () {
     expect(web().pageErrors).to.deep.equal([]);
   });
 
-  it("creates an agent with an extra capability on one of the settlement chains, and its card shows both", async () => {
+  it("creates an agent with an extra capability on one of the settlement chains; its card shows both and changes the chains", async () => {
     const page = await web().newPage();
     const owner = web().account("agent-3");
     const slug = "web-chains-agent";
@@ -159,6 +159,20 @@ describe("web: owners and providers (hosted agents, services)", function () {
       (r) => r.json(),
     );
     expect(stored.data).to.deep.include({ chains: ["base"], extraCapabilities: ["haiku", "klingon-verse"] });
+
+    // Changed on its card: arc added.
+    await card.getByRole("button", { name: `Change the chains of ${slug}` }).click();
+    const chainsForm = card.getByRole("form", { name: `Chains of ${slug}` });
+    const cardArc = chainsForm.getByRole("checkbox", { name: "arc", exact: true });
+    expect(await cardArc.isChecked()).to.equal(false);
+    await cardArc.check();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await chainsForm.getByRole("button", { name: "Save chains" }).click();
+    await card.getByTestId("hosted-chains").filter({ hasText: "arc, base" }).waitFor();
+    const changed = await fetch(`${web().url}/api/v1/agents/${slug}`, { headers: { "x-api-key": owner.apiKey } }).then(
+      (r) => r.json(),
+    );
+    expect(changed.data).to.deep.include({ chains: ["arc", "base"], generation: 1 });
     expect(web().pageErrors).to.deep.equal([]);
   });
 

@@ -7,7 +7,7 @@
  * the fee, to the factory, from this wallet), then the slug, the name, a skill from the catalog with the secret
  * fields it needs (write-only: sent once, never shown back), extra capabilities and the settlement chains it takes
  * tasks on (checkboxes of the settlement record's chains, all ticked by default). Each card shows the agent's
- * capabilities and chains. Exporting an agent's key: the owner's wallet signs the
+ * capabilities and chains, which the owner changes there. Exporting an agent's key: the owner's wallet signs the
  * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The log is followed as
  * Server-Sent Events (the SDK's `followAgentLogs`, resuming after the last line shown); the agents' status refreshes
  * every 5 s while shown.
@@ -165,7 +165,9 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
             </Table.Tr>
             <Table.Tr>
               <Table.Th>Chains</Table.Th>
-              <Table.Td data-testid="hosted-chains">{agent.chains.join(", ")}</Table.Td>
+              <Table.Td>
+                <AgentChains session={session} agent={agent} name={name} />
+              </Table.Td>
             </Table.Tr>
             <Table.Tr>
               <Table.Th>Restarts</Table.Th>
@@ -265,6 +267,75 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
         <AgentLog session={session} agent={agent} />
       </Stack>
     </Card>
+  );
+}
+
+/**
+ * The chains the agent takes tasks on, and changing them (PATCH /agents/{agent}: a running agent restarts with them;
+ * the marketplace refuses it tasks on the others at once). The choices are the settlement record's chains.
+ */
+function AgentChains({ session, agent, name }: { session: Session; agent: HostedAgent; name: string }) {
+  const queryClient = useQueryClient();
+  const settlement = useSettlement();
+  const [editing, setEditing] = useState<string[] | null>(null);
+  const save = useMutation({
+    mutationFn: (chains: string[]) => marketApi(session).updateHostedAgent(agent.id, { chains }),
+    onSuccess: () => {
+      setEditing(null);
+      return queryClient.invalidateQueries({ queryKey: ["me", "hosted"] });
+    },
+  });
+  if (editing === null) {
+    return (
+      <Group gap="xs" wrap="nowrap">
+        <span data-testid="hosted-chains">{agent.chains.join(", ")}</span>
+        <Button
+          size="compact-xs"
+          variant="subtle"
+          aria-label={`Change the chains of ${name}`}
+          onClick={() => setEditing(agent.chains)}
+        >
+          Change
+        </Button>
+      </Group>
+    );
+  }
+  return (
+    <form
+      aria-label={`Chains of ${name}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        save.mutate(editing);
+      }}
+    >
+      <Stack gap={4}>
+        <Checkbox.Group
+          aria-label={`Chains ${name} takes tasks on`}
+          value={editing}
+          onChange={setEditing}
+          error={editing.length === 0 ? "Choose at least one chain" : undefined}
+        >
+          <Group gap="xs">
+            {(settlement.data?.chains ?? []).map((c) => (
+              <Checkbox key={c.chain} value={c.chain} label={c.chain} />
+            ))}
+          </Group>
+        </Checkbox.Group>
+        <Group gap="xs">
+          <Button type="submit" size="compact-xs" disabled={editing.length === 0} loading={save.isPending}>
+            Save chains
+          </Button>
+          <Button size="compact-xs" variant="default" onClick={() => setEditing(null)}>
+            Cancel
+          </Button>
+        </Group>
+        {save.isError && (
+          <Alert color="orange" role="alert" title="Not changed">
+            {describeError(save.error)}
+          </Alert>
+        )}
+      </Stack>
+    </form>
   );
 }
 
