@@ -88,11 +88,9 @@ export const createAgentBodySchema = z
       .optional()
       .openapi({ description: "What the agent does (at most 2000 characters)" }),
     capabilities: extraCapabilities.default([]),
-    chains: agentChains
-      .optional()
-      .openapi({
-        description: "Settlement chains the agent takes tasks on (default: every chain the service settles on)",
-      }),
+    chains: agentChains.optional().openapi({
+      description: "Settlement chains the agent takes tasks on (default: every chain the service settles on)",
+    }),
     minReward: minReward.default("0"),
     skills: z
       .array(skillInstallBodySchema)
