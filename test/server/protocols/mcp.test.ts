@@ -85,6 +85,7 @@ const HOSTED_AGENT_TOOLS = [
   "list_hosted_agents",
   "get_hosted_agent",
   "create_hosted_agent",
+  "update_hosted_agent",
   "hosted_agent_action",
   "install_skill",
   "uninstall_skill",
@@ -113,6 +114,13 @@ describe("Remote MCP at /mcp", () => {
           agent.id,
         ]);
         expect(ok(await tool(owner, "get_hosted_agent", { agent: "mcp-agent" })).id).to.equal(agent.id);
+        // Its settings, as PATCH /agents/{agent} changes them (one chain configured here: base).
+        const changed = ok(
+          await tool(owner, "update_hosted_agent", { agent: agent.id, capabilities: ["Klingon"], chains: ["base"] }),
+        );
+        expect(changed).to.deep.include({ extraCapabilities: ["klingon"], chains: ["base"], generation: 1 });
+        failed(await tool(owner, "update_hosted_agent", { agent: agent.id, chains: ["arc"] }), "CHAIN_NOT_SERVED");
+        failed(await tool(owner, "update_hosted_agent", { agent: agent.id, chains: ["solana"] }), "INVALID_CHAIN");
         ok(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }));
         failed(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }), "ALREADY_INSTALLED");
         failed(await tool(owner, "install_skill", { agent: agent.id, skill: "nope" }), "SKILL_NOT_FOUND");
