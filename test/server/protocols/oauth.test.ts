@@ -144,11 +144,7 @@ describe("MCP authorization (OAuth 2.1)", function () {
 
       const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
       const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
-      for (const extra of <Record<string, string>[]>[
-        {},
-        { "x-api-key": `sk_${"0".repeat(64)}` },
-        { authorization: `Bearer mat_${"1".repeat(64)}` },
-      ]) {
+      for (const extra of <Record<string, string>[]>[{}, { authorization: `Bearer mat_${"1".repeat(64)}` }]) {
         const response = await fetch(`${m.api.url}/mcp`, { method: "POST", headers: { ...headers, ...extra }, body });
         expect(response.status).to.equal(401);
         const challenge = response.headers.get("www-authenticate")!;
@@ -158,6 +154,15 @@ describe("MCP authorization (OAuth 2.1)", function () {
         const error = (await response.json()).error;
         expect(error.message).to.include("X-API-Key: <key>").and.include(`${m.api.url}/settings`);
       }
+      // A refused API key is a 403 without a challenge: its host shows the message instead of starting OAuth.
+      const refusedKey = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` },
+        body,
+      });
+      expect(refusedKey.status).to.equal(403);
+      expect(refusedKey.headers.get("www-authenticate")).to.equal(null);
+      expect((await refusedKey.json()).error.message).to.include("(sk_0000...) was refused");
       // The API key still works on /mcp as before.
       expect(await mcpStatus(m, m.posterKey)).to.equal(200);
     }));
