@@ -3,8 +3,9 @@
  * transport per request, JSON responses, no session), mounted in Koa. Every request needs an API key (X-API-Key or
  * Authorization: Bearer), as on every authenticated route, or an OAuth access token of this server (docs/oauth.md):
  * 401 otherwise, whose WWW-Authenticate names the protected-resource metadata (RFC 9728 `resource_metadata`), except
- * for a refused API key (refuseCredential: 403, no challenge, so that a host shows why). Host and Origin must
- * name this service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise. Tool calls are limited per key
+ * for a refused API key (refuseCredential: 403, no challenge, so that a host shows why). The Host must name this
+ * service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise; a page of any origin
+ * may call (CORS: ../http/cors.ts). Tool calls are limited per key
  * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
  * RATE_LIMIT and retryAfterSeconds.
  */
@@ -34,8 +35,12 @@ const WWW_AUTHENTICATE = 'Bearer realm="mcp"';
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /**
- * DNS-rebinding protection: the Host must name this service (PUBLIC_URL's host, or a loopback name on any port),
- * and an Origin, when a browser sends one, the same.
+ * DNS-rebinding protection: the Host must name this service (PUBLIC_URL's host, or a loopback name on any port). A
+ * rebinding page's requests carry its own host name, whatever address it resolves to.
+ *
+ * An Origin, when a browser sends one, may be any origin (browser-based MCP hosts, docs/oauth.md): /mcp reads no
+ * cookie, so a page of another origin acts only with a key or token its user gave it. It must still be an origin as
+ * a browser serializes one (http or https, nothing after the port; or `null`, of a sandboxed or file page).
  */
 export function hostAllowed(deps: Deps, host: string | undefined, origin: string | undefined): boolean {
   const publicUrl = new URL(deps.config.api.publicUrl);
@@ -48,10 +53,10 @@ export function hostAllowed(deps: Deps, host: string | undefined, origin: string
     }
   };
   if (!host || !ok(host)) return false;
-  if (origin === undefined) return true;
+  if (origin === undefined || origin === "null") return true;
   try {
     const url = new URL(origin);
-    return url.origin === publicUrl.origin || (LOOPBACK.has(url.hostname) && /^https?:$/.test(url.protocol));
+    return /^https?:$/.test(url.protocol) && url.origin === origin;
   } catch {
     return false;
   }
@@ -236,7 +241,11 @@ export function mcpEndpoint(deps: Deps): Middleware {
     if (ctx.path !== MCP_PATH) return next();
     if (!allowedHost(ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
       ctx.status = 403;
-      ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Host or Origin is not this service's" } };
+      ctx.body = {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32000, message: "Host is not this service's, or Origin is not an http(s) origin" },
+      };
       return;
     }
     let caller: Caller | undefined;
@@ -277,7 +286,8 @@ export function mcpEndpoint(deps: Deps): Middleware {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port".
+      // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port" or
+      // "any origin".
       enableDnsRebindingProtection: false,
     });
     const server = pool.take();

@@ -198,7 +198,7 @@ describe("Remote MCP at /mcp", () => {
       { WEBHOOK_MAX_PER_WALLET: "2", DEPLOY_FEE_REQUIRED: "false" },
     ));
 
-  it("needs an API key: 401 with WWW-Authenticate without one, 403 without a challenge for a bad one", () =>
+  it("needs an API key (401 with WWW-Authenticate without one, 403 for a bad one) and this service's Host", () =>
     withMarket(async (m) => {
       const init = {
         jsonrpc: "2.0",
@@ -217,12 +217,21 @@ describe("Remote MCP at /mcp", () => {
       });
       expect(bad.status).to.equal(403);
       expect(bad.headers.get("www-authenticate")).to.equal(null);
-      const rebinding = await fetch(`${m.api.url}/mcp`, {
+      // A page of any origin may call (CORS, no cookies: it needs the key); an Origin no browser sends is refused.
+      const otherOrigin = await fetch(`${m.api.url}/mcp`, {
         method: "POST",
-        headers: { ...headers, "x-api-key": m.posterKey, origin: "http://evil.example" },
+        headers: { ...headers, "x-api-key": m.posterKey, origin: "https://host.example" },
         body: JSON.stringify(init),
       });
-      expect(rebinding.status).to.equal(403);
+      expect(otherOrigin.status).to.equal(200);
+      for (const origin of ["ftp://host.example", "https://host.example/page", "not an origin"]) {
+        const malformed = await fetch(`${m.api.url}/mcp`, {
+          method: "POST",
+          headers: { ...headers, "x-api-key": m.posterKey, origin },
+          body: JSON.stringify(init),
+        });
+        expect(malformed.status, origin).to.equal(403);
+      }
       // A rebinding attack presents its own host name: refused before authentication.
       const port = new URL(m.api.url).port;
       const status = await new Promise<number>((resolve, reject) => {

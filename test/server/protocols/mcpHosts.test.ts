@@ -1,7 +1,8 @@
 /**
  * /mcp as MCP hosts meet it over real HTTP: a host that can sign in with OAuth (the official SDK client given an
  * OAuthClientProvider, and the MCP Inspector CLI itself) but was configured with a wrong API key shows the server's
- * message naming the key instead of starting OAuth, while one without a credential still starts OAuth.
+ * message naming the key instead of starting OAuth, while one without a credential still starts OAuth; and the CORS
+ * a browser-based host needs on /mcp and the OAuth endpoints (a real browser: test/web/mcpCors.test.ts).
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -188,4 +189,85 @@ describe("MCP hosts connecting to /mcp", function () {
       fs.rmSync(home, { recursive: true, force: true });
     }
   });
+
+  it("answers CORS preflights on /mcp and the OAuth endpoints, and every answer there allows any origin", () =>
+    withMarket(async (m) => {
+      const origin = "https://host.example";
+      const allowHeaders = [
+        "authorization",
+        "x-api-key",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "content-type",
+        "last-event-id",
+      ];
+      for (const [path, method, methods] of [
+        ["/mcp", "POST", "GET, POST, DELETE"],
+        ["/mcp", "DELETE", "GET, POST, DELETE"],
+        ["/oauth/register", "POST", "POST"],
+        ["/oauth/token", "POST", "POST"],
+        ["/oauth/revoke", "POST", "POST"],
+        ["/.well-known/oauth-protected-resource/mcp", "GET", "GET"],
+        ["/.well-known/oauth-protected-resource", "GET", "GET"],
+        ["/.well-known/oauth-authorization-server", "GET", "GET"],
+      ]) {
+        const preflight = await fetch(`${m.api.url}${path}`, {
+          method: "OPTIONS",
+          headers: {
+            origin,
+            "access-control-request-method": method,
+            "access-control-request-headers": allowHeaders.join(","),
+          },
+        });
+        expect(preflight.status, path).to.equal(204);
+        expect(preflight.headers.get("access-control-allow-origin"), path).to.equal("*");
+        expect(preflight.headers.get("access-control-allow-methods"), path).to.equal(methods);
+        const allowed = preflight.headers
+          .get("access-control-allow-headers")!
+          .split(",")
+          .map((h) => h.trim().toLowerCase());
+        expect(allowed, path).to.include.members(allowHeaders);
+        expect(preflight.headers.get("access-control-allow-credentials"), "never with cookies").to.equal(null);
+      }
+
+      const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", origin };
+      const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
+      const exposed = (response: Response) =>
+        response.headers
+          .get("access-control-expose-headers")
+          ?.split(",")
+          .map((h) => h.trim().toLowerCase());
+      // Answered, refused without a key (the challenge readable by the page), refused key, refused Host: all readable.
+      const ok = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": m.posterKey },
+        body,
+      });
+      const none = await fetch(`${m.api.url}/mcp`, { method: "POST", headers, body });
+      const wrong = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": WRONG_KEY },
+        body,
+      });
+      expect([ok.status, none.status, wrong.status]).to.deep.equal([200, 401, 403]);
+      for (const response of [ok, none, wrong]) {
+        expect(response.headers.get("access-control-allow-origin")).to.equal("*");
+        expect(exposed(response)).to.include.members(["mcp-session-id", "www-authenticate"]);
+        await response.text();
+      }
+      // The OAuth endpoints' answers too, errors included.
+      const metadata = await fetch(`${m.api.url}/.well-known/oauth-protected-resource/mcp`, { headers: { origin } });
+      expect(metadata.headers.get("access-control-allow-origin")).to.equal("*");
+      const badToken = await fetch(`${m.api.url}/oauth/token`, {
+        method: "POST",
+        headers: { origin, "content-type": "application/x-www-form-urlencoded" },
+        body: "grant_type=refresh_token",
+      });
+      expect(badToken.status).to.equal(401);
+      expect(badToken.headers.get("access-control-allow-origin")).to.equal("*");
+      expect(exposed(badToken)).to.include("www-authenticate");
+      // Only these paths: the REST API keeps no CORS.
+      const rest = await fetch(`${m.api.url}/api/v1/stats`, { headers: { origin } });
+      expect(rest.headers.get("access-control-allow-origin")).to.equal(null);
+    }));
 });
