@@ -17,7 +17,7 @@ import { envelope } from "./middleware/errors";
 import { a2aJsonRpc } from "../protocols/a2a/jsonRpc";
 import { mcpEndpoint } from "../protocols/mcp/endpoint";
 import { oauthEndpoints } from "../protocols/oauth/endpoints";
-import { mcpCors } from "../protocols/http/cors";
+import { mcpCors } from "../protocols/mcp/cors";
 import { webApp } from "./webApp";
 import { requestLog } from "../observability/requestLog";
 import { createMetrics, metricsRoute, type Metrics } from "../observability/metrics";

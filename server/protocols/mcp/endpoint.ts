@@ -5,9 +5,8 @@
  * 401 otherwise, whose WWW-Authenticate names the protected-resource metadata (RFC 9728 `resource_metadata`), except
  * for a refused API key (refuseCredential: 403, no challenge, so that a host shows why). The Host must name this
  * service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise; a page of any origin
- * may call (CORS: ../http/cors.ts). Tool calls are limited per key
- * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
- * RATE_LIMIT and retryAfterSeconds.
+ * may call (CORS: ./cors.ts). Tool calls are limited per key (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on
+ * top of the per-IP window; a refused call is a tool error with RATE_LIMIT and retryAfterSeconds.
  */
 import type { Context, Middleware } from "koa";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";

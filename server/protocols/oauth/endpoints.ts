@@ -69,7 +69,7 @@ async function readForm(ctx: Context): Promise<Record<string, string>> {
 }
 
 /**
- * Answers JSON. Every path here allows any origin (../http/cors.ts sets the headers and answers preflights): a
+ * Answers JSON. Every path here allows any origin (../mcp/cors.ts sets the headers and answers preflights): a
  * browser-based MCP host calls these endpoints from its own page, and none of them reads a cookie.
  */
 function json(ctx: Context, status: number, body: unknown, cacheable = false): void {

@@ -3,14 +3,14 @@
  * "Browser-based hosts"). Any origin is allowed (`Access-Control-Allow-Origin: *`, never with credentials): these
  * paths read no cookie, a caller authenticates with a header (X-API-Key or Authorization: Bearer) or the OAuth form,
  * which a page of another origin does not have unless its user gave it. DNS rebinding stays refused by /mcp's Host
- * check (hostAllowed).
+ * check (hostAllowed, ./endpoint.ts).
  *
  * Mounted before the envelope and the per-IP window, so that every answer on these paths carries the headers (a
  * browser hides an answer without them from the page, errors and 429s included), and a preflight (OPTIONS with
  * Access-Control-Request-Method) is answered 204 here, before authentication: a browser never sends credentials in one.
  */
 import type { Middleware } from "koa";
-import { MCP_PATH } from "../mcp/endpoint";
+import { MCP_PATH } from "./endpoint";
 
 /** The request headers MCP's Streamable HTTP transport and its authorization send. */
 export const CORS_ALLOW_HEADERS =
