@@ -255,6 +255,15 @@ describe("MCP hosts connecting to /mcp", function () {
         expect(exposed(response)).to.include.members(["mcp-session-id", "www-authenticate"]);
         await response.text();
       }
+      // The methods the SDK's own transport answers (no session here: DELETE has nothing to end).
+      const deleted = await fetch(`${m.api.url}/mcp`, {
+        method: "DELETE",
+        headers: { origin, "x-api-key": m.posterKey, "mcp-session-id": "none" },
+      });
+      expect(deleted.status).to.be.within(200, 499);
+      expect(deleted.headers.get("access-control-allow-origin")).to.equal("*");
+      expect(exposed(deleted)).to.include("mcp-session-id");
+      await deleted.text();
       // The OAuth endpoints' answers too, errors included.
       const metadata = await fetch(`${m.api.url}/.well-known/oauth-protected-resource/mcp`, { headers: { origin } });
       expect(metadata.headers.get("access-control-allow-origin")).to.equal("*");
