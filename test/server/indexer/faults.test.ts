@@ -672,7 +672,10 @@ describe("indexer: faults", () => {
           if (down) throw connectionRefused();
         });
         const entries: LogEntry[] = [];
-        const indexer = newIndexer(testDb, book, { chain, logger: recordingLogger(entries) });
+        // The backoff runs on test time, moved from one wait to the next.
+        const time = new ManualTime();
+        const timers = time.timers();
+        const indexer = newIndexer(testDb, book, { chain, timers, logger: recordingLogger(entries) });
         await indexer.start();
         await indexer.waitForBlock(await ethers.provider.getBlockNumber());
         const before = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
@@ -680,8 +683,13 @@ describe("indexer: faults", () => {
 
         down = true;
         await createTasks(actors, 10);
-        // withRetry gives up after five retries (3 to 6 s); the loop then reports the error and keeps going.
-        await until(() => indexer.status().lastError !== null, 15_000, "the loop to report the outage");
+        // withRetry gives up after five retries; the loop then reports the error and keeps going.
+        const reported = () => indexer.status().lastError !== null;
+        while (!reported()) {
+          await until(() => timers.sleeps().length > 0 || reported(), 10_000, "a retry's wait or the report");
+          if (!reported()) await time.fireNext();
+        }
+        expect(timers.slept, "waits before a retry, then the step failed").to.equal(5);
         const failing = indexer.status();
         expect(failing.lastError).to.match(/ECONNREFUSED/);
         expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(before);
@@ -693,6 +701,8 @@ describe("indexer: faults", () => {
         down = false;
         await createTasks(actors, 5);
         const head = await ethers.provider.getBlockNumber();
+        // The loop's wait after the failed step ends; the next step succeeds.
+        while (timers.sleeps().length > 0) await time.fireNext();
         await indexer.waitForBlock(head, 15_000);
         await until(() => indexer.status().lastError === null, 5_000, "lastError to clear");
         expect(indexer.status().checkpoint).to.equal(head);
