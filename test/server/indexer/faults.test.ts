@@ -514,6 +514,35 @@ describe("indexer: faults", () => {
       expect(calls).to.equal(2);
     });
 
+    it("waits on the given sleep, and a stop during that wait ends the retries without another call", async () => {
+      const controller = new AbortController();
+      const waits: number[] = [];
+      let calls = 0;
+      const thrown = await withRetry(
+        async () => {
+          calls++;
+          throw retryable();
+        },
+        {
+          retries: 10,
+          baseDelayMs: 50_000,
+          maxDelayMs: 60_000,
+          signal: controller.signal,
+          sleep: async (ms) => {
+            waits.push(ms);
+            if (waits.length === 2) controller.abort();
+          },
+        },
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((thrown as { code?: string }).code).to.equal("NETWORK_ERROR");
+      expect(waits).to.have.length(2);
+      expect(waits[0]).to.be.within(25_000, 50_000);
+      expect(calls).to.equal(2);
+    });
+
     it("backs off exponentially with jitter between half and all of the capped ceiling", () => {
       for (let attempt = 0; attempt < 12; attempt++) {
         const ceiling = Math.min(5000, 100 * 2 ** attempt);
@@ -522,6 +551,28 @@ describe("indexer: faults", () => {
           expect(delay, `attempt ${attempt}`).to.be.within(ceiling / 2, ceiling);
         }
       }
+    });
+  });
+
+  describe("real timers", () => {
+    it("sleep ends as soon as its signal aborts, and at once when it already has", async () => {
+      const controller = new AbortController();
+      const started = Date.now();
+      const sleeping = realTimers.sleep(60_000, controller.signal);
+      controller.abort();
+      await sleeping;
+      await realTimers.sleep(60_000, controller.signal);
+      expect(Date.now() - started).to.be.lessThan(1_000);
+    });
+
+    it("every ticks until stopped", async () => {
+      let ticks = 0;
+      const stop = realTimers.every(5, () => ticks++);
+      await until(() => ticks >= 3, 5_000, "three ticks");
+      stop();
+      const stoppedAt = ticks;
+      await realTimers.sleep(30);
+      expect(ticks).to.equal(stoppedAt);
     });
   });
 
