@@ -69,3 +69,39 @@ export function manualClock(start: number): Clock & { set(seconds: number): void
     advance: (seconds) => void (now += seconds),
   };
 }
+
+/**
+ * The timers of the indexer's retries, failure waits and writer lock, injected (`IndexerOptions.timers`) so that tests
+ * move time and watch the waits instead of sleeping through them.
+ */
+export interface Timers {
+  /** Unix milliseconds: what a writer lock's lease expiry is measured in. */
+  now(): number;
+  /** Resolves after `ms`, or as soon as `signal` aborts (at once when it already has). */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /**
+   * Calls `tick` every `ms` until the returned function is called; a tick's promise is awaited by test timers only.
+   * Never keeps the process alive.
+   */
+  every(ms: number, tick: () => unknown): () => void;
+}
+
+export const realTimers: Timers = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve) => {
+      if (signal?.aborted) return resolve();
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+    }),
+  every: (ms, tick) => {
+    const timer = setInterval(tick, ms);
+    timer.unref();
+    return () => clearInterval(timer);
+  },
+};

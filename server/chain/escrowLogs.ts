@@ -4,7 +4,7 @@
 import { Interface, type EventFragment, type Log, type Provider } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { BlockHeader, EventArgs, StoredEvent } from "../escrow/records";
-import { classifyRpcError, withRetry } from "./rpcErrors";
+import { classifyRpcError, withRetry, type RetryOptions } from "./rpcErrors";
 
 export const escrowInterface: Interface = TaskEscrow__factory.createInterface() as unknown as Interface;
 
@@ -65,23 +65,25 @@ export function providerChainReader(provider: Provider): ChainReader {
 
 /**
  * Logs of [fromBlock, toBlock], splitting the range in halves while the node answers that it is too large.
- * Returns the logs and the largest range that worked, so the caller can keep using it.
+ * Returns the logs and the largest range that worked, so the caller can keep using it. `retry` is each call's
+ * withRetry options (the caller's signal and timers).
  */
 export async function fetchLogsAdaptive(
   chain: ChainReader,
   address: string,
   fromBlock: number,
   toBlock: number,
+  retry: RetryOptions = {},
 ): Promise<{ logs: Log[]; workingRange: number }> {
   try {
     // Each call is retried on its own, so a transient failure inside a split does not discard what was learned.
-    const logs = await withRetry(() => chain.logs(address, fromBlock, toBlock));
+    const logs = await withRetry(() => chain.logs(address, fromBlock, toBlock), retry);
     return { logs, workingRange: toBlock - fromBlock + 1 };
   } catch (error) {
     if (classifyRpcError(error) !== "range-too-large" || fromBlock === toBlock) throw error;
     const middle = Math.floor((fromBlock + toBlock) / 2);
-    const left = await fetchLogsAdaptive(chain, address, fromBlock, middle);
-    const right = await fetchLogsAdaptive(chain, address, middle + 1, toBlock);
+    const left = await fetchLogsAdaptive(chain, address, fromBlock, middle, retry);
+    const right = await fetchLogsAdaptive(chain, address, middle + 1, toBlock, retry);
     return {
       logs: [...left.logs, ...right.logs],
       workingRange: Math.min(left.workingRange, right.workingRange),

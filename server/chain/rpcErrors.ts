@@ -68,7 +68,10 @@ export interface RetryOptions {
   baseDelayMs?: number;
   maxDelayMs?: number;
   onRetry?: (error: unknown, attempt: number, delayMs: number) => void;
+  /** Stops the retries: checked before each wait and after it (a `sleep` that ends early on abort cuts the wait). */
   signal?: { aborted: boolean };
+  /** How the wait between attempts is slept (default: a real timer). */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -89,7 +92,8 @@ export async function withRetry<T>(fn: () => Promise<T>, options: RetryOptions =
       if (classifyRpcError(error) !== "retryable" || attempt >= retries || options.signal?.aborted) throw error;
       const delay = backoffDelay(attempt, options.baseDelayMs, options.maxDelayMs);
       options.onRetry?.(error, attempt + 1, delay);
-      await sleep(delay);
+      await (options.sleep ?? sleep)(delay);
+      if (options.signal?.aborted) throw error;
     }
   }
 }

@@ -5,7 +5,7 @@
 import type { Knex } from "knex";
 import type { ChainReader } from "../chain/escrowLogs";
 import type { ChainName } from "../escrow/records";
-import { withRetry } from "../chain/rpcErrors";
+import { withRetry, type RetryOptions } from "../chain/rpcErrors";
 import { getChainIdentity, recordChainIdentity, type ChainIdentity } from "../db/repositories/chainIdentity";
 
 export class ChainIdentityMismatchError extends Error {
@@ -29,11 +29,16 @@ export interface ExpectedDeployment {
   resetHint: string;
 }
 
-export async function ensureChainIdentity(db: Knex, chain: ChainReader, expected: ExpectedDeployment) {
+export async function ensureChainIdentity(
+  db: Knex,
+  chain: ChainReader,
+  expected: ExpectedDeployment,
+  retry: RetryOptions = {},
+) {
   // A node that blips at startup must not stop the indexer: these reads are retried like every other.
   const [chainId, block] = await Promise.all([
-    withRetry(() => chain.chainId()),
-    withRetry(() => chain.block(expected.startBlock)),
+    withRetry(() => chain.chainId(), retry),
+    withRetry(() => chain.block(expected.startBlock), retry),
   ]);
   const current = {
     chainId,

@@ -8,61 +8,69 @@ import type { Knex } from "knex";
 import { dialectOf } from "../db/knex";
 import { releaseLease, renewLease, tryAcquireLease } from "../db/repositories/indexerLock";
 import type { ChainName } from "../escrow/records";
-import { sleep } from "../chain/rpcErrors";
+import { realTimers, type Timers } from "../chain/clock";
 
 export interface WriterLock {
-  /** Waits until the lock is held or `signal.aborted`; returns whether it is held. */
-  acquire(signal: { aborted: boolean }): Promise<boolean>;
+  /** Waits until the lock is held or `signal` aborts; returns whether it is held. */
+  acquire(signal: AbortSignal): Promise<boolean>;
   /** Whether the lock is still held (a lease may have been lost). */
   held(): boolean;
   release(): Promise<void>;
 }
 
-/** The writer lock of `name` on `chain`: one writer per database and chain. */
-export function createWriterLock(db: Knex, chain: ChainName, name: string, ttlMs: number): WriterLock {
-  return dialectOf(db) === "postgres" ? advisoryLock(db, `${chain}/${name}`) : leaseLock(db, chain, name, ttlMs);
+/**
+ * The writer lock of `name` on `chain`: one writer per database and chain. Its waits, lease renewals and lease clock
+ * run on `timers`.
+ */
+export function createWriterLock(
+  db: Knex,
+  chain: ChainName,
+  name: string,
+  ttlMs: number,
+  timers: Timers = realTimers,
+): WriterLock {
+  return dialectOf(db) === "postgres"
+    ? advisoryLock(db, `${chain}/${name}`, timers)
+    : leaseLock(db, chain, name, ttlMs, timers);
 }
 
-function leaseLock(db: Knex, chain: ChainName, name: string, ttlMs: number): WriterLock {
+function leaseLock(db: Knex, chain: ChainName, name: string, ttlMs: number, timers: Timers): WriterLock {
   const owner = `${process.pid}-${crypto.randomBytes(6).toString("hex")}`;
   let isHeld = false;
-  let timer: NodeJS.Timeout | undefined;
+  let stopRenewing: (() => void) | undefined;
   return {
     async acquire(signal) {
       while (!signal.aborted) {
-        if (await tryAcquireLease(db, chain, name, owner, ttlMs)) {
+        if (await tryAcquireLease(db, chain, name, owner, ttlMs, timers.now())) {
           isHeld = true;
-          if (timer) clearInterval(timer);
-          timer = setInterval(
-            () => {
-              // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
-              renewLease(db, chain, name, owner, ttlMs)
-                .then((ok) => {
-                  if (!ok) isHeld = false;
-                })
-                .catch(() => {
-                  isHeld = false;
-                });
-            },
-            Math.max(200, Math.floor(ttlMs / 3)),
+          stopRenewing?.();
+          stopRenewing = timers.every(Math.max(200, Math.floor(ttlMs / 3)), () =>
+            // A renewal that fails (or errs) means another process may take the lease: stop writing until re-held.
+            renewLease(db, chain, name, owner, ttlMs, timers.now())
+              .then((ok) => {
+                if (!ok) isHeld = false;
+              })
+              .catch(() => {
+                isHeld = false;
+              }),
           );
-          timer.unref();
           return true;
         }
-        await sleep(Math.min(1000, Math.max(100, Math.floor(ttlMs / 5))));
+        await timers.sleep(Math.min(1000, Math.max(100, Math.floor(ttlMs / 5))), signal);
       }
       return false;
     },
     held: () => isHeld,
     async release() {
-      if (timer) clearInterval(timer);
+      stopRenewing?.();
+      stopRenewing = undefined;
       if (isHeld) await releaseLease(db, chain, name, owner).catch(() => undefined);
       isHeld = false;
     },
   };
 }
 
-function advisoryLock(db: Knex, name: string): WriterLock {
+function advisoryLock(db: Knex, name: string, timers: Timers): WriterLock {
   const searchPath = String((db.client.config as { searchPath?: string[] }).searchPath ?? "public");
   const key = crypto.createHash("sha256").update(`${searchPath}/${name}`).digest().readBigInt64BE(0).toString();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -82,7 +90,7 @@ function advisoryLock(db: Knex, name: string): WriterLock {
           isHeld = true;
           return true;
         }
-        await sleep(250);
+        await timers.sleep(250, signal);
       }
       await db.client.releaseConnection(connection);
       connection = undefined;

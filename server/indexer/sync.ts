@@ -8,7 +8,8 @@ import type { Knex } from "knex";
 import type { IndexerConfig } from "../config";
 import type { Logger } from "../logger";
 import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/escrowLogs";
-import { backoffDelay, classifyRpcError, sleep, withRetry } from "../chain/rpcErrors";
+import { backoffDelay, classifyRpcError, sleep, withRetry, type RetryOptions } from "../chain/rpcErrors";
+import { realTimers, type Timers } from "../chain/clock";
 import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/repositories/blocks";
 import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
 import {
@@ -61,6 +62,11 @@ export interface IndexerOptions {
    * live streams and webhooks with it (an indexer in another process is found by the hub's slow poll instead).
    */
   onEvents?: () => void;
+  /**
+   * The timers of the RPC retries' backoff, the wait after a failed step and the writer lock (its waits, renewals and
+   * lease clock); default real time. The poll between steps stays on real time.
+   */
+  timers?: Timers;
   /** Test hooks: a fault thrown here aborts the range's transaction, as a crash would. */
   faults?: { beforeCommit?: (range: { from: number; to: number }) => void | Promise<void> };
 }
@@ -79,7 +85,10 @@ class LockLostError extends Error {
 }
 
 export class Indexer {
-  private readonly signal = { aborted: false };
+  private readonly stopping = new AbortController();
+  private readonly timers: Timers;
+  /** withRetry's options for every chain call: backoff on `timers`, cut short by stop(). */
+  private readonly retry: RetryOptions;
   private readonly lock: WriterLock;
   private loop: Promise<void> | undefined;
   private range: number;
@@ -99,11 +108,15 @@ export class Indexer {
 
   constructor(private readonly options: IndexerOptions) {
     this.chainName = options.chainName ?? "base";
+    this.timers = options.timers ?? realTimers;
+    const signal = this.stopping.signal;
+    this.retry = { signal, sleep: (ms) => this.timers.sleep(ms, signal) };
     this.lock = createWriterLock(
       options.db,
       this.chainName,
       `indexer:${options.escrowAddress.toLowerCase()}`,
       options.config.lockTtlMs,
+      this.timers,
     );
     this.range = options.config.maxBlockRange;
   }
@@ -118,18 +131,23 @@ export class Indexer {
    */
   async start(): Promise<void> {
     const { db, chain, network, escrowAddress, startBlock } = this.options;
-    await ensureChainIdentity(db, chain, {
-      chainName: this.chainName,
-      network,
-      escrowAddress,
-      startBlock,
-      resetHint: this.options.resetHint ?? "reset the database (npm run db:reset)",
-    });
+    await ensureChainIdentity(
+      db,
+      chain,
+      {
+        chainName: this.chainName,
+        network,
+        escrowAddress,
+        startBlock,
+        resetHint: this.options.resetHint ?? "reset the database (npm run db:reset)",
+      },
+      this.retry,
+    );
     this.loop = this.run();
   }
 
   async stop(): Promise<void> {
-    this.signal.aborted = true;
+    this.stopping.abort();
     await this.loop;
     await this.lock.release();
     this.current.state = "stopped";
@@ -154,7 +172,7 @@ export class Indexer {
 
   private async run(): Promise<void> {
     const { logger } = this.options;
-    while (!this.signal.aborted) {
+    while (!this.stopping.signal.aborted) {
       try {
         const progressed = await this.step();
         this.failures = 0;
@@ -171,8 +189,7 @@ export class Indexer {
         // A fatal error cannot be fixed by retrying soon; keep trying slowly in case the node or database recovers.
         const delay = kind === "fatal" ? 30_000 : backoffDelay(this.failures - 1, 200, 30_000);
         logger[kind === "fatal" ? "error" : "warn"]("indexer step failed", { kind, error, retryInMs: delay });
-        const until = Date.now() + delay;
-        while (!this.signal.aborted && Date.now() < until) await sleep(Math.min(200, until - Date.now()));
+        await this.timers.sleep(delay, this.stopping.signal);
       }
     }
   }
@@ -181,7 +198,7 @@ export class Indexer {
   private async holdLock(): Promise<boolean> {
     if (this.lock.held()) return true;
     this.current.state = "waiting-for-lock";
-    const acquired = await this.lock.acquire(this.signal);
+    const acquired = await this.lock.acquire(this.stopping.signal);
     if (acquired) this.options.logger.info("indexer holds the writer lock", { escrow: this.options.escrowAddress });
     return acquired;
   }
@@ -190,7 +207,7 @@ export class Indexer {
   async step(): Promise<boolean> {
     if (!(await this.holdLock())) return false;
     const { db, chain, startBlock, config } = this.options;
-    const head = await withRetry(() => chain.blockNumber(), { signal: this.signal });
+    const head = await withRetry(() => chain.blockNumber(), this.retry);
     this.current.head = head;
     const checkpoint = (await getCheckpoint(db, this.chainName, CHECKPOINT_NAME)) ?? {
       blockNumber: startBlock - 1,
@@ -199,7 +216,7 @@ export class Indexer {
     this.publish(checkpoint.blockNumber);
 
     if (checkpoint.blockNumber >= startBlock) {
-      const block = await withRetry(() => chain.block(checkpoint.blockNumber), { signal: this.signal });
+      const block = await withRetry(() => chain.block(checkpoint.blockNumber), this.retry);
       if (!block || block.hash !== checkpoint.blockHash) {
         await this.rollBack(checkpoint);
         return true;
@@ -226,11 +243,9 @@ export class Indexer {
   /** Fetches, decodes and writes [from, to]. Returns false when the chain changed underneath (retried next step). */
   private async indexRange(from: number, to: number, checkpoint: Checkpoint): Promise<boolean> {
     const { db, chain, escrowAddress, agentFactoryAddress, startBlock } = this.options;
-    const escrowLogs = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to), {
-      signal: this.signal,
-    });
+    const escrowLogs = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to, this.retry), this.retry);
     const factoryLogs = agentFactoryAddress
-      ? await withRetry(() => fetchLogsAdaptive(chain, agentFactoryAddress, from, to), { signal: this.signal })
+      ? await withRetry(() => fetchLogsAdaptive(chain, agentFactoryAddress, from, to, this.retry), this.retry)
       : { logs: [], workingRange: escrowLogs.workingRange };
     const logs = escrowLogs.logs;
     const workingRange = Math.min(escrowLogs.workingRange, factoryLogs.workingRange);
@@ -297,7 +312,7 @@ export class Indexer {
     const worker = async () => {
       for (let n = queue.shift(); n !== undefined; n = queue.shift()) {
         const number = n;
-        const block = await withRetry(() => chain.block(number), { signal: this.signal });
+        const block = await withRetry(() => chain.block(number), this.retry);
         if (!block) throw Object.assign(new Error(`block ${number} not found`), { code: "SERVER_ERROR" });
         out.set(number, { ...block, hash: block.hash.toLowerCase(), parentHash: block.parentHash.toLowerCase() });
       }
@@ -335,7 +350,7 @@ export class Indexer {
       const stored = await listBlocksDownFrom(db, this.chainName, cursor, 64);
       if (stored.length === 0) break;
       for (const block of stored) {
-        const onChain = await withRetry(() => chain.block(block.number), { signal: this.signal });
+        const onChain = await withRetry(() => chain.block(block.number), this.retry);
         if (onChain && onChain.hash.toLowerCase() === block.hash) {
           ancestor = block;
           break search;

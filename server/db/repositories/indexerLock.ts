@@ -3,7 +3,8 @@ import type { Knex } from "knex";
 
 /**
  * Lease rows behind the writer lock on SQLite (PostgreSQL uses a session advisory lock instead). A lease held by a
- * process that died expires after its time-to-live.
+ * process that died expires after its time-to-live. `now` is the caller's clock in Unix milliseconds (every process
+ * sharing the database reads the same wall time).
  */
 export async function tryAcquireLease(
   db: Knex,
@@ -11,9 +12,9 @@ export async function tryAcquireLease(
   name: string,
   owner: string,
   ttlMs: number,
+  now: number,
 ): Promise<boolean> {
   return db.transaction(async (trx) => {
-    const now = Date.now();
     const row = await trx("indexer_lock").where({ chain, name }).first();
     if (!row) {
       await trx("indexer_lock").insert({ chain, name, owner, expires_at: now + ttlMs });
@@ -34,10 +35,11 @@ export async function renewLease(
   name: string,
   owner: string,
   ttlMs: number,
+  now: number,
 ): Promise<boolean> {
   const updated = await db("indexer_lock")
     .where({ chain, name, owner })
-    .update({ expires_at: Date.now() + ttlMs });
+    .update({ expires_at: now + ttlMs });
   return updated === 1;
 }
 

@@ -23,7 +23,14 @@ function capture(isTTY: boolean) {
   return { streams: { stdout: stream("stdout"), stderr: stream("stderr") }, chunks };
 }
 
-const slowly = async (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits (polling) until `seen` holds: here, until the spinner's own timer has drawn what the test looks for. */
+async function until(seen: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!seen()) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 describe("market CLI: progress output", () => {
   it("on a terminal, a spinner redraws the step's line in place, then a check mark with the detail", async () => {
@@ -32,9 +39,9 @@ describe("market CLI: progress output", () => {
     const value = await out.step(
       "posting the task",
       async (step) => {
-        await slowly(200);
+        await until(() => chunks.stderr.includes("\r\x1b[K⠙ posting the task"), "redraw of the line");
         step.update("brief uploaded");
-        await slowly(200);
+        await until(() => chunks.stderr.includes("posting the task: brief uploaded"), "redraw with the update");
         return 7;
       },
       (id) => `#${id}`,

@@ -109,8 +109,11 @@ describe("API frame: envelope, body reading, errors", () => {
     }));
 });
 
-/** A second server over the same deps, whose logger and outcomes the test can read. */
-async function recordedServer(deps: Deps, options: { delayMs?: number } = {}) {
+/**
+ * A second server over the same deps, whose logger, requests and outcomes the test can read. `holdUntilHangUp` keeps
+ * each request before its body is read until its client has hung up (a slow database during authentication, say).
+ */
+async function recordedServer(deps: Deps, options: { holdUntilHangUp?: boolean } = {}) {
   const errors: { msg: string; fields?: Record<string, unknown> }[] = [];
   const logger: Logger = {
     debug: () => undefined,
@@ -120,11 +123,14 @@ async function recordedServer(deps: Deps, options: { delayMs?: number } = {}) {
     child: () => logger,
   };
   const outcomes: { path: string; status: number; code?: string }[] = [];
+  const requests: http.IncomingMessage[] = [];
   const app = createApp({ ...deps, logger });
   app.middleware.unshift(async (ctx, next) => {
+    requests.push(ctx.req);
     try {
-      // A slow request before the body is read (a slow database during authentication, for example).
-      if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+      if (options.holdUntilHangUp) {
+        await new Promise((resolve) => (ctx.req.destroyed ? resolve(undefined) : ctx.req.once("close", resolve)));
+      }
       await next();
     } finally {
       outcomes.push({
@@ -141,6 +147,7 @@ async function recordedServer(deps: Deps, options: { delayMs?: number } = {}) {
     port,
     url: `http://127.0.0.1:${port}`,
     errors,
+    requests,
     outcomes,
     async close() {
       server.closeAllConnections();
@@ -149,19 +156,28 @@ async function recordedServer(deps: Deps, options: { delayMs?: number } = {}) {
   };
 }
 
-/** Sends a request head and part of its body over a raw socket, then destroys the socket. */
-function sendAndAbort(port: number, head: string[], partial: Buffer | string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect(port, "127.0.0.1", () => {
-      socket.write(`${head.join("\r\n")}\r\n\r\n`);
-      socket.write(partial);
-      setTimeout(() => {
-        socket.destroy();
-        resolve();
-      }, 150);
+/**
+ * Sends a request head and part of its body over a raw socket, then destroys the socket once `hangUpWhen(bytesSent)`
+ * holds.
+ */
+async function sendAndAbort(
+  port: number,
+  head: string[],
+  partial: Buffer | string,
+  hangUpWhen: (bytesSent: number) => boolean,
+): Promise<void> {
+  const socket = net.connect(port, "127.0.0.1");
+  try {
+    await new Promise<void>((resolve, reject) => {
+      socket.once("connect", resolve);
+      socket.once("error", reject);
     });
-    socket.on("error", reject);
-  });
+    const bytes = Buffer.concat([Buffer.from(`${head.join("\r\n")}\r\n\r\n`), Buffer.from(partial)]);
+    socket.write(bytes);
+    await until(() => hangUpWhen(bytes.length), "moment to hang up");
+  } finally {
+    socket.destroy();
+  }
 }
 
 async function until(condition: () => boolean, what: string, timeoutMs = 5000) {
@@ -309,7 +325,11 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
         ];
         for (const [name, lines, partial] of cases) {
           const seen = server.outcomes.length;
-          await sendAndAbort(server.port, lines, partial);
+          // Mid-body: the server reads the body (its request flows) and has received every byte sent so far.
+          await sendAndAbort(server.port, lines, partial, (sent) => {
+            const request = server.requests[seen];
+            return request?.readableFlowing === true && (request.socket?.bytesRead ?? 0) >= sent;
+          });
           await until(() => server.outcomes.length > seen, `an answer to the ${name} request`);
           expect(server.outcomes[seen], name).to.deep.equal({ path: UPLOAD, status: 400, code: "REQUEST_ABORTED" });
         }
@@ -328,7 +348,7 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
 
   it("answers REQUEST_ABORTED when the client hung up before the body is read", () =>
     withKey(async (api, key) => {
-      const server = await recordedServer(api.deps, { delayMs: 300 });
+      const server = await recordedServer(api.deps, { holdUntilHangUp: true });
       try {
         const head = (extra: string[]) => [
           `POST ${UPLOAD} HTTP/1.1`,
@@ -343,7 +363,8 @@ describe("API frame: body-reading codes (over the upload routes)", () => {
         ];
         for (const [name, lines] of cases) {
           const seen = server.outcomes.length;
-          await sendAndAbort(server.port, lines, "{");
+          // The request reached the app, which holds it before reading its body.
+          await sendAndAbort(server.port, lines, "{", () => server.requests.length > seen);
           await until(() => server.outcomes.length > seen, `an answer to the ${name} request`);
           expect(server.outcomes[seen], name).to.deep.equal({ path: UPLOAD, status: 400, code: "REQUEST_ABORTED" });
         }

@@ -69,6 +69,15 @@ async function deliveries(m: Market, id: number) {
   return res.json.data.deliveries;
 }
 
+/** Polls `condition` every 20 ms until it holds; fails after `timeoutMs`. */
+async function eventually(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`no ${what} within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function waitForDelivery(m: Market, id: number, status: string, timeoutMs = 15_000) {
   const until = Date.now() + timeoutMs;
   for (;;) {
@@ -306,15 +315,20 @@ describe("/api/v1/webhooks", function () {
   it("never sends one delivery twice at once from two processes: the claim outlives the attempt's deadline", () =>
     withMarket(
       async (m) => {
-        // An endpoint that trickles a header byte every 200 ms and never answers, counting its connections.
-        let connections = 0;
+        // An endpoint that trickles a header byte every 200 ms and never answers, recording its connections: when
+        // each came (the service's clock) and whether it is still open.
+        const connections: { atMs: number; open: boolean }[] = [];
         const slow = http.createServer((req) => {
-          connections++;
+          const connection = { atMs: m.api.deps.clock.wallNowMs(), open: true };
+          connections.push(connection);
           req.resume();
           const socket = req.socket;
           socket.write("HTTP/1.1 200 OK\r\n");
           const timer = setInterval(() => socket.write("X-Slow: a\r\n"), 200);
-          socket.on("close", () => clearInterval(timer));
+          socket.on("close", () => {
+            clearInterval(timer);
+            connection.open = false;
+          });
         });
         await new Promise<void>((resolve) => slow.listen(0, "127.0.0.1", resolve));
         // A second process's dispatcher over the same database.
@@ -323,22 +337,27 @@ describe("/api/v1/webhooks", function () {
         try {
           const hook = await register(m, `http://127.0.0.1:${(slow.address() as AddressInfo).port}/hook`);
           await m.list();
-          // Longer than the attempt's deadline plus the old 5 s lease: one attempt, cut at its deadline, no other.
-          // A fixed real-time wait on purpose: the thing tested is a real socket's deadline (WEBHOOK_TIMEOUT_MS, real
-          // time in the HTTP client) against the claim's lease (the service's clock); moving the service's clock
-          // alone would expire the claim while the socket is still open, which no deployment can do.
-          await new Promise((r) => setTimeout(r, 7_000));
-          expect(connections).to.equal(1);
+          // While the attempt runs, its claim (the row's next attempt time, the lease other processes respect)
+          // reaches past the attempt's deadline, which is at most WEBHOOK_TIMEOUT_MS after the connection.
+          await eventually(() => connections.length > 0, "the attempt's connection");
+          const [during] = await deliveries(m, hook.id);
+          expect(connections[0].open, "the attempt still under way when its delivery was read").to.equal(true);
+          expect(during).to.include({ status: "pending", attempts: 0 });
+          expect(Date.parse(during.nextAttemptAt)).to.be.greaterThan(connections[0].atMs + 2000);
+          // The attempt is cut at its deadline and recorded; no other connection was made meanwhile.
+          await eventually(async () => (await deliveries(m, hook.id))[0].attempts > 0, "the attempt's outcome");
+          expect(connections.map((c) => c.open)).to.deep.equal([false]);
           const [delivery] = await deliveries(m, hook.id);
           expect(delivery).to.include({ status: "pending", attempts: 1 });
-          expect(delivery.lastError).to.match(/no answer within 1000 ms/);
+          expect(delivery.lastError).to.match(/no answer within 2000 ms/);
         } finally {
           await second.stop();
           slow.closeAllConnections();
           await new Promise<void>((r) => slow.close(() => r()));
         }
       },
-      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "1000", WEBHOOK_RETRY_BASE_MS: "60000" },
+      // A deadline long enough to read the delivery while its attempt runs, even on a loaded machine.
+      { ...ALLOW, WEBHOOK_TIMEOUT_MS: "2000", WEBHOOK_RETRY_BASE_MS: "60000" },
     ));
 
   it("does not read a 2xx answer's endless body: the connection closes once the status is known", () =>

@@ -101,6 +101,12 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
     );
   }
 
+  /** Each agent's lease end (0 when never leased). */
+  async function leaseEnds(): Promise<Map<string, number>> {
+    const rows = await api.deps.db("hosted_agents").select("id", "lease_until_ms");
+    return new Map(rows.map((r) => [r.id as string, Number(r.lease_until_ms ?? 0)]));
+  }
+
   const perHost = (map: Map<string, string | null>) => {
     const counts: Record<string, number> = {};
     for (const host of map.values()) if (host) counts[host] = (counts[host] ?? 0) + 1;
@@ -130,13 +136,28 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
     );
     // Both hosts alive: each agent on one host (a map has one host per agent), both under their capacity.
     await waitFor(async () => (await api.deps.db("agent_hosts").count({ n: "*" }))[0].n == 2, 30_000, "two hosts", 50);
-    for (let i = 0; i < 5; i++) {
+    // Sampled after each round of renewals by the two real host processes (at their own pace), until every lease has
+    // been carried two lease periods past where it stood.
+    const start = await leaseEnds();
+    let ends = start;
+    let rounds = 0;
+    while (ids.some((id) => ends.get(id)! < start.get(id)! + 2 * LEASE_MS)) {
       const counts = perHost(await leases());
       expect(Object.values(counts).reduce((x, y) => x + y, 0)).to.equal(4);
       for (const n of Object.values(counts)) expect(n).to.be.at.most(CAPACITY);
-      // Samples over time while two real host processes renew their leases: the processes' own pace is tested.
-      await new Promise((r) => setTimeout(r, LEASE_MS / 2));
+      const seen = ends;
+      await waitFor(
+        async () => {
+          ends = await leaseEnds();
+          return ids.every((id) => ends.get(id)! > seen.get(id)!);
+        },
+        2 * LEASE_MS,
+        "every lease renewed",
+        50,
+      );
+      rounds++;
     }
+    expect(rounds, "renewal rounds sampled").to.be.at.least(3);
     const before = await leases();
     // Kill the host holding more agents: the other one has room to take some over (capacity 3 of 4 agents).
     const countA = ids.filter((id) => before.get(id) === "host-a").length;

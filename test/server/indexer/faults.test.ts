@@ -14,8 +14,10 @@ import { deployEscrowFixture, DAY, USDC } from "../../helpers/fixtures";
 import { createTestDb, usingPostgres, type TestDb } from "../../helpers/db";
 import { expectProjectionMatchesChain, hardhatChain } from "../../helpers/indexer";
 import { mulberry32, runRandomScenario } from "../../helpers/scenario";
+import { ManualTime, type ManualTimers } from "../../helpers/timers";
 import { deployAll } from "../../../scripts/deploy";
 import type { AddressBook } from "../../../server/chain/addressBook";
+import { realTimers, type Timers } from "../../../server/chain/clock";
 import type { ChainReader } from "../../../server/chain/escrowLogs";
 import { backoffDelay, classifyRpcError, sleep, withRetry, type RpcErrorKind } from "../../../server/chain/rpcErrors";
 import { loadConfig, type IndexerConfig } from "../../../server/config";
@@ -92,6 +94,7 @@ interface IndexerSetup {
   escrowAddress?: string;
   startBlock?: number;
   resetHint?: string;
+  timers?: Timers;
 }
 
 /** An Indexer over `book`'s escrow on `testDb` (or another pool on it), stopped by the test database's cleanup. */
@@ -105,6 +108,7 @@ function newIndexer(testDb: TestDb, book: AddressBook, setup: IndexerSetup = {})
     config: { confirmations: 0, pollIntervalMs: 20, maxBlockRange: 2000, lockTtlMs: LOCK_TTL_MS, ...setup.config },
     logger: setup.logger ?? recordingLogger([]),
     resetHint: setup.resetHint,
+    timers: setup.timers,
   });
   testDb.onCleanup(() => indexer.stop());
   return indexer;
@@ -157,6 +161,39 @@ async function until(condition: () => boolean | Promise<boolean>, timeoutMs: num
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(20);
+  }
+}
+
+/** Waits until `indexer`, woken from a wait for the writer lock, has waited again or taken the lock. */
+async function settled(indexer: Indexer, timers: ManualTimers): Promise<void> {
+  await until(
+    () => timers.sleeps().length > 0 || indexer.status().state !== "waiting-for-lock",
+    10_000,
+    "the indexer to wait for the writer lock again or take it",
+  );
+}
+
+/**
+ * Moves `time` forward by `ms`, one timer at a time, each waiter settling after each (see `settled`); answers how
+ * many of the waiters' waits ended on the way (their tries for the lock).
+ */
+async function passTime(time: ManualTime, ms: number, waiters: [Indexer, ManualTimers][]): Promise<number> {
+  const end = time.now() + ms;
+  const before = waiters.reduce((n, [, timers]) => n + timers.slept, 0);
+  for (let due = time.next(); due !== undefined && due <= end; due = time.next()) {
+    await time.advanceTo(due);
+    for (const [indexer, timers] of waiters) await settled(indexer, timers);
+  }
+  await time.advanceTo(end);
+  return waiters.reduce((n, [, timers]) => n + timers.slept, 0) - before;
+}
+
+/** Moves `time` timer by timer until `indexer` holds the writer lock. */
+async function timeUntilLocked(time: ManualTime, indexer: Indexer, timers: ManualTimers): Promise<void> {
+  for (let turn = 0; indexer.status().state === "waiting-for-lock"; turn++) {
+    if (turn > 1000) throw new Error("the indexer never took the writer lock");
+    await time.fireNext();
+    await settled(indexer, timers);
   }
 }
 
@@ -477,6 +514,35 @@ describe("indexer: faults", () => {
       expect(calls).to.equal(2);
     });
 
+    it("waits on the given sleep, and a stop during that wait ends the retries without another call", async () => {
+      const controller = new AbortController();
+      const waits: number[] = [];
+      let calls = 0;
+      const thrown = await withRetry(
+        async () => {
+          calls++;
+          throw retryable();
+        },
+        {
+          retries: 10,
+          baseDelayMs: 50_000,
+          maxDelayMs: 60_000,
+          signal: controller.signal,
+          sleep: async (ms) => {
+            waits.push(ms);
+            if (waits.length === 2) controller.abort();
+          },
+        },
+      ).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect((thrown as { code?: string }).code).to.equal("NETWORK_ERROR");
+      expect(waits).to.have.length(2);
+      expect(waits[0]).to.be.within(25_000, 50_000);
+      expect(calls).to.equal(2);
+    });
+
     it("backs off exponentially with jitter between half and all of the capped ceiling", () => {
       for (let attempt = 0; attempt < 12; attempt++) {
         const ceiling = Math.min(5000, 100 * 2 ** attempt);
@@ -485,6 +551,28 @@ describe("indexer: faults", () => {
           expect(delay, `attempt ${attempt}`).to.be.within(ceiling / 2, ceiling);
         }
       }
+    });
+  });
+
+  describe("real timers", () => {
+    it("sleep ends as soon as its signal aborts, and at once when it already has", async () => {
+      const controller = new AbortController();
+      const started = Date.now();
+      const sleeping = realTimers.sleep(60_000, controller.signal);
+      controller.abort();
+      await sleeping;
+      await realTimers.sleep(60_000, controller.signal);
+      expect(Date.now() - started).to.be.lessThan(1_000);
+    });
+
+    it("every ticks until stopped", async () => {
+      let ticks = 0;
+      const stop = realTimers.every(5, () => ticks++);
+      await until(() => ticks >= 3, 5_000, "three ticks");
+      stop();
+      const stoppedAt = ticks;
+      await realTimers.sleep(30);
+      expect(ticks).to.equal(stoppedAt);
     });
   });
 
@@ -586,7 +674,11 @@ describe("indexer: faults", () => {
           refusedCalls++;
           throw connectionRefused();
         });
-        const indexer = newIndexer(testDb, book, { chain });
+        // The retries' backoff runs on test time: the outage lasts one second of it, however slow the machine.
+        const time = new ManualTime();
+        const timers = time.timers();
+        const entries: LogEntry[] = [];
+        const indexer = newIndexer(testDb, book, { chain, timers, logger: recordingLogger(entries) });
         await indexer.start();
         await indexer.waitForBlock(await ethers.provider.getBlockNumber());
 
@@ -597,15 +689,23 @@ describe("indexer: faults", () => {
         }, 10);
         try {
           down = true;
+          const downAt = time.now();
           await createTasks(actors, 10);
-          await sleep(1000);
+          // Each turn: the indexer meets the refusal and waits to retry; the clock moves to the next timer's end.
+          while (time.now() - downAt < 1000) {
+            await until(() => timers.sleeps().length > 0, 10_000, "the indexer to wait before a retry");
+            await time.fireNext();
+          }
           down = false;
+          while (timers.sleeps().length > 0) await time.fireNext();
           await indexer.waitForBlock(await ethers.provider.getBlockNumber(), 15_000);
         } finally {
           clearInterval(sampler);
         }
         expect(refusedCalls, "calls refused during the outage").to.be.greaterThan(0);
+        expect(timers.slept, "waits before a retry during the outage").to.be.at.least(2);
         expect(errorsSeen).to.deep.equal([]);
+        expect(entries.filter((e) => e.msg === "indexer step failed")).to.deep.equal([]);
         await expectProjectionMatchesChain(testDb.db, escrow);
       } finally {
         await testDb.cleanup();
@@ -623,7 +723,10 @@ describe("indexer: faults", () => {
           if (down) throw connectionRefused();
         });
         const entries: LogEntry[] = [];
-        const indexer = newIndexer(testDb, book, { chain, logger: recordingLogger(entries) });
+        // The backoff runs on test time, moved from one wait to the next.
+        const time = new ManualTime();
+        const timers = time.timers();
+        const indexer = newIndexer(testDb, book, { chain, timers, logger: recordingLogger(entries) });
         await indexer.start();
         await indexer.waitForBlock(await ethers.provider.getBlockNumber());
         const before = await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME);
@@ -631,8 +734,13 @@ describe("indexer: faults", () => {
 
         down = true;
         await createTasks(actors, 10);
-        // withRetry gives up after five retries (3 to 6 s); the loop then reports the error and keeps going.
-        await until(() => indexer.status().lastError !== null, 15_000, "the loop to report the outage");
+        // withRetry gives up after five retries; the loop then reports the error and keeps going.
+        const reported = () => indexer.status().lastError !== null;
+        while (!reported()) {
+          await until(() => timers.sleeps().length > 0 || reported(), 10_000, "a retry's wait or the report");
+          if (!reported()) await time.fireNext();
+        }
+        expect(timers.slept, "waits before a retry, then the step failed").to.equal(5);
         const failing = indexer.status();
         expect(failing.lastError).to.match(/ECONNREFUSED/);
         expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(before);
@@ -644,6 +752,8 @@ describe("indexer: faults", () => {
         down = false;
         await createTasks(actors, 5);
         const head = await ethers.provider.getBlockNumber();
+        // The loop's wait after the failed step ends; the next step succeeds.
+        while (timers.sleeps().length > 0) await time.fireNext();
         await indexer.waitForBlock(head, 15_000);
         await until(() => indexer.status().lastError === null, 5_000, "lastError to clear");
         expect(indexer.status().checkpoint).to.equal(head);
@@ -667,7 +777,17 @@ describe("indexer: faults", () => {
           }
         });
         const entries: LogEntry[] = [];
-        const indexer = newIndexer(testDb, book, { chain, logger: recordingLogger(entries) });
+        // Real timers, watched: the test learns when the loop begins its 30 s wait.
+        let waiting: () => void = () => undefined;
+        const longWait = new Promise<void>((resolve) => (waiting = resolve));
+        const timers: Timers = {
+          ...realTimers,
+          sleep: (ms, signal) => {
+            if (ms === 30_000) waiting();
+            return realTimers.sleep(ms, signal);
+          },
+        };
+        const indexer = newIndexer(testDb, book, { chain, timers, logger: recordingLogger(entries) });
         await indexer.start();
         await indexer.waitForBlock(await ethers.provider.getBlockNumber());
         poisoned = true;
@@ -679,7 +799,7 @@ describe("indexer: faults", () => {
         expect(failed[0].fields.retryInMs).to.equal(30_000);
 
         // The loop now waits 30 s before trying again; stopping does not wait for that.
-        await sleep(300);
+        await longWait;
         const started = Date.now();
         await indexer.stop();
         expect(Date.now() - started, "stop() during the 30 s wait").to.be.lessThan(1_000);
@@ -745,8 +865,12 @@ describe("indexer: faults", () => {
         const RANGE = 8;
         const ranges: number[] = [];
         let paused: Promise<void> | undefined;
+        let blocked = () => undefined as void;
         const chain = interceptChain(hardhatChain(), async (method, [from, to]) => {
-          if (method === "blockNumber" && paused) await paused;
+          if (method === "blockNumber" && paused) {
+            blocked();
+            await paused;
+          }
           if (method === "logs") ranges.push(to - from + 1);
         });
         const entries: LogEntry[] = [];
@@ -762,9 +886,11 @@ describe("indexer: faults", () => {
           await indexer.waitForBlock(await ethers.provider.getBlockNumber());
         }
         // Then fall behind by 80 blocks (a busy chain, or a process paused for a while): the catch-up uses full ranges.
+        // The next step stops at its first call (the head), before any log range of it is asked for.
         let resume = () => undefined as void;
+        const atPause = new Promise<void>((resolve) => (blocked = resolve));
         paused = new Promise<void>((resolve) => (resume = resolve));
-        await sleep(100);
+        await atPause;
         const lagStart = ranges.length;
         await mineEmptyBlocks(80);
         const head = await ethers.provider.getBlockNumber();
@@ -840,7 +966,7 @@ describe("indexer: faults", () => {
         expect(error.stored?.escrowAddress).to.equal(book.escrow.proxy.toLowerCase());
         expect(error.current.escrowAddress).to.equal(otherBook.escrow.proxy.toLowerCase());
 
-        await sleep(100);
+        // No loop started: a started loop's first step marks the indexer waiting for the lock before its first await.
         expect(other.status()).to.include({ state: "starting", checkpoint: null, eventsIndexed: 0 });
         expect(await countEvents(testDb.db)).to.equal(events);
         expect(await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME)).to.deep.equal(checkpoint);
@@ -925,7 +1051,9 @@ describe("indexer: faults", () => {
       await runRandomScenario(actors, 71, 30);
       const testDb = await createTestDb();
       try {
-        const first = newIndexer(testDb, book);
+        // Both indexers' lock waits, lease renewals and lease clock run on one test clock.
+        const time = new ManualTime();
+        const first = newIndexer(testDb, book, { timers: time.timers() });
         await first.start();
         await first.waitForBlock(await ethers.provider.getBlockNumber());
 
@@ -933,14 +1061,18 @@ describe("indexer: faults", () => {
         const secondChain = interceptChain(hardhatChain(), (method) => {
           if (method === "logs") secondLogCalls++;
         });
-        const second = newIndexer(testDb, book, { db: testDb.reopen(), chain: secondChain });
+        const secondTimers = time.timers();
+        const second = newIndexer(testDb, book, { db: testDb.reopen(), chain: secondChain, timers: secondTimers });
         await second.start();
+        await settled(second, secondTimers);
 
-        // The first keeps indexing; the second waits and indexes nothing.
+        // The first keeps indexing; the second waits and indexes nothing, trying again and again for twice the
+        // lease's lifetime while the first renews it.
         await runRandomScenario(actors, 72, 15);
         const midHead = await ethers.provider.getBlockNumber();
         await first.waitForBlock(midHead);
-        await sleep(LOCK_TTL_MS);
+        const attempts = await passTime(time, 2 * LOCK_TTL_MS, [[second, secondTimers]]);
+        expect(attempts, "the second's tries for the lock").to.be.at.least(5);
         expect(first.status().state).to.equal("following");
         expect(second.status()).to.include({ state: "waiting-for-lock", checkpoint: null, eventsIndexed: 0 });
         expect(secondLogCalls).to.equal(0);
@@ -948,6 +1080,7 @@ describe("indexer: faults", () => {
         await first.stop();
         const handedOver = (await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME))!.blockNumber;
         expect(handedOver).to.equal(midHead);
+        await timeUntilLocked(time, second, secondTimers);
         await runRandomScenario(actors, 73, 15);
         const head = await ethers.provider.getBlockNumber();
         await second.waitForBlock(head, 15_000);
@@ -976,17 +1109,22 @@ describe("indexer: faults", () => {
         const holderChain = interceptChain(hardhatChain(), async () => {
           if (hung) await frozen;
         });
-        const holder = newIndexer(testDb, book, { db: holderDb, chain: holderChain });
+        // Both indexers' lock waits, lease renewals and lease clock run on one test clock.
+        const time = new ManualTime();
+        const holder = newIndexer(testDb, book, { db: holderDb, chain: holderChain, timers: time.timers() });
         await holder.start();
         await holder.waitForBlock(await ethers.provider.getBlockNumber());
-        const successor = newIndexer(testDb, book, { db: testDb.reopen() });
+        const successorTimers = time.timers();
+        const successor = newIndexer(testDb, book, { db: testDb.reopen(), timers: successorTimers });
         await successor.start();
+        await settled(successor, successorTimers);
 
         // Hung but connected: the holder's chain calls never return, yet its session (PostgreSQL) or its lease
-        // renewals (SQLite) keep the lock; the successor keeps waiting past the lease's lifetime.
+        // renewals (SQLite) keep the lock; the successor keeps trying past twice the lease's lifetime.
         hung = true;
         await runRandomScenario(actors, 82, 15);
-        await sleep(LOCK_TTL_MS + 500);
+        const attempts = await passTime(time, 2 * LOCK_TTL_MS, [[successor, successorTimers]]);
+        expect(attempts, "the successor's tries for the lock").to.be.at.least(5);
         expect(successor.status()).to.include({ state: "waiting-for-lock", checkpoint: null });
 
         // Dead: its database session ends without a release. PostgreSQL frees a dead session's advisory lock; an
@@ -995,14 +1133,14 @@ describe("indexer: faults", () => {
           const pids = await advisoryLockHolders(testDb, book);
           expect(pids, "one session holds the advisory lock").to.have.length(1);
           await testDb.db.raw("select pg_terminate_backend(?)", [pids[0]]);
-          await until(() => successor.status().state !== "waiting-for-lock", 10_000, "the successor to take the lock");
+          await timeUntilLocked(time, successor, successorTimers);
         } else {
           await holderDb.destroy();
           const lease = await testDb.db("indexer_lock").first();
           const expiresAt = Number(lease.expires_at);
-          expect(expiresAt, "the lease was renewed until the holder died").to.be.greaterThan(Date.now());
-          await until(() => successor.status().state !== "waiting-for-lock", 10_000, "the successor to take the lock");
-          expect(Date.now(), "taken over only once the lease expired").to.be.at.least(expiresAt);
+          expect(expiresAt, "the lease was renewed until the holder died").to.be.greaterThan(time.now());
+          await timeUntilLocked(time, successor, successorTimers);
+          expect(time.now(), "taken over only once the lease expired").to.be.at.least(expiresAt);
         }
 
         const head = await ethers.provider.getBlockNumber();
