@@ -252,6 +252,24 @@ describe("API: posting on a named chain (base or arc)", function () {
       expect(onBase.status, onBase.text).to.equal(200);
     }));
 
+  it("settlement: each chain is postable while its escrow allows its token; disallowed on arc, only arc stops", () =>
+    withTwoChains(async ({ arc, api }) => {
+      const postable = async () =>
+        (await api.request("GET", "/api/v1/health/settlement")).json.data.chains.map(
+          (c: { chain: string; postable: boolean }) => [c.chain, c.postable],
+        );
+      expect(await postable()).to.deep.equal([
+        ["base", true],
+        ["arc", true],
+      ]);
+      await (await arc.escrow.connect(arc.admin).disallowToken(arc.book.token.address)).wait();
+      await api.synced();
+      expect(await postable()).to.deep.equal([
+        ["base", true],
+        ["arc", false],
+      ]);
+    }));
+
   it("answers CHAIN_NOT_CONFIGURED (503) for arc when the service settles on base only", async () => {
     const base = await loadFixture(deployEscrowFixture);
     const api = await startTestApi(base.book);
