@@ -166,6 +166,24 @@ describe("API: posting on a named chain (base or arc)", function () {
       expect(res.json.data.results.map((r: { onChainTaskId: number }) => r.onChainTaskId)).to.deep.equal([1, 2]);
       for (const h of hashes) expect((await findListingByHash(api.deps.db, h))?.chain).to.equal("arc");
 
+      // A user operation's hash: the funding transaction is looked up among the named chain's indexed tasks.
+      const more = [newHash("arc user op")];
+      const userOpBuilt = await api.request("POST", BATCH, {
+        key,
+        body: { token: arc.book.token.address, chain: "arc", tasks: more.map((h) => terms(h)) },
+      });
+      await send(arc.poster, userOpBuilt.json.data.unsignedTx);
+      await api.synced();
+      const userOp = {
+        txHash: newHash("user operation"),
+        isUserOp: true,
+        tasks: [{ taskHash: more[0], privacy: "public" }],
+      };
+      expectError(await api.request("POST", INDEX_BATCH, { key, body: userOp }), 404, "RECEIPT_NOT_FOUND");
+      const viaUserOp = await api.request("POST", INDEX_BATCH, { key, body: { ...userOp, chain: "arc" } });
+      expect(viaUserOp.status, viaUserOp.text).to.equal(200);
+      expect(viaUserOp.json.data.results).to.deep.equal([{ taskHash: more[0], onChainTaskId: 3, indexed: true }]);
+
       // A batch naming base's token on arc is refused, naming arc.
       const wrongToken = await api.request("POST", BATCH, {
         key,
@@ -324,7 +342,10 @@ describe("API: posting on a named chain (base or arc)", function () {
         });
         expect(indexed.isError, JSON.stringify(indexed)).to.not.equal(true);
         expect((await findListingByHash(api.deps.db, taskHash))?.chain).to.equal("arc");
-        const refused = await client.callTool({ name: "build_task", arguments: { ...terms(newHash("m")), chain: "x" } });
+        const refused = await client.callTool({
+          name: "build_task",
+          arguments: { ...terms(newHash("m")), chain: "x" },
+        });
         expect(refused.isError).to.equal(true);
         expect((refused.structuredContent as { error: { code: string } }).error.code).to.equal("INVALID_CHAIN");
       } finally {
