@@ -6,6 +6,7 @@
  *     export MARKET_API_URL=http://127.0.0.1:8787 MARKET_RPC_URL=http://127.0.0.1:8545
  *     export MARKET_API_KEY=$(node -p 'require("./.devnet/accounts.json")[0].apiKey')
  *     export MARKET_PRIVATE_KEY=$(node -p 'require("./.devnet/accounts.json")[0].privateKey')
+ *     export MARKET_ARC_RPC_URL=http://127.0.0.1:8546   # arc's RPC, for examples/postOnArc.ts
  *
  * (`npm run examples` starts its own devnet and sets these for each example.)
  */

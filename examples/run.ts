@@ -40,6 +40,13 @@ const EXAMPLES: Example[] = [
     timeoutMs: 60_000,
   },
   {
+    title: "post a task on arc with a plain ethers wallet on arc's RPC, followed until it is listed on arc",
+    file: "postOnArc.ts",
+    role: "poster",
+    env: (devnet) => ({ MARKET_ARC_RPC_URL: devnet.arcRpcUrl }),
+    timeoutMs: 60_000,
+  },
+  {
     title: "run an agent (takes the private task offered to it, then stops)",
     file: "runAgent.ts",
     role: "agent-2",
@@ -121,7 +128,7 @@ async function main() {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "examples-devnet-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "examples-data-"));
   const devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
-  console.log(`devnet: API ${devnet.apiUrl}, chain ${devnet.rpcUrl}`);
+  console.log(`devnet: API ${devnet.apiUrl}, base ${devnet.rpcUrl}, arc ${devnet.arcRpcUrl}`);
   const outcomes: { title: string; ok: boolean; detail: string }[] = [];
   const background: Running[] = [];
   const finish = async (running: Running) => {

@@ -141,6 +141,7 @@ export type TaskBuildBody = {
   taskHash: string;
   amount: string;
   locationZone: string;
+  chain?: string | undefined;
   token?: string | undefined;
   rootHash?: string | undefined;
   verificationMode?: "agent" | "manual" | "auto" | "oracle" | undefined;
@@ -182,7 +183,9 @@ export type TaskBuildTerms = {
   targetExecutorType?: "human" | "agent" | undefined;
 };
 
-export type TaskBatchBuildBody = Omit<{ token: string; tasks: unknown[] }, "tasks"> & { tasks: TaskBuildTerms[] };
+export type TaskBatchBuildBody = Omit<{ token: string; tasks: unknown[]; chain?: string | undefined }, "tasks"> & {
+  tasks: TaskBuildTerms[];
+};
 
 export type UnsignedTx = { value: "0"; to: string; data: string; from: string; gas?: string | undefined };
 
@@ -204,6 +207,7 @@ export type TaskBatchBuild = {
 export type IndexBody = {
   txHash: string;
   taskHash: string;
+  chain?: string | undefined;
   rootHash?: string | undefined;
   verificationMode?: "agent" | "manual" | "auto" | "oracle" | undefined;
   verificationCriteria?:
@@ -272,6 +276,7 @@ export type IndexBatchBody = {
     publicBrief?: string | undefined;
     custodyWrappedKey?: string | undefined;
   }[];
+  chain?: string | undefined;
   isUserOp?: boolean | undefined;
 };
 

@@ -1,9 +1,9 @@
 /**
  * Listing funded tasks on the marketplace (POST /a2a/tasks/index and index-batch).
  *
- * The service reads the funding receipt itself, takes the TaskCreated events of its own escrow, checks the caller
- * funded the task, checks the listing terms against what the chain says (verifier, token), and stores the listing
- * keyed by the on-chain task id, with its capabilities, in one transaction. The on-chain projection (the indexer's
+ * The service reads the funding receipt itself on the chain the body names (`chain`, the posting chain when absent),
+ * takes the TaskCreated events of its own escrow there, checks the caller funded the task, checks the listing terms against what the chain says (verifier, token), and stores the listing
+ * keyed by that chain and the on-chain task id, with its capabilities, in one transaction. The on-chain projection (the indexer's
  * tasks table) may lag: indexing never waits for it. First-indexed terms are immutable: the same terms again answer
  * 200, anything else 409.
  */
@@ -21,11 +21,12 @@ import {
   isUniqueViolation,
   type ListingRecord,
 } from "../db/repositories/listings";
-import { findTasksByHash } from "../db/repositories/tasks";
+import { fundingTransactionsOfHash } from "../db/repositories/tasks";
 import { ZERO_ADDRESS } from "../escrow/records";
 import { insertMarketEvents } from "../db/repositories/marketEvents";
 import { listingEvents } from "./events/log";
 import { requireListingChains } from "./marketplace/chainRules";
+import { chainGateway } from "./chainGateways";
 
 /** Rules of the body alone, checked before the chain is read: service pinning and the privacy rules. */
 export function checkListingBody(item: IndexItem): void {
@@ -49,7 +50,13 @@ export function checkListingBody(item: IndexItem): void {
  * Rules that need the funding event: the caller funded it, the token is the settlement token, and the verification
  * terms agree with the verifier the escrow recorded. Throws the first failure.
  */
-export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: string, settlementToken: string): void {
+export function checkAgainstChain(
+  item: IndexItem,
+  event: FundedTask,
+  wallet: string,
+  settlementToken: string,
+  chain?: ChainName,
+): void {
   if (event.poster !== wallet) {
     fail(
       "NOT_TASK_AGENT",
@@ -59,7 +66,9 @@ export function checkAgainstChain(item: IndexItem, event: FundedTask, wallet: st
   if (event.token !== settlementToken.toLowerCase()) {
     fail(
       "TOKEN_NOT_SETTLEMENT",
-      `task ${event.taskId} is funded in ${event.token}, not in the settlement token ${settlementToken.toLowerCase()}`,
+      `task ${event.taskId} is funded in ${event.token}, not in the settlement token ${settlementToken.toLowerCase()}${
+        chain ? ` of chain ${chain}` : ""
+      }`,
       { status: 409 },
     );
   }
@@ -163,8 +172,8 @@ export function changedTerms(first: ListingRecord, again: ListingRecord): string
 }
 
 /**
- * Stores `listing` unless the task is listed already: the same terms again are accepted (idempotent), different ones
- * refused. A task hash listed for another on-chain task is refused. Listing and capabilities land in one
+ * Stores `listing` unless the task (its chain and on-chain id) is listed already: the same terms again are accepted
+ * (idempotent), different ones refused. A task hash listed for another task, on either chain, is refused. Listing and capabilities land in one
  * transaction; a concurrent insert of the same task is resolved by reading the winner's row.
  */
 async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
@@ -172,13 +181,13 @@ async function storeListing(deps: Deps, listing: ListingRecord): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     try {
       await deps.db.transaction(async (trx) => {
-        const existing = await findListingByTaskId(trx, listing.taskId);
+        const existing = await findListingByTaskId(trx, listing.taskId, listing.chain);
         if (existing) return assertSameTerms(existing, listing);
         const sameHash = await findListingByHash(trx, listing.taskHash);
         if (sameHash) {
           fail(
             "HASH_NOT_THIS_TASK",
-            `taskHash ${listing.taskHash} is listed for on-chain task ${sameHash.taskId}, not task ${listing.taskId}`,
+            `taskHash ${listing.taskHash} is listed for task ${sameHash.taskId} on ${sameHash.chain}, not task ${listing.taskId} on ${listing.chain}`,
           );
         }
         await insertListing(trx, listing);
@@ -213,25 +222,43 @@ function assertSameTerms(existing: ListingRecord, again: ListingRecord): void {
   }
 }
 
-/** Reads and checks the funding receipt: the whole-request failures of single and batch indexing. */
-async function loadFunding(deps: Deps, txHash: string): Promise<{ funding: FundingReceipt; token: string }> {
-  const chain = deps.chain;
-  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
+/** A funding receipt read on `chain`, with that chain's settlement token. */
+interface Funding {
+  funding: FundingReceipt;
+  token: string;
+  chain: ChainName;
+}
+
+/**
+ * Reads and checks the funding receipt on the chain named (the posting chain when none): the whole-request failures
+ * of single and batch indexing. A transaction sent on another chain has no receipt here: RECEIPT_NOT_FOUND.
+ */
+async function loadFunding(deps: Deps, txHash: string, name: ChainName | undefined): Promise<Funding> {
+  const chain = chainGateway(deps, name);
   let receipt;
   try {
     receipt = await chain.receipt(txHash);
   } catch (cause) {
-    return fail("ON_CHAIN_CHECK_FAILED", `could not read the receipt of ${txHash} from the chain; retry`, { cause });
+    return fail("ON_CHAIN_CHECK_FAILED", `could not read the receipt of ${txHash} from chain ${chain.name}; retry`, {
+      cause,
+    });
   }
   if (!receipt) {
-    return fail("RECEIPT_NOT_FOUND", `txHash: no receipt for ${txHash} yet; retry once the transaction is mined`);
+    return fail(
+      "RECEIPT_NOT_FOUND",
+      `txHash: no receipt for ${txHash} on chain ${chain.name} yet; retry once the transaction is mined (and name ` +
+        `the chain it was sent on)`,
+    );
   }
   const funding = readFundingReceipt(receipt, chain.book.escrow.proxy);
   if (!funding.succeeded) fail("TX_REVERTED", `txHash: transaction ${txHash} reverted; nothing was funded`);
   if (funding.created.length === 0) {
-    fail("NO_TASK_CREATED", `txHash: transaction ${txHash} created no task in the escrow ${chain.book.escrow.proxy}`);
+    fail(
+      "NO_TASK_CREATED",
+      `txHash: transaction ${txHash} created no task in the escrow ${chain.book.escrow.proxy} of chain ${chain.name}`,
+    );
   }
-  return { funding, token: chain.book.token.address };
+  return { funding, token: chain.book.token.address, chain: chain.name };
 }
 
 async function listOne(
@@ -239,11 +266,10 @@ async function listOne(
   wallet: string,
   item: IndexItem,
   event: FundedTask,
-  funding: FundingReceipt,
-  token: string,
+  { funding, token, chain }: Funding,
 ): Promise<IndexResult> {
-  checkAgainstChain(item, event, wallet, token);
-  const listing = listingFor(item, event, funding.txHash, deps.config.api.postingChain, await deps.clock.chainNow());
+  checkAgainstChain(item, event, wallet, token, chain);
+  const listing = listingFor(item, event, funding.txHash, chain, await deps.clock.chainNow());
   if (item.serviceId !== undefined && item.targetExecutor) {
     // A rental: the service's terms, checked against what the chain says was paid, are recorded with the listing.
     listing.serviceTerms = await rentalTerms(deps, {
@@ -261,7 +287,8 @@ async function listOne(
 /** POST /a2a/tasks/index: lists the one task funded by `body.txHash`. `wallet` is the key's wallet. */
 export async function indexTask(deps: Deps, wallet: string, body: IndexBody): Promise<IndexResult> {
   checkListingBody(body);
-  const { funding, token } = await loadFunding(deps, body.txHash);
+  const loaded = await loadFunding(deps, body.txHash, body.chain);
+  const { funding } = loaded;
   if (funding.created.length > 1) {
     fail(
       "MULTIPLE_TASK_CREATED",
@@ -275,8 +302,8 @@ export async function indexTask(deps: Deps, wallet: string, body: IndexBody): Pr
       `taskHash ${body.taskHash} differs from the task the transaction funded (${event.taskHash}, task ${event.taskId})`,
     );
   }
-  const result = await listOne(deps, wallet, body, event, funding, token);
-  await awaitIndexed(deps, funding.blockNumber);
+  const result = await listOne(deps, wallet, body, event, loaded);
+  await awaitIndexed(deps, loaded.chain, funding.blockNumber);
   return result;
 }
 
@@ -284,25 +311,28 @@ export async function indexTask(deps: Deps, wallet: string, body: IndexBody): Pr
 export const READ_YOUR_WRITES_MS = 5_000;
 
 /**
- * Waits until the indexer has `block`, so the lister's next read shows the task it just listed. Bounded: past
+ * Waits until `chain`'s indexer has `block`, so the lister's next read shows the task it just listed. Bounded: past
  * READ_YOUR_WRITES_MS the answer goes out anyway, and reads say NOT_INDEXED_YET until the indexer catches up.
  */
-async function awaitIndexed(deps: Deps, block: number): Promise<void> {
+async function awaitIndexed(deps: Deps, chain: ChainName, block: number): Promise<void> {
+  const indexer =
+    deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
   try {
-    await deps.indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
+    await indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
   } catch {
     // the indexer is behind: readTask answers NOT_INDEXED_YET meanwhile
   }
 }
 
 /**
- * The transaction that funded every one of `taskHashes`, found in the indexed projection (for ERC-4337 user
- * operations, whose hash is not a transaction hash). The newest such transaction wins; none: RECEIPT_NOT_FOUND.
+ * The transaction that funded every one of `taskHashes` on `chain`, found in the indexed projection (for ERC-4337
+ * user operations, whose hash is not a transaction hash). The newest such transaction wins; none: RECEIPT_NOT_FOUND.
  */
-async function findFundingTransaction(deps: Deps, taskHashes: readonly string[]): Promise<string> {
+async function findFundingTransaction(deps: Deps, chain: ChainName, taskHashes: readonly string[]): Promise<string> {
   let common: Map<string, number> | undefined;
   for (const hash of taskHashes) {
-    const txs = new Map((await findTasksByHash(deps.db, hash)).map((t) => [t.createdTx, t.createdBlock]));
+    const funded = await fundingTransactionsOfHash(deps.db, chain, hash);
+    const txs = new Map(funded.map((t) => [t.txHash, t.block]));
     common = common ? new Map([...common].filter(([tx]) => txs.has(tx))) : txs;
     if (common.size === 0) break;
   }
@@ -318,13 +348,16 @@ async function findFundingTransaction(deps: Deps, taskHashes: readonly string[])
 
 /** POST /a2a/tasks/index-batch: each listed task checked like single indexing; results in input order. */
 export async function indexTaskBatch(deps: Deps, wallet: string, body: IndexBatchBody): Promise<IndexBatchResult> {
+  const chain = chainGateway(deps, body.chain).name;
   const txHash = body.isUserOp
     ? await findFundingTransaction(
         deps,
+        chain,
         body.tasks.map((t) => t.taskHash),
       )
     : body.txHash;
-  const { funding, token } = await loadFunding(deps, txHash);
+  const loaded = await loadFunding(deps, txHash, chain);
+  const { funding } = loaded;
   const results: IndexBatchResult["results"] = [];
   for (const item of body.tasks) {
     try {
@@ -339,12 +372,12 @@ export async function indexTaskBatch(deps: Deps, wallet: string, body: IndexBatc
           `taskHash ${item.taskHash}: the transaction funded ${events.length} tasks with this hash`,
         );
       }
-      results.push(await listOne(deps, wallet, item, events[0], funding, token));
+      results.push(await listOne(deps, wallet, item, events[0], loaded));
     } catch (error) {
       if (!(error instanceof AppError)) throw error;
       results.push({ taskHash: item.taskHash, error: { code: error.code, message: error.message } });
     }
   }
-  await awaitIndexed(deps, funding.blockNumber);
+  await awaitIndexed(deps, chain, funding.blockNumber);
   return { results };
 }

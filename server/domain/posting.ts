@@ -1,10 +1,12 @@
 /**
  * Building the unsigned createTask transactions (POST /api/v1/tasks and /api/v1/tasks/batch): the body rules, the
  * settlement token, batch support and the task-hash reservations. The service never signs: it returns calldata for
- * the escrow proxy that the caller's wallet checks, signs and sends after approving the reward.
+ * the escrow proxy of the chain the body names (`chain`, the posting chain when absent) that the caller's wallet
+ * checks, signs and sends there after approving the reward.
  *
- * Hash rules: building reserves each task hash for the caller for `config.api.hashReservationSeconds` (24 hours). A
- * hash already on the market (listed, or funded on-chain) is TASK_HASH_IN_USE; a hash another poster holds an
+ * Hash rules: building reserves each task hash for the caller for `config.api.hashReservationSeconds` (24 hours),
+ * whichever chain it is built for. A hash already on the market (listed, or funded on-chain, on any chain) is
+ * TASK_HASH_IN_USE; a hash another poster holds an
  * unexpired reservation on is TASK_HASH_TAKEN; the same poster building again refreshes its reservation. A batch is
  * all or nothing: its claims are taken in one transaction that is rolled back when any task is refused.
  */
@@ -26,6 +28,7 @@ import { claimHash } from "../db/repositories/hashReservations";
 import { taskIdUsingHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
 import { requireSettlesOn } from "./marketplace/chainRules";
+import { chainGateway } from "./chainGateways";
 import {
   TaskBatchBuild,
   TaskBatchBuildBody,
@@ -49,23 +52,14 @@ interface Problem {
 /** Gas estimation gives up after this long and the size-based fallback is used. */
 const ESTIMATE_TIMEOUT_MS = 10_000;
 
-function requireChain(deps: Deps): ChainGateway {
-  if (!deps.chain) {
-    fail(
-      "CHAIN_NOT_CONFIGURED",
-      `no escrow is configured on the posting chain (${deps.config.api.postingChain}): posting is unavailable`,
-    );
-  }
-  return deps.chain;
-}
-
-/** The settlement token; `token` when given must be it (any case). */
+/** The settlement token of `chain`; `token` when given must be it (any case). */
 function settlementToken(chain: ChainGateway, token: string | undefined): string {
   const settlement = chain.book.token.address;
   if (token !== undefined && token.toLowerCase() !== settlement.toLowerCase()) {
     fail(
       "TOKEN_NOT_SETTLEMENT",
-      `token must be the posting chain's settlement token ${settlement} (${chain.book.token.symbol}), got ${token}`,
+      `token must be the settlement token of chain ${chain.name}, ${settlement} (${chain.book.token.symbol}), got ${token}`,
+      { details: { chain: chain.name, token: settlement } },
     );
   }
   return settlement;
@@ -88,15 +82,15 @@ const toCall = (terms: TaskBuildTerms): TaskCall => ({
 });
 
 /**
- * TASK_HASH_IN_USE when the hash is already on the market: listed (the listings table) or funded on-chain with it
- * (the indexer's tasks table), whatever the task's status since.
+ * TASK_HASH_IN_USE when the hash is already on the market, on any chain: listed (the listings table) or funded
+ * on-chain with it (the indexers' tasks table), whatever the task's status since. A hash is unique across chains.
  */
 async function hashInUse(db: Knex, taskHash: string): Promise<Problem | undefined> {
-  const id = await taskIdUsingHash(db, taskHash);
-  if (id === undefined) return undefined;
+  const used = await taskIdUsingHash(db, taskHash);
+  if (used === undefined) return undefined;
   return {
     code: "TASK_HASH_IN_USE",
-    message: `taskHash ${taskHash} is already on the market (task ${id}): upload a new brief`,
+    message: `taskHash ${taskHash} is already on the market (task ${used.taskId} on ${used.chain}): upload a new brief`,
   };
 }
 
@@ -144,13 +138,13 @@ async function approvalFor(
  * @example await buildTask(deps, "0x7099...", { taskHash, amount: "5000000", locationZone: "global", duration: 86400 })
  */
 export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody): Promise<TaskBuild> {
-  const chain = requireChain(deps);
+  const chain = chainGateway(deps, body.chain);
   const token = settlementToken(chain, body.token);
   const problem = termsProblem(body, poster);
   if (problem) throw new AppError(problem);
-  const { hashReservationSeconds, postingChain } = deps.config.api;
+  const { hashReservationSeconds } = deps.config.api;
   if (body.verifierAddress) {
-    await requireSettlesOn(deps.db, "VERIFIER_CHAIN_UNSUPPORTED", body.verifierAddress, postingChain, "the task");
+    await requireSettlesOn(deps.db, "VERIFIER_CHAIN_UNSUPPORTED", body.verifierAddress, chain.name, "the task");
   }
   const refused =
     (await hashInUse(deps.db, body.taskHash)) ??
@@ -160,7 +154,7 @@ export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody)
   return {
     unsignedTx: { to: chain.book.escrow.proxy, data: encodeCreateTask(token, call), from: poster, value: "0" },
     approveTx: await approvalFor(chain, token, poster, call.amount),
-    chain: postingChain,
+    chain: chain.name,
     chainId: chain.book.chainId,
   };
 }
@@ -176,13 +170,13 @@ class RollBack extends Error {}
  * fails (the caller has usually not approved the escrow yet), at most the cap.
  */
 export async function buildTaskBatch(deps: Deps, poster: string, body: TaskBatchBuildBody): Promise<TaskBatchBuild> {
-  const chain = requireChain(deps);
+  const chain = chainGateway(deps, body.chain);
   const token = settlementToken(chain, body.token);
   const maxBatch = await chain.maxBatch();
   if (maxBatch === null) {
     fail(
       "BATCH_UNSUPPORTED",
-      "the posting chain's escrow has no batch create (createTasks): post the tasks one by one",
+      `the escrow on chain ${chain.name} has no batch create (createTasks): post the tasks one by one`,
     );
   }
   if (body.tasks.length > maxBatch) {
@@ -237,7 +231,7 @@ export async function buildTaskBatch(deps: Deps, poster: string, body: TaskBatch
   // The claims, in one transaction kept only when no task is refused (claims are still tried when some task already
   // is, so that every refusal is reported). Claims go in hash order, so two overlapping batches lock rows in the same
   // order and cannot deadlock on PostgreSQL.
-  const { hashReservationSeconds, postingChain } = deps.config.api;
+  const { hashReservationSeconds } = deps.config.api;
   const now = deps.clock.wallNow();
   const byHash = free.sort((a, b) => (a.terms.taskHash < b.terms.taskHash ? -1 : 1));
   if (byHash.length > 0) {
@@ -276,7 +270,7 @@ export async function buildTaskBatch(deps: Deps, poster: string, body: TaskBatch
       poster,
       calls.reduce((sum, c) => sum + c.amount, 0n),
     ),
-    chain: postingChain,
+    chain: chain.name,
     chainId: chain.book.chainId,
     taskHashes: calls.map((c) => c.taskHash),
   };

@@ -7,6 +7,8 @@ import { isTokenAllowed } from "../db/repositories/allowedTokens";
 import type { Deps } from "./deps";
 import type { ChainConfig } from "../config";
 import { agentPublicKey } from "./briefs";
+import { chainGateways } from "./chainGateways";
+import type { ChainGateway } from "../chain/gateway";
 
 /**
  * The public key of the service's custody key (CUSTODY_PRIVATE_KEY), which posters may wrap a private brief's key to
@@ -23,7 +25,16 @@ function custodyPublicKey(deps: Deps): string | null {
  */
 export async function readSettlement(deps: Deps): Promise<Settlement> {
   const { api } = deps.config;
-  const chains = await Promise.all(deps.config.chains.map((c) => chainEntry(deps, c)));
+  const gateways = chainGateways(deps);
+  const chains = await Promise.all(
+    deps.config.chains.map((c) =>
+      chainEntry(
+        deps,
+        c,
+        gateways.find((g) => g.name === c.name),
+      ),
+    ),
+  );
   return {
     postingChain: api.postingChain,
     chains,
@@ -32,8 +43,15 @@ export async function readSettlement(deps: Deps): Promise<Settlement> {
   };
 }
 
-async function chainEntry(deps: Deps, config: ChainConfig): Promise<Settlement["chains"][number]> {
-  const chain = config.name === deps.config.api.postingChain ? deps.chain : deps.chains.get(config.name);
+/**
+ * A chain's entry: postable only where a build can be funded, that is a deployment (the gateway posting uses) whose
+ * escrow allows the settlement token (as indexed from that chain's TokenAllowed/TokenDisallowed events).
+ */
+async function chainEntry(
+  deps: Deps,
+  config: ChainConfig,
+  chain: ChainGateway | undefined,
+): Promise<Settlement["chains"][number]> {
   if (!chain) {
     return {
       chain: config.name,

@@ -32,6 +32,7 @@ import { indexTask, indexTaskBatch } from "../domain/indexing";
 import type { ErrorCode } from "../errors";
 
 const RECEIPT_ERRORS: ErrorCode[] = [
+  "INVALID_CHAIN",
   "RECEIPT_NOT_FOUND",
   "TX_REVERTED",
   "NO_TASK_CREATED",
@@ -71,9 +72,9 @@ export const indexRoute = defineOperation({
   mcp: { tool: "index_task" },
   method: "post",
   path: "/api/v1/a2a/tasks/index",
-  summary: "List a funded task on the marketplace",
+  summary: "List a funded task on the marketplace, reading its funding on the chain named (base or arc)",
   description:
-    "The service reads the funding receipt itself; the key's wallet must be the wallet that funded the task. Re-indexing with the same terms answers 200; first-indexed terms cannot change.",
+    "The service reads the funding receipt itself, on the chain named by `chain` (base or arc; the posting chain when absent), and the listing belongs to that chain; the key's wallet must be the wallet that funded the task. Re-indexing with the same terms answers 200; first-indexed terms cannot change.",
   tags: ["listings"],
   auth: "required",
   posting: { family: "listings", items: () => 1 },
@@ -91,9 +92,9 @@ export const indexBatchRoute = defineOperation({
   mcp: { restOnly: "the bulk form of index_task, for clients indexing many transactions at once" },
   method: "post",
   path: "/api/v1/a2a/tasks/index-batch",
-  summary: "List several tasks funded by one transaction (or user operation)",
+  summary: "List several tasks funded by one transaction (or user operation) on the chain named",
   description:
-    "Results in input order: { taskHash, onChainTaskId, indexed: true } or { taskHash, error: { code, message } }; NOT_IN_RECEIPT for a task the transaction did not fund. Funded tasks not listed in the body are left alone.",
+    "The receipt is read on the chain named by `chain` (base or arc; the posting chain when absent) and the listings belong to that chain. Results in input order: { taskHash, onChainTaskId, indexed: true } or { taskHash, error: { code, message } }; NOT_IN_RECEIPT for a task the transaction did not fund. Funded tasks not listed in the body are left alone.",
   tags: ["listings"],
   auth: "required",
   posting: { family: "listings", items: (body) => body.tasks.length },

@@ -30,12 +30,13 @@ export const buildTaskRoute = defineOperation({
   mcp: { tool: "build_task" },
   method: "post",
   path: "/api/v1/tasks",
-  summary: "Build the unsigned createTask transaction of one task",
+  summary: "Build the unsigned createTask transaction of one task, on the chain named (base or arc)",
   description:
     "Checks the task's terms, reserves its taskHash for the caller for 24 hours, and returns the unsigned call to the " +
-    "escrow proxy (createTaskWithVerifier when verifierAddress is given), with approveTx: approve(escrow, exactly " +
-    "the amount) on the settlement token, null when the wallet's allowance already covers it. Sign and send " +
-    "approveTx first, then unsignedTx, from the key's wallet on chainId.",
+    "escrow proxy of the chain named by `chain` (base or arc; the posting chain when absent), createTaskWithVerifier " +
+    "when verifierAddress is given, with approveTx: approve(escrow, exactly the amount) on that chain's settlement " +
+    "token, null when the wallet's allowance already covers it. Sign and send approveTx first, then unsignedTx, from " +
+    "the key's wallet on the answer's chainId. A taskHash listed or funded on either chain is TASK_HASH_IN_USE.",
   tags: ["posting"],
   auth: "required",
   posting: { family: "builds", items: () => 1 },
@@ -43,6 +44,7 @@ export const buildTaskRoute = defineOperation({
   response: taskBuildSchema,
   errors: [
     ...TASK_RULE_ERRORS,
+    "INVALID_CHAIN",
     "TOKEN_NOT_SETTLEMENT",
     "VERIFIER_CHAIN_UNSUPPORTED",
     "UNAUTHORIZED",
@@ -56,12 +58,13 @@ export const buildTaskBatchRoute = defineOperation({
   mcp: { tool: "build_task_batch" },
   method: "post",
   path: "/api/v1/tasks/batch",
-  summary: "Build the unsigned createTasks transaction of up to 50 tasks",
+  summary: "Build the unsigned createTasks transaction of up to 50 tasks, on the chain named (base or arc)",
   description:
     "All or nothing: every task gets the single-build checks plus one task per taskHash; any refusal answers " +
-    "INVALID_TASKS with error.details.errors [{ index, code, message }] and keeps no reservation. The unsignedTx " +
+    "INVALID_TASKS with error.details.errors [{ index, code, message }] and keeps no reservation. The batch goes to " +
+    "the escrow of the chain named by `chain` (base or arc; the posting chain when absent). The unsignedTx " +
     "carries a gas limit; approveTx approves the escrow for exactly the sum of the amounts (null when the " +
-    "allowance already covers it): send it first.",
+    "allowance already covers it): send it first, on the answer's chainId.",
   tags: ["posting"],
   auth: "required",
   posting: { family: "builds", items: (body) => body.tasks.length },
@@ -69,6 +72,7 @@ export const buildTaskBatchRoute = defineOperation({
   response: taskBatchBuildSchema,
   errors: [
     "VALIDATION_ERROR",
+    "INVALID_CHAIN",
     "INVALID_TASKS",
     "BATCH_TOO_LARGE",
     "TOKEN_NOT_SETTLEMENT",

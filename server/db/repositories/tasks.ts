@@ -132,19 +132,38 @@ export async function findTasksByHash(db: Queryable, taskHash: string): Promise<
 }
 
 /**
- * The task already using `taskHash`: the listed one (the listings table), else the oldest funded with it (the
- * indexer's tasks table). One statement: a task build asks this of every hash.
+ * The task already using `taskHash`, on any chain: the listed one (the listings table; a hash is listed once across
+ * chains), else the oldest funded with it (the indexers' tasks table). One statement: a task build asks this of
+ * every hash.
  */
-export async function taskIdUsingHash(db: Queryable, taskHash: string): Promise<number | undefined> {
+export async function taskIdUsingHash(
+  db: Queryable,
+  taskHash: string,
+): Promise<{ taskId: number; chain: ChainName } | undefined> {
   const hash = taskHash.toLowerCase();
-  const [row] = await queryRows(
+  const rows = await queryRows(
     db,
-    `select (select "task_id" from "listings" where "task_hash" = ?) as "listed", ` +
-      `(select "task_id" from "tasks" where "task_hash" = ? order by "task_id" limit 1) as "funded"`,
+    `select "task_id", "chain", 0 as "funded" from "listings" where "task_hash" = ? ` +
+      `union all select "task_id", "chain", 1 as "funded" from "tasks" where "task_hash" = ? ` +
+      `order by "funded", "task_id" limit 1`,
     [hash, hash],
   );
-  const id = row?.listed ?? row?.funded;
-  return id === null || id === undefined ? undefined : Number(id);
+  const [row] = rows;
+  return row ? { taskId: Number(row.task_id), chain: row.chain as ChainName } : undefined;
+}
+
+/** The transactions that funded a task with `taskHash` on `chain` (with their blocks), oldest task first. */
+export async function fundingTransactionsOfHash(
+  db: Queryable,
+  chain: ChainName,
+  taskHash: string,
+): Promise<{ txHash: string; block: number }[]> {
+  const rows = await queryRows(
+    db,
+    `select "created_tx", "created_block" from "tasks" where "chain" = ? and "task_hash" = ? order by "task_id"`,
+    [chain, taskHash.toLowerCase()],
+  );
+  return rows.map((r) => ({ txHash: r.created_tx, block: Number(r.created_block) }));
 }
 
 export interface Page {

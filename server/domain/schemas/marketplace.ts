@@ -6,6 +6,7 @@
  */
 import { z, address, bytes32, issue, pageLimit, pageOffset, taskHash, txHash } from "./common";
 import { postingTermsShape, verificationCriteriaSchema } from "./postingTerms";
+import { postingChainField } from "./posting";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Projection
@@ -274,7 +275,16 @@ export const indexItemSchema = z
   .openapi("IndexTask");
 export type IndexItem = z.output<typeof indexItemSchema>;
 
-export const indexBodySchema = indexItemSchema.extend({ txHash }).openapi("IndexTaskBody");
+export const indexBodySchema = indexItemSchema
+  .extend({
+    txHash,
+    chain: postingChainField.openapi({
+      description:
+        "The chain the funding transaction was sent on (base or arc; the posting chain when absent): its receipt is " +
+        "read there and the listing belongs to it",
+    }),
+  })
+  .openapi("IndexTaskBody");
 export type IndexBody = z.output<typeof indexBodySchema>;
 
 export const INDEX_BATCH_MAX = 50;
@@ -283,6 +293,11 @@ export const indexBatchBodySchema = z
   .object({
     txHash: bytes32.openapi({ description: "Funding transaction, or the user-operation hash when isUserOp" }),
     isUserOp: z.boolean().optional(),
+    chain: postingChainField.openapi({
+      description:
+        "The chain the funding transaction was sent on (base or arc; the posting chain when absent): its receipt is " +
+        "read there and the listings belong to it",
+    }),
     tasks: z
       .array(indexItemSchema)
       .min(1)

@@ -1,10 +1,19 @@
 /** Schemas of the task build routes: one task's terms, the single and batch bodies, the unsigned transaction. */
-import { z, address, amount, duration, issue, taskHash } from "./common";
+import { z, address, amount, chainName, duration, issue, taskHash } from "./common";
 import { postingTermsShape } from "./postingTerms";
 
 /* ------------------------------------------------------------------------------------------------------------ */
 /*                                                   Schemas                                                    */
 /* ------------------------------------------------------------------------------------------------------------ */
+
+/** The `chain` field of the build and index bodies. */
+export const postingChainField = chainName.optional().openapi({
+  type: "string",
+  enum: ["base", "arc"],
+  description:
+    "The settlement chain to post on (base or arc; the settlement record's postingChain when absent). Unknown: 400 " +
+    "INVALID_CHAIN; one this service does not serve or has no escrow on: 503 CHAIN_NOT_CONFIGURED",
+});
 
 /** Most tasks one batch build takes, whatever the escrow's own maximum. */
 export const MAX_BATCH_TASKS = 50;
@@ -59,8 +68,10 @@ const taskBuildBodyObject = taskTermsObject
   .extend({
     token: address.optional().openapi({
       description:
-        "The posting chain's settlement token (GET /api/v1/health/settlement); the settlement token when omitted",
+        "The settlement token of the chain posted on (GET /api/v1/health/settlement, its entry of chains); that " +
+        "token when omitted",
     }),
+    chain: postingChainField,
   })
   .openapi("TaskBuildBody", { description: "One task to build. Unknown fields are refused." });
 
@@ -77,7 +88,8 @@ export type TaskBuildBody = z.output<typeof taskBuildBodySchema>;
  */
 export const taskBatchBuildBodySchema = z
   .object({
-    token: address.openapi({ description: "The settlement token, once for the batch" }),
+    token: address.openapi({ description: "The settlement token of the chain posted on, once for the batch" }),
+    chain: postingChainField,
     tasks: z
       .array(
         // Documented as TaskBuildTerms; validated per entry by buildTaskBatch.
@@ -99,7 +111,7 @@ export type TaskBatchBuildBody = z.output<typeof taskBatchBuildBodySchema>;
 
 export const unsignedTxSchema = z
   .object({
-    to: z.string().openapi({ description: "The escrow proxy of the posting chain" }),
+    to: z.string().openapi({ description: "The escrow proxy of the chain posted on (chain, chainId)" }),
     data: z.string().openapi({ description: "Calldata" }),
     from: z.string().openapi({ description: "The wallet the API key acts as; it must sign" }),
     value: z.literal("0"),
@@ -115,7 +127,7 @@ export type UnsignedTx = z.infer<typeof unsignedTxSchema>;
 /** The approval a build needs first: the same shape, to the settlement token. */
 export const approveTxSchema = z
   .object({
-    to: z.string().openapi({ description: "The settlement token" }),
+    to: z.string().openapi({ description: "The settlement token of the chain posted on" }),
     data: z
       .string()
       .openapi({ description: "Calldata of approve(escrow proxy, exactly the reward or the batch's sum)" }),
@@ -132,8 +144,8 @@ export const taskBuildSchema = z
         "Sign and send first: approve(escrow, exactly the reward) on the settlement token; null when the wallet's " +
         "allowance to the escrow already covers the reward",
     }),
-    chain: z.enum(["base", "arc"]),
-    chainId: z.number().int(),
+    chain: z.enum(["base", "arc"]).openapi({ description: "The chain the transactions are for" }),
+    chainId: z.number().int().openapi({ description: "That chain's id: send both transactions there" }),
   })
   .openapi("TaskBuild");
 

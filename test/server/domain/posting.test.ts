@@ -906,7 +906,7 @@ describe("POST /api/v1/tasks/batch", () => {
           {
             index: 1,
             code: "TASK_HASH_IN_USE",
-            message: `task 2: taskHash ${first[1].taskHash} is already on the market (task 2): upload a new brief`,
+            message: `task 2: taskHash ${first[1].taskHash} is already on the market (task 2 on base): upload a new brief`,
           },
         ]);
         expect(await findReservation(api.testDb.db, again[0].taskHash)).to.equal(undefined);

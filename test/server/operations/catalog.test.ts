@@ -137,12 +137,16 @@ describe("operation catalog", () => {
       MCP_TOOLS.find((t) => t.name === "search_agents")!.inputSchema as { properties: Record<string, Schema> }
     ).properties;
     expect(search.capabilities.type).to.equal("string");
-    // A batch's tasks are declared with build_task's fields (but token), not as an untyped entry.
+    // A batch's tasks are declared with build_task's fields (but token and chain, given once for the batch), not as an
+    // untyped entry.
     const batch = (
       MCP_TOOLS.find((t) => t.name === "build_task_batch")!.inputSchema as { properties: Record<string, Schema> }
     ).properties;
     const entry = batch.tasks.items as { properties: Record<string, unknown>; required: string[] };
-    expect(Object.keys(entry.properties)).to.have.members(Object.keys(build).filter((name) => name !== "token"));
+    expect(Object.keys(entry.properties)).to.have.members(
+      Object.keys(build).filter((name) => name !== "token" && name !== "chain"),
+    );
+    expect(batch).to.include.keys(["token", "chain"]);
     expect(entry.required).to.include.members(["taskHash", "amount"]);
   });
 
