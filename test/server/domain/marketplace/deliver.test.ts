@@ -441,7 +441,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           fake.mode = "hold";
           const restarted = new AutoVerifier(api.deps);
           expect(await restarted.runOnce()).to.deep.equal([
-            { taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
+            { chain: "base", taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
           ]);
           expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({ verdict: "pass" });
           // The intent exists (unconfirmed): neither this loop nor another one asks again.
