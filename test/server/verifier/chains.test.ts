@@ -2,7 +2,8 @@
  * The marketplace verifier on two settlement chains: one Verifier per chain over one database, with the same key,
  * each with its own provider, escrow, nonces and intents (docs/marketplace.md, "Marketplace verifier"). base's
  * `assign:0` and arc's `assign:0` are two intents on two escrows; a restart resumes each chain's on its own chain;
- * the API builds and starts one per chain; the auto verifier judges each chain's submitted tasks with that chain's.
+ * the API builds and starts one per chain; an agent's accept of an arc task over HTTP is assigned by arc's; the auto
+ * verifier judges each chain's submitted tasks with that chain's.
  */
 import { expect } from "chai";
 import type { Provider } from "ethers";
@@ -16,6 +17,8 @@ import { verifierPrivateKey } from "../../helpers/keys";
 import { assignKey, createMarketplaceVerifier, type MarketplaceVerifier } from "../../../server/verifier";
 import { findIntent, insertIntent } from "../../../server/db/repositories/verifierIntents";
 import { insertListing } from "../../../server/db/repositories/listings";
+import { upsertExecutor } from "../../../server/db/repositories/executors";
+import { agentPublicKey } from "../../../server/domain/briefs";
 import { findSubmission } from "../../../server/db/repositories/submissions";
 import { verifierOn } from "../../../server/domain/verifiers";
 import { AutoVerifier } from "../../../server/domain/marketplace/autoVerifier";
@@ -94,6 +97,33 @@ async function fundSameId(base: Side, arc: Side): Promise<{ id: number; base: st
   const onArc = await fund(arc, "task");
   expect(onArc.id).to.equal(onBase.id);
   return { id: onBase.id, base: onBase.hash, arc: onArc.hash };
+}
+
+/** Lists `side`'s task `id` (hash `taskHash`) in the database, as /a2a/tasks/index would after its funding. */
+async function listOn(db: Db, side: Side, id: number, taskHash: string, mode: string, criteria: object | null) {
+  await insertListing(db, {
+    taskId: id,
+    taskHash,
+    chain: side.name,
+    poster: side.poster.address.toLowerCase(),
+    txHash: ethers.ZeroHash,
+    privacy: "public",
+    verificationMode: mode,
+    verificationCriteria: criteria as Record<string, unknown> | null,
+    verifierAddress: null,
+    rootHash: null,
+    wrappedKeys: null,
+    targetExecutor: null,
+    serviceId: null,
+    serviceTerms: null,
+    publicBrief: `a ${mode} task on ${side.name}`,
+    custodyWrappedKey: null,
+    token: (await side.usdc.getAddress()).toLowerCase(),
+    amount: String(USDC(100)),
+    deadline: null,
+    listedAt: Math.floor(Date.now() / 1000),
+    capabilities: [],
+  });
 }
 
 const nonceOn = (side: Side) => side.provider.getTransactionCount(verifierAddress(), "latest");
@@ -269,29 +299,7 @@ describe("Marketplace verifier on two chains", function () {
         await verifier.requestAssign(id, worker.address);
         expect((await verifier.settled(assignKey(id))).status).to.equal("confirmed");
         const { canonical, evidenceHash } = canonicalResult({ result: results[side.name] });
-        await insertListing(api.deps.db, {
-          taskId: id,
-          taskHash: hashes[side.name],
-          chain: side.name,
-          poster: side.poster.address.toLowerCase(),
-          txHash: ethers.ZeroHash,
-          privacy: "public",
-          verificationMode: "auto",
-          verificationCriteria: { contains_keywords: ["done"] },
-          verifierAddress: null,
-          rootHash: null,
-          wrappedKeys: null,
-          targetExecutor: null,
-          serviceId: null,
-          serviceTerms: null,
-          publicBrief: "auto task",
-          custodyWrappedKey: null,
-          token: (await side.usdc.getAddress()).toLowerCase(),
-          amount: String(USDC(100)),
-          deadline: null,
-          listedAt: Math.floor(Date.now() / 1000),
-          capabilities: [],
-        });
+        await listOn(api.deps.db, side, id, hashes[side.name], "auto", { contains_keywords: ["done"] });
         await api.deps.db("task_submissions").insert({
           chain: side.name,
           task_id: id,
@@ -326,6 +334,55 @@ describe("Marketplace verifier on two chains", function () {
       // Judged once per chain: the next pass finds each chain's intent and asks nothing again.
       await api.synced();
       expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it("assigns over HTTP an agent's accept of an arc task through arc's verifier, base's task of the same id untouched", async () => {
+    const fx = await loadFixture(deployEscrowFixture);
+    const arcFx = await arcFixture();
+    const { base, arc } = sides(fx, arcFx);
+    const api = await startTestApi(
+      fx.book,
+      { VERIFIER_PRIVATE_KEY: verifierPrivateKey() },
+      { arc: { book: arcFx.book, provider: arcFx.provider } },
+    );
+    try {
+      const { id, ...hashes } = await fundSameId(base, arc);
+      await listOn(api.deps.db, base, id, hashes.base, "manual", null);
+      await listOn(api.deps.db, arc, id, hashes.arc, "manual", null);
+      const agent = ethers.Wallet.createRandom();
+      const now = await api.deps.clock.chainNow();
+      await upsertExecutor(api.deps.db, {
+        address: agent.address.toLowerCase(),
+        publicKey: agentPublicKey(agent.privateKey),
+        capabilities: [],
+        supportedChains: ["base", "arc"],
+        minReward: "0",
+        verifierOptIn: false,
+        name: null,
+        registeredAt: now,
+        updatedAt: now,
+        lastSeenAt: now,
+      });
+      const key = await api.createKey(agent.address);
+      await api.synced();
+      const arcNonce = await nonceOn(arc);
+      const baseNonce = await nonceOn(base);
+
+      const res = await api.request("POST", `/api/v1/a2a/tasks/${hashes.arc}/accept`, { key });
+
+      expect(res.status, res.text).to.equal(200);
+      const intent = await verifierOn(api.deps, "arc")!.settled(assignKey(id));
+      expect(intent).to.include({ chain: "arc", status: "confirmed" });
+      expect(await arcFx.provider.getTransactionReceipt(intent.txHash!)).to.not.equal(null);
+      expect((await arcFx.escrow.getTask(id)).worker).to.equal(agent.address);
+      expect(await nonceOn(arc)).to.equal(arcNonce + 1);
+      // base's task with the same on-chain id: no intent, no transaction, still open.
+      expect(await verifierOn(api.deps, "base")!.intent(assignKey(id))).to.equal(undefined);
+      expect(await nonceOn(base)).to.equal(baseNonce);
+      expect((await fx.escrow.getTask(id)).status).to.equal(BigInt(STATUS.Funded));
     } finally {
       await api.close();
     }
