@@ -149,14 +149,14 @@ export async function clearVerdict(db: Queryable, taskId: number, attempt: numbe
 }
 
 /**
- * Ids of `chain`'s listed tasks in verification mode `mode` that are Submitted on-chain (their latest deliverable
- * awaits a verdict), oldest first. A listing and a projection row match by task hash too (after a reorg an id may
- * differ).
+ * Ids of the listed tasks in verification mode `mode` that are Submitted on-chain (their latest deliverable awaits a
+ * verdict), oldest first: of `chain` when given, else of every chain. A listing and a projection row match by chain and
+ * task hash too (after a reorg an id may differ).
  */
-export async function listSubmittedTaskIds(db: Queryable, chain: ChainName, mode: string): Promise<number[]> {
+export async function listSubmittedTaskIds(db: Queryable, mode: string, chain?: ChainName): Promise<number[]> {
   const rows = await db("tasks")
-    .join("listings", (j) => j.on("listings.task_id", "tasks.task_id").andOn("listings.chain", "tasks.chain"))
-    .where("tasks.chain", chain)
+    .join("listings", (j) => j.on("listings.chain", "tasks.chain").andOn("listings.task_id", "tasks.task_id"))
+    .where(chain === undefined ? {} : { "tasks.chain": chain })
     .where("tasks.status", TASK_STATUS.Submitted)
     .where("listings.verification_mode", mode)
     .whereRaw("listings.task_hash = tasks.task_hash")

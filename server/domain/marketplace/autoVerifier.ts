@@ -57,7 +57,7 @@ async function submittedAutoTasks(
   deps: Deps,
   chain: ChainName,
 ): Promise<{ task: TaskRecord; criteria: VerificationCriteria }[]> {
-  const ids = await listSubmittedTaskIds(deps.db, chain, "auto");
+  const ids = await listSubmittedTaskIds(deps.db, "auto", chain);
   if (ids.length === 0) return [];
   const [tasks, listings] = await Promise.all([getTasks(deps.db, chain, ids), getListings(deps.db, ids, chain)]);
   return ids.flatMap((id) => {
