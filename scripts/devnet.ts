@@ -137,6 +137,8 @@ export interface Devnet {
   agent?: HostedAgentHandle;
   /** The hosted verifier agent (its own wallet), listed by GET /api/v1/a2a/executors?role=verifier. */
   verifierAgent?: HostedAgentHandle;
+  /** The chains the marketplace verifier signs on (one verifier per chain with a deployment), base first. */
+  verifierChains: string[];
   close(): Promise<void>;
 }
 
@@ -150,12 +152,16 @@ function hardhatWallet(index: number): HDNodeWallet {
   return HDNodeWallet.fromMnemonic(Mnemonic.fromPhrase(mnemonic), `${basePath}/${index}`);
 }
 
-/** A hosted agent the devnet started: its id, slug, wallet address and the capabilities its skill offers. */
+/**
+ * A hosted agent the devnet started: its id, slug, wallet address, the capabilities its skill offers and the chains
+ * its executor record declares (`supportedChains`, as its worker registered them).
+ */
 export interface HostedAgentHandle {
   id: string;
   slug: string;
   address: string;
   capabilities: string[];
+  chains: string[];
 }
 
 /**
@@ -214,17 +220,30 @@ async function startHostedAgents(
     await (await deployer.sendTransaction({ to: verifier.wallet, value: 10n ** 19n })).wait();
   }
   for (const agent of [example, verifier]) await actOnAgent(deps, from, { agentId: agent.id, action: "start" });
-  const handle = (view: AgentView, capabilities: string[]) => ({
+  await waitUntilRunning(deps, from, [example.id, verifier.id]);
+  const handle = async (view: AgentView, capabilities: string[]) => ({
     id: view.id,
     slug: view.slug!,
     address: view.wallet,
     capabilities,
+    chains: await registeredChains(deps, view.wallet),
   });
-  await waitUntilRunning(deps, from, [example.id, verifier.id]);
   return {
-    agent: handle(example, [...summarySkill.capabilities]),
-    verifierAgent: handle(verifier, ["verifier"]),
+    agent: await handle(example, [...summarySkill.capabilities]),
+    verifierAgent: await handle(verifier, ["verifier"]),
   };
+}
+
+/** The chains a running agent's executor record declares, once its worker has registered it (up to 30 s). */
+async function registeredChains(deps: RunningServer["deps"], wallet: string): Promise<string[]> {
+  const { findExecutor } = await import("../server/db/repositories/executors");
+  const giveUpAt = Date.now() + 30_000;
+  for (;;) {
+    const executor = await findExecutor(deps.db, wallet.toLowerCase());
+    if (executor) return executor.supportedChains;
+    if (Date.now() > giveUpAt) throw new Error(`hosted agent ${wallet} never registered as an executor`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
 }
 
 /** Waits (up to 120 s) until the host reports every agent running; the error names the last status and error. */
@@ -435,6 +454,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     server,
     agent,
     verifierAgent,
+    verifierChains: [...(server?.deps.verifiers?.keys() ?? [])],
     close: async () => {
       await server?.close();
       await closeChains();
@@ -476,14 +496,17 @@ export function devnetSummary(devnet: Devnet): string[] {
   lines.push(`              admin: ${ADMIN_WARNING}`);
   lines.push(`Push          ${devnet.apiUrl}/api/v1/events (SSE) and ${devnet.apiUrl}/api/v1/webhooks`);
   lines.push(`Operations    ${devnet.apiUrl}/metrics, ${devnet.apiUrl}/health/ready (docs/operations.md)`);
+  const on = (agent?: HostedAgentHandle) => (agent ? `, on ${agent.chains.join(" and ")}` : "");
   lines.push(
-    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1) takes public tasks needing ${devnet.agent?.capabilities.join(" or ")}`,
+    `Agent         example agent ${devnet.agent?.address} (hosted, owner agent-1${on(devnet.agent)}) takes public tasks needing ${devnet.agent?.capabilities.join(" or ")}`,
   );
   lines.push(
-    `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
+    `              verifier agent ${devnet.verifierAgent?.address} (hosted, owner agent-1${on(devnet.verifierAgent)}): GET ${devnet.apiUrl}/api/v1/a2a/executors?role=verifier`,
   );
   lines.push(
-    `Verifier      the marketplace verifier signs assignments and auto/manual verdicts on the posting chain, base`,
+    devnet.verifierChains.length > 0
+      ? `Verifier      the marketplace verifier signs assignments and auto/manual verdicts on ${devnet.verifierChains.join(" and ")}, with its own nonces and intents on each`
+      : `Verifier      no marketplace verifier runs (no VERIFIER_PRIVATE_KEY)`,
   );
   lines.push(`Rate limits   as deployed: 100 requests a minute per IP (the web app follows the event stream)`);
   lines.push(`Faucet        market faucet  (test USDC and gas for any wallet on this devnet)`);

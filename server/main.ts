@@ -20,7 +20,7 @@ import { createApp } from "./api/app";
 import { createHttpServer } from "./api/httpServer";
 import { chainClock, type Clock } from "./chain/clock";
 import type { Deps } from "./domain/deps";
-import { createMarketplaceVerifier } from "./verifier";
+import { createMarketplaceVerifier, type MarketplaceVerifier } from "./verifier";
 import { AutoVerifier } from "./domain/marketplace/autoVerifier";
 import { createPush, startPush, stopPush } from "./domain/events";
 import { AgentHost } from "./hosting/host";
@@ -111,16 +111,25 @@ export async function buildDeps(
   };
   // Push: the event hub (SSE streams) and the webhook dispatcher; the caller starts them (startPush).
   Object.assign(deps, createPush(deps));
-  // The marketplace verifier (the service's only signer) when its key is configured; the caller starts it.
+  // The marketplace verifier (the service's only signer) when its key is configured: one per chain with a
+  // deployment, each with its own provider, escrow, nonces and intents; the caller starts them (startVerifiers).
   const verifierKey = config.marketplace.verifierPrivateKey;
-  if (verifierKey && chain) {
-    deps.verifier = createMarketplaceVerifier({
-      db,
-      chain,
-      privateKey: verifierKey,
-      logger: logger.child({ component: "verifier" }),
-      pollIntervalMs: config.marketplace.verifierPollMs,
-    });
+  if (verifierKey) {
+    const verifiers = new Map<ChainName, MarketplaceVerifier>();
+    for (const [name, gateway] of chains) {
+      verifiers.set(
+        name,
+        createMarketplaceVerifier({
+          db,
+          chain: gateway,
+          privateKey: verifierKey,
+          logger: logger.child({ component: "verifier", chain: name }),
+          pollIntervalMs: config.marketplace.verifierPollMs,
+        }),
+      );
+    }
+    deps.verifiers = verifiers;
+    deps.verifier = verifiers.get(config.api.postingChain);
   }
   return deps;
 }
@@ -158,7 +167,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
   }
   const indexer = indexers.get(config.api.postingChain);
   deps.indexer = indexer;
-  await deps.verifier?.start();
+  const verifiers = [...(deps.verifiers?.values() ?? [])];
+  for (const verifier of verifiers) await verifier.start();
   await startPush(deps);
   // With Redis, events written by another process (an indexer of its own, another API's listing) wake this process's
   // streams and webhooks at once; the slow poll stays as the fallback.
@@ -170,8 +180,8 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
           logger: logger.child({ component: "events" }),
         })
       : undefined;
-  // Auto-mode verdicts: evaluates submitted deliverables and asks the marketplace verifier to settle them.
-  const autoVerifier = deps.verifier ? new AutoVerifier(deps) : undefined;
+  // Auto-mode verdicts: evaluates submitted deliverables on every chain and asks that chain's verifier to settle them.
+  const autoVerifier = verifiers.length > 0 ? new AutoVerifier(deps) : undefined;
   autoVerifier?.start();
 
   const { observability } = config;
@@ -215,7 +225,7 @@ export async function startServer(options: StartOptions = {}): Promise<RunningSe
       server.closeIdleConnections?.();
       await closed;
       await autoVerifier?.stop();
-      await deps.verifier?.stop();
+      await Promise.all(verifiers.map((verifier) => verifier.stop()));
       await Promise.all([...indexers.values()].map((i) => i.stop()));
       await metricsListener?.close();
       await wake?.close();

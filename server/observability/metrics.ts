@@ -1,9 +1,10 @@
 /**
  * The API process's Prometheus metrics (prom-client, text format), served at GET /metrics on the API's port when
  * METRICS=on (the devnet) and on a separate listener when METRICS_PORT is set (production: docs/operations.md,
- * "Metrics"). HTTP series are counted as requests are answered; the rest is read when scraped: the indexer from its
- * status (or the shared checkpoint when this process runs none), background work from the database, so any API
- * process reports the same shared figures.
+ * "Metrics"). HTTP series are counted as requests are answered; the rest is read when scraped: each chain's indexer
+ * from its status (or the shared checkpoint when this process runs none), background work from the database, so any
+ * API process reports the same shared figures. Series of a settlement chain carry its `chain` label (`base`, `arc`);
+ * the indexer's also its `network` (the address book's name).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -19,6 +20,7 @@ import {
 } from "../db/repositories/operationalCounts";
 import { CHECKPOINT_NAME } from "../indexer/sync";
 import { routeLabel } from "./routeLabel";
+import type { ChainName } from "../escrow/records";
 
 const INTENT_STATES = ["pending", "sent", "confirmed", "failed"];
 const DELIVERY_OUTCOMES = ["pending", "delivered", "failed"];
@@ -34,7 +36,6 @@ export interface Metrics {
 export function createMetrics(deps: Deps): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: "market_" });
-  const chain = deps.config.network;
   const warnOnce = new Set<string>();
   /** A scrape answers even when one source fails: the failing series keep their last value and the log says why. */
   const guarded = async (source: string, read: () => Promise<void>) => {
@@ -79,14 +80,22 @@ export function createMetrics(deps: Deps): Metrics {
 
   const gauge = (name: string, help: string, labelNames: string[] = []) =>
     new Gauge({ name, help, labelNames, registers: [registry] });
-  const headGauge = gauge("market_indexer_head_block", "The chain's head block as last read", ["chain"]);
+  const headGauge = gauge("market_indexer_head_block", "The chain's head block as last read, by chain", [
+    "chain",
+    "network",
+  ]);
   const checkpointGauge = gauge("market_indexer_checkpoint_block", "The last block the index holds completely", [
     "chain",
+    "network",
   ]);
   const lagGauge = gauge("market_indexer_lag_blocks", "Blocks between the chain's head and the index's checkpoint", [
     "chain",
+    "network",
   ]);
-  const intentsGauge = gauge("market_verifier_intents", "The marketplace verifier's transactions by state", ["state"]);
+  const intentsGauge = gauge("market_verifier_intents", "The marketplace verifier's transactions by chain and state", [
+    "chain",
+    "state",
+  ]);
   const deliveriesGauge = gauge(
     "market_webhook_deliveries",
     "Webhook deliveries kept, by outcome (pending: not delivered yet, retrying)",
@@ -102,16 +111,24 @@ export function createMetrics(deps: Deps): Metrics {
   /** Reads the scrape-time sources, each on its own, before the registry is written out. */
   const refresh = () =>
     Promise.all([
-      guarded("indexer", async () => {
-        const { head, checkpoint } = await indexerPosition(deps);
-        if (head !== null) headGauge.set({ chain }, head);
-        if (checkpoint !== null) checkpointGauge.set({ chain }, checkpoint);
-        if (head !== null && checkpoint !== null) lagGauge.set({ chain }, Math.max(0, head - checkpoint));
-      }),
+      ...deps.config.chains.map(({ name: chain, network }) =>
+        guarded(`indexer:${chain}`, async () => {
+          const { head, checkpoint } = await indexerPosition(deps, chain);
+          const labels = { chain, network };
+          if (head !== null) headGauge.set(labels, head);
+          if (checkpoint !== null) checkpointGauge.set(labels, checkpoint);
+          if (head !== null && checkpoint !== null) lagGauge.set(labels, Math.max(0, head - checkpoint));
+        }),
+      ),
       guarded("verifier_intents", async () => {
         const counts = await countVerifierIntents(deps.db);
-        for (const state of new Set([...INTENT_STATES, ...counts.map((c) => c.state)])) {
-          intentsGauge.set({ state }, counts.find((c) => c.state === state)?.count ?? 0);
+        // Every chain a verifier signs on shows each state (0 until one happens); other chains' rows as they are.
+        const chains = new Set([...(deps.verifiers?.keys() ?? []), ...counts.map((c) => c.chain)]);
+        for (const chain of chains) {
+          const ofChain = counts.filter((c) => c.chain === chain);
+          for (const state of new Set([...INTENT_STATES, ...ofChain.map((c) => c.state)])) {
+            intentsGauge.set({ chain, state }, ofChain.find((c) => c.state === state)?.count ?? 0);
+          }
         }
       }),
       guarded("webhook_deliveries", async () => {
@@ -168,14 +185,22 @@ export function createMetrics(deps: Deps): Metrics {
   };
 }
 
-/** The indexer's head and checkpoint: this process's indexer, else the shared checkpoint and the chain's head. */
-async function indexerPosition(deps: Deps): Promise<{ head: number | null; checkpoint: number | null }> {
-  const status = deps.indexer?.status();
+/**
+ * `chain`'s indexer head and checkpoint: this process's indexer of that chain, else the shared checkpoint and the
+ * chain's head.
+ */
+async function indexerPosition(
+  deps: Deps,
+  chain: ChainName,
+): Promise<{ head: number | null; checkpoint: number | null }> {
+  const posting = chain === deps.config.api.postingChain;
+  const status = (posting ? (deps.indexer ?? deps.indexers?.get(chain)) : deps.indexers?.get(chain))?.status();
   if (status && status.state !== "waiting-for-lock" && status.state !== "stopped") {
     return { head: status.head, checkpoint: status.checkpoint };
   }
-  const stored = await getCheckpoint(deps.db, deps.config.api.postingChain, CHECKPOINT_NAME);
-  const head = deps.chain ? await deps.chain.provider.getBlockNumber() : null;
+  const stored = await getCheckpoint(deps.db, chain, CHECKPOINT_NAME);
+  const gateway = posting ? deps.chain : deps.chains.get(chain);
+  const head = gateway ? await gateway.provider.getBlockNumber() : null;
   return { head, checkpoint: stored?.blockNumber ?? null };
 }
 

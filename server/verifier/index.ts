@@ -1,9 +1,10 @@
 /**
- * The marketplace verifier's factory. The composition root (server/main.ts) creates one when VERIFIER_PRIVATE_KEY is
- * set and the network has a deployment, starts it with the server and stops it on close.
+ * The marketplace verifier's factory. The composition root (server/main.ts) creates one per configured chain with a
+ * deployment when VERIFIER_PRIVATE_KEY is set (the same key on every chain), starts them with the server and stops
+ * them on close.
  *
  * @example
- *   const verifier = createMarketplaceVerifier({ db, chain, privateKey: config.marketplace.verifierPrivateKey! });
+ *   const verifier = createMarketplaceVerifier({ db, chain: deps.chains.get("arc")!, privateKey: key });
  *   await verifier.start();
  *   await verifier.requestAssign(7, worker);           // sent now; confirmed by the loop
  *   const done = await verifier.settled(assignKey(7)); // { status: "confirmed", txHash, ... }
@@ -12,6 +13,7 @@ import type { Knex } from "knex";
 import type { Provider } from "ethers";
 import type { Logger } from "../logger";
 import type { ChainGateway } from "../chain/gateway";
+import type { ChainName } from "../escrow/records";
 import { Verifier } from "./verifier";
 import type { MarketplaceVerifier } from "./types";
 
@@ -20,8 +22,10 @@ export { classifyBroadcastError, revertReason, type BroadcastFailure, type Rever
 
 export interface CreateVerifierOptions {
   db: Knex;
-  /** The chain the escrow lives on: its provider and address book (or pass provider and escrowAddress). */
-  chain?: Pick<ChainGateway, "book" | "provider">;
+  /** The chain the escrow lives on: its name, provider and address book (or pass chainName, provider and escrowAddress). */
+  chain?: Pick<ChainGateway, "name" | "book" | "provider">;
+  /** The settlement chain's name when `chain` is not given (default: base). */
+  chainName?: ChainName;
   provider?: Provider;
   escrowAddress?: string;
   /** The platform verifier's key, 0x + 64 hex. */
@@ -37,6 +41,7 @@ export function createMarketplaceVerifier(options: CreateVerifierOptions): Marke
   if (!provider || !escrowAddress) throw new Error("createMarketplaceVerifier needs a chain (provider and escrow)");
   return new Verifier({
     db: options.db,
+    chain: options.chain?.name ?? options.chainName ?? "base",
     provider,
     escrowAddress,
     privateKey: options.privateKey,

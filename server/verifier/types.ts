@@ -1,15 +1,19 @@
 /**
  * The marketplace verifier's interface: the only part of the service that signs, with the platform verifier's key.
  * Callers (the marketplace domain) record intents; the verifier sends each exactly once, across crashes and restarts.
+ * One runs per settlement chain with a deployment (deps.verifiers; verifierOn(deps, chain) finds a task's chain's).
  * See docs/marketplace.md ("Marketplace verifier").
  */
 
 import type { IntentKind, IntentStatus } from "../db/repositories/verifierIntents";
+import type { ChainName } from "../escrow/records";
 
 export type { IntentKind, IntentStatus };
 
 export interface IntentView {
   id: number;
+  /** The chain whose escrow the call goes to (the verifier's). */
+  chain: ChainName;
   kind: IntentKind;
   taskId: number;
   /** assign:<taskId> or verdict:<taskId>:<attempt> */
@@ -21,8 +25,10 @@ export interface IntentView {
 }
 
 export interface MarketplaceVerifier {
-  /** The verifier's address (the escrow's `verifier`). */
+  /** The verifier's address (the escrow's `verifier`; the same key on every chain). */
   readonly address: string;
+  /** The settlement chain it signs on: its intents (keys unique per chain) and nonces are this chain's. */
+  readonly chain: ChainName;
 
   /**
    * Records `marketplaceAssign(taskId, worker)` and sends it now. Resolves once the transaction is broadcast (status
@@ -34,7 +40,7 @@ export interface MarketplaceVerifier {
   /** Records `completeVerification(taskId, passed)` for submission `attempt` and sends it now, as requestAssign. */
   requestVerdict(taskId: number, attempt: number, passed: boolean): Promise<IntentView>;
 
-  /** The intent with this key, if any. */
+  /** The intent with this key on this verifier's chain, if any. */
   intent(key: string): Promise<IntentView | undefined>;
 
   /** Waits until the intent is confirmed or failed (tests, the example agent). */

@@ -13,6 +13,9 @@
  *      never had it: the intent goes back to pending and is deleted (VerifierSendError). Any other failure keeps it
  *      sent; the loop re-broadcasts.
  *
+ * One Verifier runs per settlement chain (the same key, its own provider, escrow, nonces and intents): it reads and
+ * writes only its chain's rows of `verifier_intents`, so base's `assign:0` and arc's `assign:0` are two intents.
+ *
  * The loop (start/stop) looks up the receipt of every sent intent: status 1 -> confirmed, status 0 -> failed
  * ("reverted"); no receipt and unknown to the node -> the stored raw transaction is broadcast again (same nonce, same
  * hash: the chain cannot execute it twice). On start it resumes every sent intent, and sends the pending intents a
@@ -21,6 +24,7 @@
 import { Transaction, Wallet, type Provider, type TransactionReceipt, type TransactionRequest } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { Knex } from "knex";
+import type { ChainName } from "../escrow/records";
 import { encodeCompleteVerification, encodeMarketplaceAssign, withMargin } from "../chain/escrowCalls";
 import {
   backoffDelay,
@@ -59,6 +63,8 @@ import {
 
 export interface VerifierOptions {
   db: Knex;
+  /** The settlement chain this verifier signs on: its intents and nonces are this chain's. */
+  chain: ChainName;
   provider: Provider;
   /** The escrow proxy. */
   escrowAddress: string;
@@ -96,6 +102,7 @@ class Refusal extends Error {
 
 export class Verifier implements MarketplaceVerifier {
   readonly address: string;
+  readonly chain: ChainName;
   private readonly wallet: Wallet;
   private readonly db: Knex;
   private readonly provider: Provider;
@@ -117,6 +124,7 @@ export class Verifier implements MarketplaceVerifier {
   constructor(options: VerifierOptions) {
     this.wallet = new Wallet(options.privateKey);
     this.address = this.wallet.address;
+    this.chain = options.chain;
     this.db = options.db;
     this.provider = options.provider;
     this.escrow = options.escrowAddress;
@@ -135,17 +143,18 @@ export class Verifier implements MarketplaceVerifier {
   }
 
   async intent(key: string): Promise<IntentView | undefined> {
-    const row = await findIntent(this.db, key);
+    const row = await findIntent(this.db, this.chain, key);
     return row ? view(row) : undefined;
   }
 
   async settled(key: string, timeoutMs = 30_000): Promise<IntentView> {
     const until = Date.now() + timeoutMs;
     for (;;) {
-      const row = await findIntent(this.db, key);
-      if (!row) throw new Error(`no verifier intent ${key}`);
+      const row = await findIntent(this.db, this.chain, key);
+      if (!row) throw new Error(`no verifier intent ${key} on ${this.chain}`);
       if (row.status === "confirmed" || row.status === "failed") return view(row);
-      if (Date.now() >= until) throw new Error(`verifier intent ${key} still ${row.status} after ${timeoutMs} ms`);
+      if (Date.now() >= until)
+        throw new Error(`verifier intent ${key} on ${this.chain} still ${row.status} after ${timeoutMs} ms`);
       await sleep(Math.min(this.pollMs, 50));
     }
   }
@@ -159,7 +168,7 @@ export class Verifier implements MarketplaceVerifier {
   }
 
   private async record(kind: IntentKind, taskId: number, key: string, args: Record<string, unknown>) {
-    const { intent } = await insertIntent(this.db, { kind, taskId, key, args, now: nowSeconds() });
+    const { intent } = await insertIntent(this.db, { chain: this.chain, kind, taskId, key, args, now: nowSeconds() });
     if (intent.status === "pending") {
       return view(await this.exclusive(() => this.send(intent.id, { kind: "request", retry: false })));
     }
@@ -242,7 +251,7 @@ export class Verifier implements MarketplaceVerifier {
         this.network(),
         withRetry(() => this.provider.getFeeData(), { retries: 2 }),
         withRetry(() => this.provider.getTransactionCount(this.address, "pending"), { retries: 2 }),
-        highestActiveNonce(this.db),
+        highestActiveNonce(this.db, this.chain),
       ]);
       nonce = Math.max(pendingNonce, stored === null ? 0 : stored + 1);
       const tx: TransactionRequest = { to: this.escrow, data, value: 0n, chainId, nonce, gasLimit: withMargin(gas) };
@@ -396,12 +405,12 @@ export class Verifier implements MarketplaceVerifier {
 
   /** One pass: every sent intent, then every pending intent no request of this process is sending. */
   async tick(): Promise<void> {
-    for (const row of await listIntentsByStatus(this.db, ["sent"])) {
+    for (const row of await listIntentsByStatus(this.db, this.chain, ["sent"])) {
       if (!this.running) return;
       if (this.inflight.has(row.key)) continue; // its request is broadcasting it right now
       await this.check(row);
     }
-    for (const row of await listIntentsByStatus(this.db, ["pending"])) {
+    for (const row of await listIntentsByStatus(this.db, this.chain, ["pending"])) {
       if (!this.running) return;
       if (this.inflight.has(row.key)) continue;
       this.logger.info("verifier resumes an unsent intent", { key: row.key });
@@ -460,6 +469,7 @@ function describeCall(row: IntentRecord): string {
 function view(row: IntentRecord): IntentView {
   return {
     id: row.id,
+    chain: row.chain,
     kind: row.kind,
     taskId: row.taskId,
     key: row.key,

@@ -95,12 +95,28 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
         `Operations    ${devnet.apiUrl}/metrics, ${devnet.apiUrl}/health/ready (docs/operations.md)`,
       ]);
       // The operator's endpoints: Prometheus metrics on the API's own port, and readiness once the index is at the head.
+      // Each chain's index and verifier have their own series, and readiness checks each chain.
       const scraped = await scrape(`${devnet.apiUrl}/metrics`);
-      expect(scraped.has("market_indexer_checkpoint_block", { chain: "localhost" })).to.equal(true);
-      expect(scraped.has("market_verifier_intents", { state: "confirmed" })).to.equal(true);
+      expect(scraped.has("market_indexer_checkpoint_block", { chain: "base", network: "localhost" })).to.equal(true);
+      expect(scraped.has("market_indexer_checkpoint_block", { chain: "arc", network: "localhost-arc" })).to.equal(true);
+      for (const chain of ["base", "arc"]) {
+        expect(scraped.has("market_verifier_intents", { chain, state: "confirmed" }), chain).to.equal(true);
+      }
       expect(scraped.value("market_hosted_agents", { state: "running" })).to.be.at.least(0);
       const ready = await fetch(`${devnet.apiUrl}/health/ready`);
       expect(ready.status, await ready.clone().text()).to.equal(200);
+      const readyChains = (await ready.json()).data.chains;
+      expect(Object.keys(readyChains).sort()).to.deep.equal(["arc", "base"]);
+      // The marketplace verifier signs on both chains: one verifier per chain, each with that chain's escrow role.
+      expect(devnet.verifierChains).to.deep.equal(["base", "arc"]);
+      for (const chain of devnet.chains) {
+        const verifier = devnet.server!.deps.verifiers!.get(chain.name)!;
+        expect(verifier.chain).to.equal(chain.name);
+        expect(verifier.address).to.equal(chain.deployment.book.verifier);
+      }
+      expect(printed).to.include(
+        "Verifier      the marketplace verifier signs assignments and auto/manual verdicts on base and arc, with its own nonces and intents on each",
+      );
       expect(server.headers["X-API-Key"]).to.match(/^sk_[0-9a-f]{64}$/);
       const client = new Client({ name: "newcomer", version: "1.0.0" });
       await client.connect(
@@ -150,7 +166,22 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
         }[]
       ).map((e) => [e.address, e.name]);
       expect(listed).to.deep.equal([[devnet.verifierAgent!.address.toLowerCase(), "Devnet verifier"]]);
-      expect(printed.join("\n")).to.include(`verifier agent ${devnet.verifierAgent!.address} (hosted, owner agent-1)`);
+      // The summary says on which chains each hosted agent settles: what its executor record declares.
+      const executors = (await (await fetch(`${devnet.apiUrl}/api/v1/a2a/executors`)).json()).data.executors as {
+        address: string;
+        supportedChains: string[];
+      }[];
+      for (const agent of [devnet.agent!, devnet.verifierAgent!]) {
+        const record = executors.find((e) => e.address === agent.address.toLowerCase())!;
+        expect(agent.chains, agent.slug).to.deep.equal(record.supportedChains);
+      }
+      const chainsOf = (agent: { chains: string[] }) => agent.chains.join(" and ");
+      expect(printed.join("\n")).to.include(
+        `verifier agent ${devnet.verifierAgent!.address} (hosted, owner agent-1, on ${chainsOf(devnet.verifierAgent!)})`,
+      );
+      expect(printed.join("\n")).to.include(
+        `example agent ${devnet.agent!.address} (hosted, owner agent-1, on ${chainsOf(devnet.agent!)})`,
+      );
     } finally {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });

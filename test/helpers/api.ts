@@ -166,9 +166,8 @@ export async function startTestApi(
     testDb.onCleanup(() => stopArc.stop());
   }
   deps.indexers = indexers;
-  // The marketplace verifier runs when env has VERIFIER_PRIVATE_KEY (buildDeps creates it).
-  const verifier = deps.verifier;
-  if (verifier) {
+  // The marketplace verifiers run when env has VERIFIER_PRIVATE_KEY (buildDeps creates one per chain).
+  for (const verifier of deps.verifiers?.values() ?? []) {
     await verifier.start();
     testDb.onCleanup(() => verifier.stop());
   }

@@ -20,6 +20,8 @@ import {
   type MarketplaceVerifier,
 } from "../../server/verifier/types";
 
+import type { ChainName } from "../../server/escrow/records";
+
 export type FakeMode = "send" | "refuse" | "hold";
 
 interface SentTx {
@@ -30,6 +32,7 @@ interface SentTx {
 export class FakeVerifier implements MarketplaceVerifier {
   mode: FakeMode = "send";
   readonly address: string;
+  readonly chain: ChainName;
   /** Every requestAssign / requestVerdict call, in order. */
   readonly calls: { key: string; args: unknown[] }[] = [];
   private readonly intents = new Map<string, IntentView>();
@@ -41,8 +44,10 @@ export class FakeVerifier implements MarketplaceVerifier {
     private readonly escrow: TaskEscrow,
     private readonly signer: Signer,
     address: string,
+    chain: ChainName = "base",
   ) {
     this.address = address.toLowerCase();
+    this.chain = chain;
   }
 
   requestAssign(taskId: number, worker: string): Promise<IntentView> {
@@ -106,7 +111,16 @@ export class FakeVerifier implements MarketplaceVerifier {
     const existing = this.intents.get(key);
     if (existing && existing.status !== "failed") return { ...existing };
     if (this.mode === "refuse") throw new VerifierSendError(`fake verifier: ${key} refused`);
-    const view: IntentView = { id: ++this.seq, kind, taskId, key, status: "pending", txHash: null, error: null };
+    const view: IntentView = {
+      id: ++this.seq,
+      chain: this.chain,
+      kind,
+      taskId,
+      key,
+      status: "pending",
+      txHash: null,
+      error: null,
+    };
     this.intents.set(key, view);
     if (this.mode === "hold") {
       this.held.set(key, send);

@@ -22,6 +22,7 @@ import { oauth } from "./015_oauth";
 import { apiKeyExpiry } from "./016_api_key_expiry";
 import { twoChains } from "./014_two_chains";
 import { hostedAgentChains } from "./017_hosted_agent_chains";
+import { verifierIntentsPerChain } from "./018_verifier_intents_per_chain";
 import type { ChainName } from "../../escrow/records";
 
 export type { Migration };
@@ -33,7 +34,14 @@ export interface MigrateOptions {
 
 /** Every migration, for a database whose rows so far belong to `postingChain`. */
 export function migrations(postingChain: ChainName = "base"): readonly Migration[] {
-  return [...MIGRATIONS_TO_013, twoChains(postingChain), oauth, apiKeyExpiry, hostedAgentChains(postingChain)];
+  return [
+    ...MIGRATIONS_TO_013,
+    twoChains(postingChain),
+    oauth,
+    apiKeyExpiry,
+    hostedAgentChains(postingChain),
+    verifierIntentsPerChain(postingChain),
+  ];
 }
 
 const MIGRATIONS_TO_013: readonly Migration[] = [

@@ -18,9 +18,13 @@ async function countBy(db: Queryable, table: string, column: string): Promise<St
   return rows.map((r) => ({ state: String(r.state), count: Number(r.count) }));
 }
 
-/** The marketplace verifier's intents by status (pending | sent | confirmed | failed). */
-export function countVerifierIntents(db: Queryable): Promise<StateCount[]> {
-  return countBy(db, "verifier_intents", "status");
+/** The marketplace verifiers' intents by chain and status (pending | sent | confirmed | failed). */
+export async function countVerifierIntents(db: Queryable): Promise<(StateCount & { chain: string })[]> {
+  const rows = (await db("verifier_intents")
+    .select({ chain: "chain", state: "status" })
+    .count({ count: "*" })
+    .groupBy("chain", "status")) as { chain: string; state: string; count: number | string }[];
+  return rows.map((r) => ({ chain: String(r.chain), state: String(r.state), count: Number(r.count) }));
 }
 
 /** Webhook deliveries kept (finished ones until the retention ends) by status (pending | delivered | failed). */

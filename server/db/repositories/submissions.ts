@@ -5,7 +5,7 @@
  * The verdict columns record who judged an attempt and how (the chain's VerificationCompleted is the truth).
  */
 import { isUniqueViolation } from "./listings";
-import { TASK_STATUS } from "../../escrow/records";
+import { TASK_STATUS, type ChainName } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 export type Verdict = "pass" | "fail";
@@ -67,12 +67,16 @@ export async function insertSubmission(
   }
 }
 
+/** Attempt `attempt` of a task; with `chain`, of that chain's task (task ids are per chain). */
 export async function findSubmission(
   db: Queryable,
   taskId: number,
   attempt: number,
+  chain?: ChainName,
 ): Promise<SubmissionRecord | undefined> {
-  const row = await db("task_submissions").where({ task_id: taskId, attempt }).first();
+  const row = await db("task_submissions")
+    .where({ task_id: taskId, attempt, ...(chain ? { chain } : {}) })
+    .first();
   return row ? fromRow(row) : undefined;
 }
 
@@ -104,17 +108,25 @@ export async function latestSubmissions(
 
 /**
  * Records the verdict on one attempt unless another verdict is recorded: true when the row now holds `verdict`
- * (newly, or already), false when it holds the other one or does not exist.
+ * (newly, or already), false when it holds the other one or does not exist. With `chain`, that chain's task's.
  */
 export async function recordVerdict(
   db: Queryable,
-  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number },
+  v: {
+    taskId: number;
+    attempt: number;
+    verdict: Verdict;
+    by: string;
+    reason: string | null;
+    at: number;
+    chain?: ChainName;
+  },
 ): Promise<boolean> {
   await db("task_submissions")
-    .where({ task_id: v.taskId, attempt: v.attempt })
+    .where({ task_id: v.taskId, attempt: v.attempt, ...(v.chain ? { chain: v.chain } : {}) })
     .whereNull("verdict")
     .update({ verdict: v.verdict, verdict_by: v.by.toLowerCase(), verdict_reason: v.reason, verdict_at: v.at });
-  const row = await findSubmission(db, v.taskId, v.attempt);
+  const row = await findSubmission(db, v.taskId, v.attempt, v.chain);
   return row?.verdict === v.verdict;
 }
 
@@ -138,11 +150,13 @@ export async function clearVerdict(db: Queryable, taskId: number, attempt: numbe
 
 /**
  * Ids of the listed tasks in verification mode `mode` that are Submitted on-chain (their latest deliverable awaits a
- * verdict), oldest first. A listing and a projection row match by task hash too (after a reorg an id may differ).
+ * verdict), oldest first: of `chain` when given, else of every chain. A listing and a projection row match by chain and
+ * task hash too (after a reorg an id may differ).
  */
-export async function listSubmittedTaskIds(db: Queryable, mode: string): Promise<number[]> {
+export async function listSubmittedTaskIds(db: Queryable, mode: string, chain?: ChainName): Promise<number[]> {
   const rows = await db("tasks")
-    .join("listings", "listings.task_id", "tasks.task_id")
+    .join("listings", (j) => j.on("listings.chain", "tasks.chain").andOn("listings.task_id", "tasks.task_id"))
+    .where(chain === undefined ? {} : { "tasks.chain": chain })
     .where("tasks.status", TASK_STATUS.Submitted)
     .where("listings.verification_mode", mode)
     .whereRaw("listings.task_hash = tasks.task_hash")

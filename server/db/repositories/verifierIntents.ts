@@ -1,9 +1,11 @@
 /**
  * The marketplace verifier's intents (`verifier_intents`): one row per chain call it must make exactly once, keyed by
- * `intent_key` (`assign:<taskId>`, `verdict:<taskId>:<attempt>`). Status moves pending -> sent -> confirmed | failed;
+ * the settlement chain and `intent_key` (`assign:<taskId>`, `verdict:<taskId>:<attempt>`): each chain's verifier has
+ * its own intents and its own nonces, and reads only its chain's rows. Status moves pending -> sent -> confirmed | failed;
  * the signed transaction is stored with the move to `sent`, before it is broadcast. Every transition is a conditional
  * update on the current status, so a late writer (the loop and a request racing) cannot move a row backwards.
  */
+import type { ChainName } from "../../escrow/records";
 import type { Queryable } from "./util";
 
 /** What the verifier sends: an assignment or a verdict. The one definition (server/verifier/types.ts uses it). */
@@ -15,6 +17,8 @@ export type IntentStatus = (typeof INTENT_STATUSES)[number];
 
 export interface IntentRecord {
   id: number;
+  /** The chain whose escrow the call goes to. */
+  chain: ChainName;
   kind: IntentKind;
   taskId: number;
   key: string;
@@ -38,6 +42,7 @@ const TABLE = "verifier_intents";
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): IntentRecord => ({
   id: Number(r.id),
+  chain: r.chain as ChainName,
   kind: r.kind,
   taskId: Number(r.task_id),
   key: r.intent_key,
@@ -53,15 +58,23 @@ const fromRow = (r: any): IntentRecord => ({
 });
 
 /**
- * Inserts a pending intent unless one with this key exists (`on conflict do nothing`: of concurrent inserts exactly
- * one creates the row). Returns the row with this key and whether this call created it.
+ * Inserts a pending intent unless one with this chain and key exists (`on conflict do nothing`: of concurrent inserts
+ * exactly one creates the row). Returns the row with this key and whether this call created it.
  */
 export async function insertIntent(
   db: Queryable,
-  intent: { kind: IntentKind; taskId: number; key: string; args: Record<string, unknown>; now: number },
+  intent: {
+    chain: ChainName;
+    kind: IntentKind;
+    taskId: number;
+    key: string;
+    args: Record<string, unknown>;
+    now: number;
+  },
 ): Promise<{ intent: IntentRecord; created: boolean }> {
   const inserted = await db(TABLE)
     .insert({
+      chain: intent.chain,
       kind: intent.kind,
       task_id: intent.taskId,
       intent_key: intent.key,
@@ -75,16 +88,16 @@ export async function insertIntent(
       created_at: intent.now,
       updated_at: intent.now,
     })
-    .onConflict("intent_key")
+    .onConflict(["chain", "intent_key"])
     .ignore()
     .returning(["id"]);
-  const row = await findIntent(db, intent.key);
-  if (!row) throw new Error(`verifier intent ${intent.key} vanished after its insert`);
+  const row = await findIntent(db, intent.chain, intent.key);
+  if (!row) throw new Error(`verifier intent ${intent.chain}/${intent.key} vanished after its insert`);
   return { intent: row, created: inserted.length === 1 };
 }
 
-export async function findIntent(db: Queryable, key: string): Promise<IntentRecord | undefined> {
-  const row = await db(TABLE).where({ intent_key: key }).first();
+export async function findIntent(db: Queryable, chain: ChainName, key: string): Promise<IntentRecord | undefined> {
+  const row = await db(TABLE).where({ chain, intent_key: key }).first();
   return row ? fromRow(row) : undefined;
 }
 
@@ -93,9 +106,14 @@ export async function findIntentById(db: Queryable, id: number): Promise<IntentR
   return row ? fromRow(row) : undefined;
 }
 
-/** Intents in one of `statuses`, oldest nonce first (rows without a nonce by id). */
-export async function listIntentsByStatus(db: Queryable, statuses: readonly IntentStatus[]): Promise<IntentRecord[]> {
+/** The intents of `chain` in one of `statuses`, oldest nonce first (rows without a nonce by id). */
+export async function listIntentsByStatus(
+  db: Queryable,
+  chain: ChainName,
+  statuses: readonly IntentStatus[],
+): Promise<IntentRecord[]> {
   const rows = await db(TABLE)
+    .where({ chain })
     .whereIn("status", statuses)
     .orderBy([
       { column: "nonce", order: "asc" },
@@ -104,18 +122,24 @@ export async function listIntentsByStatus(db: Queryable, statuses: readonly Inte
   return rows.map(fromRow);
 }
 
-/** Every intent of a task, oldest first. */
-export async function listIntentsByTask(db: Queryable, taskId: number): Promise<IntentRecord[]> {
-  const rows = await db(TABLE).where({ task_id: taskId }).orderBy("id", "asc");
+/** Every intent of a task on `chain`, oldest first. */
+export async function listIntentsByTask(db: Queryable, chain: ChainName, taskId: number): Promise<IntentRecord[]> {
+  const rows = await db(TABLE).where({ chain, task_id: taskId }).orderBy("id", "asc");
   return rows.map(fromRow);
 }
 
 /**
- * The highest nonce of an intent that holds or held a nonce on the chain (not failed), or null. A failed intent's
- * nonce is either consumed on-chain (a reverted transaction: the chain's own count covers it) or was never used.
+ * The highest nonce of an intent of `chain` that holds or held a nonce there (not failed), or null: the verifier's
+ * nonces are per chain. A failed intent's nonce is either consumed on-chain (a reverted transaction: the chain's own
+ * count covers it) or was never used.
  */
-export async function highestActiveNonce(db: Queryable): Promise<number | null> {
-  const row = await db(TABLE).whereNot({ status: "failed" }).whereNotNull("nonce").max({ n: "nonce" }).first();
+export async function highestActiveNonce(db: Queryable, chain: ChainName): Promise<number | null> {
+  const row = await db(TABLE)
+    .where({ chain })
+    .whereNot({ status: "failed" })
+    .whereNotNull("nonce")
+    .max({ n: "nonce" })
+    .first();
   const n = row?.n;
   return n === null || n === undefined ? null : Number(n);
 }

@@ -133,7 +133,7 @@ async function verdictInFlight(
   taskId: number,
   attempt: number,
 ): Promise<boolean | undefined> {
-  const persisted = await findIntent(deps.db, key);
+  const persisted = await findIntent(deps.db, chain, key);
   if (persisted && persisted.status !== "failed" && typeof persisted.args.passed === "boolean") {
     return persisted.args.passed;
   }

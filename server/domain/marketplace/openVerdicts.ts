@@ -9,7 +9,7 @@ import { fail } from "../../errors";
 import { encodeContestOpen, encodeJudgeOpen } from "../../chain/escrowCalls";
 import { loadConfigValues } from "../../db/repositories/escrowConfig";
 import { loadOpenSubmissions } from "../../db/repositories/openSubmissions";
-import { TASK_STATUS, ZERO_ADDRESS, type TaskRecord } from "../../escrow/records";
+import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type TaskRecord } from "../../escrow/records";
 import { windowEnd } from "../../escrow/rules";
 import { loadTaskContext, requireOnChain, stillBefore, unsignedEscrowTx, type EscrowTxResult } from "./taskContext";
 import { refuseWhilePaused } from "./deliver";
@@ -26,9 +26,9 @@ function requireOpenTask(task: TaskRecord): void {
   }
 }
 
-/** The revealed submitters of an open task (lower case), as indexed. */
-async function revealedSubmitters(deps: Deps, taskId: number): Promise<Set<string>> {
-  const byTask = (await loadOpenSubmissions(deps.db, deps.config.api.postingChain, [taskId])).get(taskId);
+/** The revealed submitters of `chain`'s open task (lower case), as indexed. */
+async function revealedSubmitters(deps: Deps, chain: ChainName, taskId: number): Promise<Set<string>> {
+  const byTask = (await loadOpenSubmissions(deps.db, chain, [taskId])).get(taskId);
   return new Set(byTask ? [...byTask.keys()].map((a) => a.toLowerCase()) : []);
 }
 
@@ -50,7 +50,7 @@ export async function buildContestOpen(deps: Deps, wallet: string, rawHash: stri
   if (task.status !== TASK_STATUS.Funded) {
     fail("INVALID_STATUS", `task ${ctx.taskId} is ${ctx.status}: only an unsettled open task is contested`);
   }
-  const revealed = await revealedSubmitters(deps, ctx.taskId);
+  const revealed = await revealedSubmitters(deps, ctx.chain, ctx.taskId);
   const picked = task.openPick !== ZERO_ADDRESS;
   if (caller === task.poster && !picked) {
     if (revealed.size === 0) {
@@ -113,7 +113,7 @@ export async function buildJudgeOpen(
     fail("NOT_VERIFIER", `only the judge of task ${ctx.taskId} (${judge ?? "unknown"}) or the admin may rule on it`);
   }
   const target = winner.toLowerCase();
-  if (target !== ZERO_ADDRESS && !(await revealedSubmitters(deps, ctx.taskId)).has(target)) {
+  if (target !== ZERO_ADDRESS && !(await revealedSubmitters(deps, ctx.chain, ctx.taskId)).has(target)) {
     fail(
       "VALIDATION_ERROR",
       `winner: ${target} revealed no submission on task ${ctx.taskId}; name a revealed submitter, or the zero address to refund the poster`,

@@ -119,18 +119,20 @@ describe("GET /metrics (Prometheus)", function () {
           s = await scrape(`${m.api.url}/metrics`);
           // The index as of the scrape: no further than the indexer is now, and past the accepted task's blocks.
           const indexer = m.api.indexer.status();
-          const checkpoint = s.value("market_indexer_checkpoint_block", { chain: "hardhat" });
+          const checkpoint = s.value("market_indexer_checkpoint_block", { chain: "base", network: "hardhat" });
           expect(checkpoint)
             .to.be.at.most(indexer.checkpoint!)
             .and.at.least(indexer.checkpoint! - 5);
-          expect(s.value("market_indexer_head_block", { chain: "hardhat" })).to.be.at.least(checkpoint);
-          expect(s.value("market_indexer_lag_blocks", { chain: "hardhat" })).to.equal(
-            s.value("market_indexer_head_block", { chain: "hardhat" }) -
-              s.value("market_indexer_checkpoint_block", { chain: "hardhat" }),
+          expect(s.value("market_indexer_head_block", { chain: "base", network: "hardhat" })).to.be.at.least(
+            checkpoint,
           );
-          expect(s.value("market_verifier_intents", { state: "confirmed" })).to.equal(1);
-          expect(s.has("market_verifier_intents", { state: "failed" })).to.equal(true);
-          expect(s.value("market_verifier_intents", { state: "failed" })).to.equal(0);
+          expect(s.value("market_indexer_lag_blocks", { chain: "base", network: "hardhat" })).to.equal(
+            s.value("market_indexer_head_block", { chain: "base", network: "hardhat" }) -
+              s.value("market_indexer_checkpoint_block", { chain: "base", network: "hardhat" }),
+          );
+          expect(s.value("market_verifier_intents", { chain: "base", state: "confirmed" })).to.equal(1);
+          expect(s.has("market_verifier_intents", { chain: "base", state: "failed" })).to.equal(true);
+          expect(s.value("market_verifier_intents", { chain: "base", state: "failed" })).to.equal(0);
           const deliveries = await m.api.deps.db("webhook_deliveries").select("status");
           for (const outcome of ["delivered", "failed", "pending"]) {
             expect(s.value("market_webhook_deliveries", { outcome }), outcome).to.equal(

@@ -109,7 +109,7 @@ describe("Marketplace verifier", () => {
         expect(task.status).to.equal(BigInt(STATUS.Assigned));
         const receipt = await provider.getTransactionReceipt(sent.txHash!);
         expect(receipt!.from).to.equal(fx.verifier.address);
-        const row = await findIntent(testDb.db, sent.key);
+        const row = await findIntent(testDb.db, "base", sent.key);
         expect(row!.nonce).to.equal(nonceBefore);
         expect(row!.rawTx).to.match(/^0x02/); // EIP-1559
         expect(ethers.Transaction.from(row!.rawTx!).hash).to.equal(sent.txHash);
@@ -147,8 +147,8 @@ describe("Marketplace verifier", () => {
         expect(await verifierNonce()).to.equal(nonceBefore + 2);
         expect(await assignedEvents(fx, first)).to.have.length(1);
         expect(await assignedEvents(fx, second)).to.have.length(1);
-        expect(await listIntentsByTask(testDb.db, first)).to.have.length(1);
-        expect(await listIntentsByTask(testDb.db, second)).to.have.length(1);
+        expect(await listIntentsByTask(testDb.db, "base", first)).to.have.length(1);
+        expect(await listIntentsByTask(testDb.db, "base", second)).to.have.length(1);
       }));
 
     it("throws VerifierSendError with the escrow's error and keeps no intent when the call would revert", () =>
@@ -167,7 +167,7 @@ describe("Marketplace verifier", () => {
         expect((caught as VerifierSendError).reason).to.equal("SelfAssignment");
         expect((caught as Error).message).to.contain("SelfAssignment()");
         expect(await verifier.intent(assignKey(taskId))).to.equal(undefined);
-        expect(await listIntentsByTask(testDb.db, taskId)).to.deep.equal([]);
+        expect(await listIntentsByTask(testDb.db, "base", taskId)).to.deep.equal([]);
         expect(await verifierNonce()).to.equal(nonceBefore);
         // The key is free again: a valid request goes through.
         await verifier.requestAssign(taskId, fx.worker.address);
@@ -191,7 +191,7 @@ describe("Marketplace verifier", () => {
 
         expect(caught).to.be.instanceOf(VerifierSendError);
         expect((caught as Error).message).to.contain("cannot pay the gas");
-        expect(await listIntentsByTask(testDb.db, taskId)).to.deep.equal([]);
+        expect(await listIntentsByTask(testDb.db, "base", taskId)).to.deep.equal([]);
         expect(await verifierNonce()).to.equal(nonceBefore);
         expect((await fx.escrow.getTask(taskId)).status).to.equal(BigInt(STATUS.Funded));
       }));
@@ -207,7 +207,7 @@ describe("Marketplace verifier", () => {
         for (const id of ids) expect((await verifier.settled(assignKey(id))).status).to.equal("confirmed");
 
         const nonces = [];
-        for (const id of ids) nonces.push((await findIntent(testDb.db, assignKey(id)))!.nonce);
+        for (const id of ids) nonces.push((await findIntent(testDb.db, "base", assignKey(id)))!.nonce);
         expect(nonces.slice(0, 2)).to.deep.equal([nonceBefore, nonceBefore + 1]);
         expect([...nonces].sort((x, y) => x! - y!)).to.deep.equal([0, 1, 2, 3, 4].map((i) => nonceBefore + i));
         expect(await verifierNonce()).to.equal(nonceBefore + 5);
@@ -240,7 +240,7 @@ describe("Marketplace verifier", () => {
         expect((await fx.escrow.getTask(taskId)).status).to.equal(BigInt(STATUS.Completed));
         expect((await fx.usdc.balanceOf(fx.worker.address)) - workerBefore).to.equal(USDC(100) - fee);
         expect((await fx.usdc.balanceOf(fx.treasury.address)) - treasuryBefore).to.equal(fee);
-        expect((await findIntent(testDb.db, done.key))!.args).to.deep.equal({ attempt: 1, passed: true });
+        expect((await findIntent(testDb.db, "base", done.key))!.args).to.deep.equal({ attempt: 1, passed: true });
       }));
 
     it("fails the work: the task is Verified with one attempt and nothing is paid", () =>
@@ -311,7 +311,7 @@ describe("Marketplace verifier", () => {
           expect(await verifierNonce()).to.equal(nonceBefore + 1);
           expect(await assignedEvents(fx, taskId)).to.have.length(1);
           expect((await fx.escrow.getTask(taskId)).worker).to.equal(fx.worker.address);
-          const row = await findIntent(testDb.db, assignKey(taskId));
+          const row = await findIntent(testDb.db, "base", assignKey(taskId));
           expect(row!.attempts).to.equal(2); // the first broadcast and the restart's
           expect(row!.nonce).to.equal(nonceBefore);
         });
@@ -337,7 +337,7 @@ describe("Marketplace verifier", () => {
           expect(done).to.deep.include({ status: "confirmed", txHash: sent.txHash });
           expect(await verifierNonce()).to.equal(nonceBefore + 1);
           expect(await assignedEvents(fx, taskId)).to.have.length(1);
-          expect((await findIntent(testDb.db, assignKey(taskId)))!.attempts).to.equal(1);
+          expect((await findIntent(testDb.db, "base", assignKey(taskId)))!.attempts).to.equal(1);
         });
       }));
 
@@ -353,8 +353,8 @@ describe("Marketplace verifier", () => {
           expect(await provider.getTransactionCount(fx.verifier.address, "pending")).to.equal(nonceBefore);
           const b = await verifier.requestAssign(next, fx.worker.address);
 
-          expect((await findIntent(testDb.db, a.key))!.nonce).to.equal(nonceBefore);
-          expect((await findIntent(testDb.db, b.key))!.nonce).to.equal(nonceBefore + 1);
+          expect((await findIntent(testDb.db, "base", a.key))!.nonce).to.equal(nonceBefore);
+          expect((await findIntent(testDb.db, "base", b.key))!.nonce).to.equal(nonceBefore + 1);
           await verifier.start();
           await until(async () => (await provider.getTransaction(a.txHash!)) !== null);
           await network.provider.send("evm_mine", []);
@@ -372,6 +372,7 @@ describe("Marketplace verifier", () => {
         await first.stop();
         // What a process that died between recording the intent and signing it leaves behind.
         await insertIntent(testDb.db, {
+          chain: "base",
           kind: "assign",
           taskId,
           key: assignKey(taskId),
@@ -393,6 +394,7 @@ describe("Marketplace verifier", () => {
         const [taskId] = await fundTasks(fx);
         await first.stop();
         await insertIntent(testDb.db, {
+          chain: "base",
           kind: "assign",
           taskId,
           key: assignKey(taskId),

@@ -346,7 +346,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           expect((await get(`/api/v1/tasks/${t.taskHash}`)).json.data.resultData).to.deep.equal(good);
 
           // Exactly one chain call per attempt, and nothing left to do.
-          const intents = await listIntentsByTask(api.deps.db, t.taskId);
+          const intents = await listIntentsByTask(api.deps.db, "base", t.taskId);
           expect(intents.map((i) => i.key).sort()).to.deep.equal(
             [assignKey(t.taskId), verdictKey(t.taskId, 1), verdictKey(t.taskId, 2)].sort(),
           );
@@ -365,7 +365,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await waitFor("the failed auto verdict", async () => (await status(t.taskId)) === STATUS.Verified);
           await api.synced();
           expect(await listSubmissions(api.deps.db, t.taskId)).to.deep.equal([]);
-          const intents = await listIntentsByTask(api.deps.db, t.taskId);
+          const intents = await listIntentsByTask(api.deps.db, "base", t.taskId);
           expect(intents.find((i) => i.key === verdictKey(t.taskId, 1))?.args).to.deep.equal({
             attempt: 1,
             passed: false,
@@ -441,7 +441,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           fake.mode = "hold";
           const restarted = new AutoVerifier(api.deps);
           expect(await restarted.runOnce()).to.deep.equal([
-            { taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
+            { chain: "base", taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
           ]);
           expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({ verdict: "pass" });
           // The intent exists (unconfirmed): neither this loop nor another one asks again.
