@@ -46,7 +46,9 @@ describe("migration 017_hosted_agent_chains", () => {
         skills: [{ skill: "summary" }],
       });
 
-      expect(await migrateLatest(db, { postingChain: "arc" })).to.deep.equal(["017_hosted_agent_chains"]);
+      expect(await migrateLatest(db, { postingChain: "arc", until: "017_hosted_agent_chains" })).to.deep.equal([
+        "017_hosted_agent_chains",
+      ]);
       const migrated = (await findHostedAgent(db, before.id))!;
       expect(migrated.chains).to.deep.equal(["arc"]);
       expect(migrated.capabilities).to.deep.equal(["klingon"]);
