@@ -986,6 +986,7 @@ export type ServiceBody = {
   description: string;
   name: string;
   price_raw: string | number;
+  chain?: string | undefined;
   capabilities?: string[] | undefined;
   delivery_time_seconds?: number | undefined;
 };

@@ -312,4 +312,22 @@ describe("API marketplace on two chains: base and arc", function () {
     const after = await get(`/api/v1/credits/${worker.address}?chain=arc`);
     expect(after.json.data.credits).to.deep.equal([{ ...expected, owed: "0", withdrawn: owed.toString() }]);
   });
+  it("prices a service in the settlement token of the chain it is rented on; an agent that does not settle there is refused", async () => {
+    const SERVICES = "/api/v1/marketplace/services";
+    const body = { name: "Summaries", description: "Summarises a text", price_raw: 5_000_000 };
+    const baseOnly = await registerAgent(["base"]);
+    const refused = await post(SERVICES, baseOnly.key, { ...body, chain: "arc" });
+    expectError(refused, 409, "TARGET_CHAIN_UNSUPPORTED");
+    expect(refused.json.error.details).to.deep.equal({ chain: "arc", supportedChains: ["base"] });
+    expectError(await post(SERVICES, baseOnly.key, { ...body, chain: "polygon" }), 400, "INVALID_CHAIN");
+    const onBase = await post(SERVICES, baseOnly.key, body);
+    expect(onBase.status, onBase.text).to.equal(201);
+    expect(onBase.json.data.token).to.equal((await base.usdc.getAddress()).toLowerCase());
+
+    const both = await registerAgent(["base", "arc"]);
+    const onArc = await post(SERVICES, both.key, { ...body, chain: "arc" });
+    expect(onArc.status, onArc.text).to.equal(201);
+    expect(onArc.json.data.token).to.equal((await arc.usdc.getAddress()).toLowerCase());
+    expect(onArc.json.data.token).to.not.equal(onBase.json.data.token);
+  });
 });
