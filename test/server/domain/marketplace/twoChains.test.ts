@@ -20,11 +20,12 @@ import { ARC_CHAIN_ID, arcFixture, type ArcFixture } from "../../../helpers/arc"
 import { FakeVerifier } from "../../../helpers/fakeVerifier";
 import { ENV, INDEX } from "../../../helpers/market";
 import { hardhatPrivateKey, verifierPrivateKey } from "../../../helpers/keys";
-import { agentPublicKey } from "../../../../server/domain/briefs";
+import { agentPublicKey, unwrapBriefKey, wrapBriefKey } from "../../../../server/domain/briefs";
 import { insertListing } from "../../../../server/db/repositories/listings";
 import { findBid } from "../../../../server/db/repositories/bids";
 import { findOpenOffer } from "../../../../server/db/repositories/offers";
 import { findAcceptLock } from "../../../../server/db/repositories/acceptLocks";
+import { findAgentKey } from "../../../../server/db/repositories/agentKeys";
 import { findAssignment } from "../../../../server/db/repositories/assignments";
 import { findSubmission } from "../../../../server/db/repositories/submissions";
 import { assignKey, verdictKey } from "../../../../server/verifier/types";
@@ -109,8 +110,8 @@ describe("API marketplace on two chains: base and arc", function () {
     return { taskHash, taskId: Number(await base.escrow.nextTaskId()) - 1 };
   }
 
-  /** Funds a task on arc and lists it through the repository with chain arc. */
-  async function listOnArc() {
+  /** Funds a task on arc and lists it through the repository with chain arc (private when `wrappedKeys` are given). */
+  async function listOnArc(wrappedKeys: Record<string, string> | null = null) {
     const taskHash = ethers.sha256(ethers.toUtf8Bytes(`arc brief ${Math.random()}`));
     const token = (await arc.usdc.getAddress()).toLowerCase();
     const tx = await arc.escrow.connect(arc.poster).createTask(taskHash, token, USDC(30), CATEGORY, ZONE, HOUR);
@@ -123,12 +124,12 @@ describe("API marketplace on two chains: base and arc", function () {
       chain: "arc",
       poster: arc.poster.address.toLowerCase(),
       txHash: tx.hash,
-      privacy: "public",
+      privacy: wrappedKeys ? "private" : "public",
       verificationMode: "manual",
       verificationCriteria: null,
       verifierAddress: null,
-      rootHash: null,
-      wrappedKeys: null,
+      rootHash: wrappedKeys ? taskHash : null,
+      wrappedKeys,
       targetExecutor: null,
       serviceId: null,
       serviceTerms: null,
@@ -145,8 +146,12 @@ describe("API marketplace on two chains: base and arc", function () {
   }
 
   it("keeps task N of base and task N of arc apart: rules, bids, offers, accepts, submissions, verdicts and transactions each on its own chain", async () => {
+    // The arc task is private: its brief key is wrapped to the worker, which receives it when it accepts.
+    const briefKey = Buffer.alloc(32, 7);
+    const workerAddress = arc.worker.address.toLowerCase();
+    const wrapped = wrapBriefKey(briefKey, agentPublicKey(hardhatPrivateKey(WORKER_ACCOUNT)));
     const onBase = await listOnBase();
-    const onArc = await listOnArc();
+    const onArc = await listOnArc({ [workerAddress]: wrapped });
     // The same on-chain id on both chains: only the chain tells them apart.
     expect(onArc.taskId).to.equal(onBase.taskId);
     const id = onArc.taskId;
@@ -200,6 +205,9 @@ describe("API marketplace on two chains: base and arc", function () {
     // Accept on arc: arc's verifier sends marketplaceAssign on arc; nothing is assigned on base.
     const accepted = await post(task(onArc.taskHash, "accept"), worker.key);
     expect(accepted.status, accepted.text).to.equal(200);
+    expect(unwrapBriefKey(accepted.json.data.wrappedKey, hardhatPrivateKey(WORKER_ACCOUNT))).to.deep.equal(briefKey);
+    expect(await findAgentKey(db, id, worker.address, "arc")).to.include({ chain: "arc", source: "poster" });
+    expect(await findAgentKey(db, id, worker.address, "base")).to.equal(undefined);
     expect(arcVerifier.calls).to.deep.equal([{ key: assignKey(id), args: [id, worker.address] }]);
     expect((await arcVerifier.settled(assignKey(id))).status).to.equal("confirmed");
     await api.synced();
