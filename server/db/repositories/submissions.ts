@@ -1,6 +1,7 @@
 /**
- * Deliverables (table `task_submissions`): one row per task (its chain and on-chain id) and attempt (1..3, the escrow's submission count once
- * the worker's submitEvidence is mined). `result` is the canonical JSON of the result; `evidence_hash` its keccak256.
+ * Deliverables (table `task_submissions`): one row per task (its chain and on-chain id) and attempt (1..3, the
+ * escrow's submission count once the worker's submitEvidence is mined). `result` is the canonical JSON of the result;
+ * `evidence_hash` its keccak256.
  * A row is written before its transaction exists, so a row whose attempt is above the chain's count is pending.
  * The verdict columns record who judged an attempt and how (the chain's VerificationCompleted is the truth).
  */

@@ -4,8 +4,8 @@
  * state of docs/marketplace.md ("States"). Every operation of server/domain/marketplace/ starts here, so they all
  * see a task the same way.
  *
- * Clocks: deadlines are chain time (`now`) of the task's own chain (see chainTime); the accept lock, offer windows and the age of an assignment are wall
- * clock (`wallNow`), because a chain that mines no block has a frozen clock.
+ * Clocks: deadlines are chain time (`now`) of the task's own chain (chainTime); the accept lock, offer windows and the
+ * age of an assignment are wall clock (`wallNow`), because a chain that mines no block has a frozen clock.
  */
 import type { UnsignedTx } from "../schemas/posting";
 import type { Deps } from "../deps";
