@@ -33,6 +33,10 @@ export interface WithdrawResult {
   chainId: number;
 }
 
+/** Whether this service has a deployment of `chain` (the posting chain's gateway is also `deps.chain`). */
+const deployed = (deps: Deps, chain: ChainName): boolean =>
+  deps.chains.has(chain) || (chain === deps.config.api.postingChain && deps.chain !== undefined);
+
 /** What `who` is owed on one chain's escrow, per token. */
 async function creditsOn(deps: Deps, chain: ChainName, who: string): Promise<ChainCreditBalance[]> {
   const { chainId } = chainGateway(deps, chain).book;
@@ -53,7 +57,7 @@ export async function readCredits(
   const who = account.toLowerCase();
   const chains = query.chain
     ? [query.chain]
-    : deps.config.chains.map((c) => c.name).filter((name) => deps.chains.has(name));
+    : deps.config.chains.map((c) => c.name).filter((name) => deployed(deps, name));
   const credits: ChainCreditBalance[] = [];
   for (const chain of chains) credits.push(...(await creditsOn(deps, chain, who)));
   return { account: who, credits };
