@@ -255,7 +255,9 @@ export class MarketApi {
     this.request<T.DeliveryTx>("POST", `/api/v1/a2a/tasks/${enc(hash)}/judge`, { body });
 
   // ------------------------------------------------------------------------------------------------ credits
-  credits = (address: string) => this.request<T.Credits>("GET", `/api/v1/credits/${enc(address)}`);
+  /** What `address` is owed, per chain and token: every chain's, or one chain's (`{ chain: "arc" }`). */
+  credits = (address: string, query: { chain?: "base" | "arc" } = {}) =>
+    this.request<T.Credits>("GET", `/api/v1/credits/${enc(address)}`, { query });
   withdraw = (body: T.WithdrawBody) => this.request<T.WithdrawAnswer>("POST", "/api/v1/credits/withdraw", { body });
 
   // -------------------------------------------------------------------------------------------------- cards

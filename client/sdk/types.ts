@@ -925,10 +925,17 @@ export type JudgeOpenBody = { winner: string };
 // Pull payments (credits)
 export type Credits = {
   account: string;
-  credits: { token: string; owed: string; credited: string; withdrawn: string }[];
+  credits: {
+    chain: "base" | "arc";
+    chainId: number;
+    token: string;
+    owed: string;
+    credited: string;
+    withdrawn: string;
+  }[];
 };
 
-export type WithdrawBody = { token: string; to?: string | undefined };
+export type WithdrawBody = { token: string; chain?: string | undefined; to?: string | undefined };
 
 export type WithdrawAnswer = {
   chain: "base" | "arc";
@@ -984,6 +991,7 @@ export type ServiceBody = {
   description: string;
   name: string;
   price_raw: string | number;
+  chain?: string | undefined;
   capabilities?: string[] | undefined;
   delivery_time_seconds?: number | undefined;
 };

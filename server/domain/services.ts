@@ -21,6 +21,8 @@ import {
   type ServiceRecord,
 } from "../db/repositories/services";
 import type { ServiceBody, ServicePatch, ServicesQuery, ServiceView } from "./schemas/services";
+import { chainGateway } from "./chainGateways";
+import { chainRefusal } from "./marketplace/chainRules";
 
 /** The service terms a rental was listed with (stored with the listing). */
 export interface RentalTerms {
@@ -57,22 +59,23 @@ async function requireSeller(deps: Deps, wallet: string): Promise<ExecutorRecord
   return executor;
 }
 
-function settlementToken(deps: Deps): string {
-  const chain = deps.chain;
-  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "this server has no deployment: services are priced in its token");
-  return chain.book.token.address.toLowerCase();
-}
-
-/** POST /marketplace/services: lists a service of the caller (a registered agent), priced in the settlement token. */
+/**
+ * POST /marketplace/services: lists a service of the caller (a registered agent), priced in the settlement token of
+ * the chain it is rented on (`chain`, default the posting chain): CHAIN_NOT_CONFIGURED without a deployment there,
+ * TARGET_CHAIN_UNSUPPORTED when the agent does not settle there (a rental pinned to it could never be listed).
+ */
 export async function createService(deps: Deps, wallet: string, body: ServiceBody): Promise<ServiceView> {
   const executor = await requireSeller(deps, wallet);
+  const gateway = chainGateway(deps, body.chain);
+  const refused = chainRefusal("TARGET_CHAIN_UNSUPPORTED", executor, gateway.name, "a rental of this service");
+  if (refused) throw refused;
   const now = deps.clock.wallNow();
   const service = await insertService(deps.db, {
     agentAddress: executor.address,
     name: body.name,
     description: body.description,
     priceRaw: body.price_raw,
-    token: settlementToken(deps),
+    token: gateway.book.token.address.toLowerCase(),
     capabilities: body.capabilities,
     deliverySeconds: body.delivery_time_seconds ?? null,
     active: true,

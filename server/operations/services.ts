@@ -25,7 +25,7 @@ export const createServiceRoute = defineOperation({
   request: { body: serviceBodySchema },
   response: serviceSchema,
   successStatus: 201,
-  errors: ["NOT_REGISTERED", "NO_PUBKEY", "CHAIN_NOT_CONFIGURED"],
+  errors: ["NOT_REGISTERED", "NO_PUBKEY", "INVALID_CHAIN", "CHAIN_NOT_CONFIGURED", "TARGET_CHAIN_UNSUPPORTED"],
   handler: ({ body, caller, deps }) => createService(deps, caller!.wallet, body),
 });
 

@@ -3,11 +3,14 @@
  * copied from the poster's wrappedKeys (`poster`) or re-wrapped from the custody key (`custody`). Key material: only
  * ever answered to that agent.
  */
+import type { ChainName } from "../../escrow/records";
 import type { Queryable } from "./util";
 
 export type AgentKeySource = "poster" | "custody";
 
 export interface AgentKeyRecord {
+  /** The task's settlement chain. */
+  chain: ChainName;
   taskId: number;
   agent: string;
   /** Hex of the 126-byte ECIES layout (server/domain/briefs.ts), without 0x. */
@@ -18,6 +21,7 @@ export interface AgentKeyRecord {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): AgentKeyRecord => ({
+  chain: r.chain as ChainName,
   taskId: Number(r.task_id),
   agent: r.agent,
   wrappedKey: r.wrapped_key,
@@ -25,8 +29,13 @@ const fromRow = (r: any): AgentKeyRecord => ({
   createdAt: Number(r.created_at),
 });
 
-export async function findAgentKey(db: Queryable, taskId: number, agent: string): Promise<AgentKeyRecord | undefined> {
-  const row = await db("task_agent_keys").where({ task_id: taskId, agent: agent.toLowerCase() }).first();
+export async function findAgentKey(
+  db: Queryable,
+  taskId: number,
+  agent: string,
+  chain: ChainName,
+): Promise<AgentKeyRecord | undefined> {
+  const row = await db("task_agent_keys").where({ chain, task_id: taskId, agent: agent.toLowerCase() }).first();
   return row ? fromRow(row) : undefined;
 }
 
@@ -34,6 +43,7 @@ export async function findAgentKey(db: Queryable, taskId: number, agent: string)
 export async function saveAgentKey(db: Queryable, key: AgentKeyRecord): Promise<void> {
   await db("task_agent_keys")
     .insert({
+      chain: key.chain,
       task_id: key.taskId,
       agent: key.agent.toLowerCase(),
       wrapped_key: key.wrappedKey,
@@ -44,6 +54,6 @@ export async function saveAgentKey(db: Queryable, key: AgentKeyRecord): Promise<
     .merge(["wrapped_key", "source", "created_at"]);
 }
 
-export async function deleteAgentKey(db: Queryable, taskId: number, agent: string): Promise<void> {
-  await db("task_agent_keys").where({ task_id: taskId, agent: agent.toLowerCase() }).delete();
+export async function deleteAgentKey(db: Queryable, taskId: number, agent: string, chain: ChainName): Promise<void> {
+  await db("task_agent_keys").where({ chain, task_id: taskId, agent: agent.toLowerCase() }).delete();
 }

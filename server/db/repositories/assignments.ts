@@ -1,14 +1,17 @@
 /**
- * Who the marketplace assigned (table `task_assignments`): one row per task, keyed by the task id, so of many
- * concurrent accepts at most one records an assignment. `via` is `accept` (the marketplace verifier performs
+ * Who the marketplace assigned (table `task_assignments`): one row per task, keyed by its chain and on-chain id, so
+ * of many concurrent accepts at most one records an assignment. `via` is `accept` (the marketplace verifier performs
  * marketplaceAssign, intent `intentId`) or `poster` (the poster's own assignWorker, seen on-chain).
  */
 import { isUniqueViolation } from "./listings";
 import { placeholders, queryRows, type Queryable } from "./util";
+import type { ChainName } from "../../escrow/records";
 
 export type AssignmentVia = "accept" | "poster";
 
 export interface AssignmentRecord {
+  /** The task's settlement chain. */
+  chain: ChainName;
   taskId: number;
   agent: string;
   via: AssignmentVia;
@@ -23,6 +26,7 @@ export const ASSIGNMENT_COLUMNS = ["task_id", "agent", "via", "intent_id", "acce
 /** A `task_assignments` row as an AssignmentRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const assignmentFromRow = (r: any): AssignmentRecord => ({
+  chain: r.chain as ChainName,
   taskId: Number(r.task_id),
   agent: r.agent,
   via: r.via as AssignmentVia,
@@ -37,6 +41,7 @@ export const assignmentFromRow = (r: any): AssignmentRecord => ({
 export async function insertAssignment(db: Queryable, a: AssignmentRecord): Promise<boolean> {
   try {
     await db("task_assignments").insert({
+      chain: a.chain,
       task_id: a.taskId,
       agent: a.agent.toLowerCase(),
       via: a.via,
@@ -50,37 +55,50 @@ export async function insertAssignment(db: Queryable, a: AssignmentRecord): Prom
   }
 }
 
-export async function findAssignment(db: Queryable, taskId: number): Promise<AssignmentRecord | undefined> {
-  const row = await db("task_assignments").where({ task_id: taskId }).first();
+export async function findAssignment(
+  db: Queryable,
+  taskId: number,
+  chain: ChainName,
+): Promise<AssignmentRecord | undefined> {
+  const row = await db("task_assignments").where({ chain, task_id: taskId }).first();
   return row ? assignmentFromRow(row) : undefined;
 }
 
 export async function setAssignmentIntent(
   db: Queryable,
-  taskId: number,
-  agent: string,
+  a: Pick<AssignmentRecord, "chain" | "taskId" | "agent">,
   intentId: number,
 ): Promise<void> {
-  await db("task_assignments").where({ task_id: taskId, agent: agent.toLowerCase() }).update({ intent_id: intentId });
+  await db("task_assignments")
+    .where({ chain: a.chain, task_id: a.taskId, agent: a.agent.toLowerCase() })
+    .update({ intent_id: intentId });
 }
 
 /** Deletes exactly this assignment (matched on agent and time, so a newer one is never removed by mistake). */
-export async function deleteAssignment(db: Queryable, a: Pick<AssignmentRecord, "taskId" | "agent" | "acceptedAt">) {
+export async function deleteAssignment(
+  db: Queryable,
+  a: Pick<AssignmentRecord, "chain" | "taskId" | "agent" | "acceptedAt">,
+) {
   await db("task_assignments")
-    .where({ task_id: a.taskId, agent: a.agent.toLowerCase(), accepted_at: a.acceptedAt })
+    .where({ chain: a.chain, task_id: a.taskId, agent: a.agent.toLowerCase(), accepted_at: a.acceptedAt })
     .delete();
 }
 
-/** Assignments of the given tasks, by task id. */
+/**
+ * Assignments of the given tasks, by task id: of `chain` when given (ids are per chain: every caller with a chain
+ * passes it), else of every chain.
+ */
 export async function getAssignments(
   db: Queryable,
   taskIds: readonly number[],
+  chain?: ChainName,
 ): Promise<Map<number, AssignmentRecord>> {
   if (taskIds.length === 0) return new Map();
+  const onChain = chain === undefined ? "" : ` and "chain" = ?`;
   const rows = await queryRows(
     db,
-    `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})`,
-    taskIds,
+    `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})${onChain}`,
+    chain === undefined ? taskIds : [...taskIds, chain],
   );
   return new Map(rows.map((r) => [Number(r.task_id), assignmentFromRow(r)]));
 }

@@ -3,9 +3,12 @@
  * ALREADY_APPLIED is race-free), with the agent's reputation score when it bid.
  */
 import { isUniqueViolation } from "./listings";
+import type { ChainName } from "../../escrow/records";
 import type { Queryable } from "./util";
 
 export interface BidRecord {
+  /** The task's settlement chain. */
+  chain: ChainName;
   taskId: number;
   agent: string;
   message: string | null;
@@ -17,6 +20,7 @@ export interface BidRecord {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): BidRecord => ({
+  chain: r.chain as ChainName,
   taskId: Number(r.task_id),
   agent: r.agent,
   message: r.message ?? null,
@@ -28,6 +32,7 @@ const fromRow = (r: any): BidRecord => ({
 export async function insertBid(db: Queryable, bid: BidRecord): Promise<boolean> {
   try {
     await db("task_bids").insert({
+      chain: bid.chain,
       task_id: bid.taskId,
       agent: bid.agent.toLowerCase(),
       message: bid.message,
@@ -41,15 +46,20 @@ export async function insertBid(db: Queryable, bid: BidRecord): Promise<boolean>
   }
 }
 
-export async function findBid(db: Queryable, taskId: number, agent: string): Promise<BidRecord | undefined> {
-  const row = await db("task_bids").where({ task_id: taskId, agent: agent.toLowerCase() }).first();
+export async function findBid(
+  db: Queryable,
+  taskId: number,
+  agent: string,
+  chain: ChainName,
+): Promise<BidRecord | undefined> {
+  const row = await db("task_bids").where({ chain, task_id: taskId, agent: agent.toLowerCase() }).first();
   return row ? fromRow(row) : undefined;
 }
 
 /** A task's bids, oldest first. */
-export async function listBids(db: Queryable, taskId: number): Promise<BidRecord[]> {
+export async function listBids(db: Queryable, taskId: number, chain: ChainName): Promise<BidRecord[]> {
   const rows = await db("task_bids")
-    .where({ task_id: taskId })
+    .where({ chain, task_id: taskId })
     .orderBy([{ column: "created_at" }, { column: "agent" }]);
   return rows.map(fromRow);
 }

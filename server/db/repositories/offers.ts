@@ -3,9 +3,12 @@
  * takes the window when none is open or when its score is higher than the holder's; the comparison and the write are
  * one statement (insert, or take over the row under its lock), so concurrent bids cannot both win.
  */
+import type { ChainName } from "../../escrow/records";
 import type { Queryable } from "./util";
 
 export interface OfferRecord {
+  /** The task's settlement chain. */
+  chain: ChainName;
   taskId: number;
   agent: string;
   /** The holder's reputation score (a decimal string). */
@@ -16,6 +19,7 @@ export interface OfferRecord {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): OfferRecord => ({
+  chain: r.chain as ChainName,
   taskId: Number(r.task_id),
   agent: r.agent,
   score: String(r.score),
@@ -28,9 +32,10 @@ const fromRow = (r: any): OfferRecord => ({
  */
 export async function claimOffer(
   db: Queryable,
-  offer: { taskId: number; agent: string; score: string; now: number; windowSeconds: number },
+  offer: { chain: ChainName; taskId: number; agent: string; score: string; now: number; windowSeconds: number },
 ): Promise<OfferRecord | undefined> {
   const row = {
+    chain: offer.chain,
     task_id: offer.taskId,
     agent: offer.agent.toLowerCase(),
     score: offer.score,
@@ -45,12 +50,17 @@ export async function claimOffer(
         .where("task_offers.expires_at", "<=", offer.now)
         .orWhereRaw("cast(task_offers.score as double precision) < cast(? as double precision)", [offer.score]),
     )
-    .returning(["task_id", "agent", "score", "expires_at"]);
+    .returning(["chain", "task_id", "agent", "score", "expires_at"]);
   return rows.length === 1 ? fromRow(rows[0]) : undefined;
 }
 
 /** The open window of a task at `now`, if any. */
-export async function findOpenOffer(db: Queryable, taskId: number, now: number): Promise<OfferRecord | undefined> {
-  const row = await db("task_offers").where({ task_id: taskId }).andWhere("expires_at", ">", now).first();
+export async function findOpenOffer(
+  db: Queryable,
+  taskId: number,
+  now: number,
+  chain: ChainName,
+): Promise<OfferRecord | undefined> {
+  const row = await db("task_offers").where({ chain, task_id: taskId }).andWhere("expires_at", ">", now).first();
   return row ? fromRow(row) : undefined;
 }

@@ -1,6 +1,7 @@
 /**
- * Deliverables (table `task_submissions`): one row per task and attempt (1..3, the escrow's submission count once
- * the worker's submitEvidence is mined). `result` is the canonical JSON of the result; `evidence_hash` its keccak256.
+ * Deliverables (table `task_submissions`): one row per task (its chain and on-chain id) and attempt (1..3, the
+ * escrow's submission count once the worker's submitEvidence is mined). `result` is the canonical JSON of the result;
+ * `evidence_hash` its keccak256.
  * A row is written before its transaction exists, so a row whose attempt is above the chain's count is pending.
  * The verdict columns record who judged an attempt and how (the chain's VerificationCompleted is the truth).
  */
@@ -8,9 +9,14 @@ import { isUniqueViolation } from "./listings";
 import { TASK_STATUS, type ChainName } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
+/** The where clause of one chain's rows, or of every chain's when none is named. */
+const onChain = (chain: ChainName | undefined): { chain?: ChainName } => (chain === undefined ? {} : { chain });
+
 export type Verdict = "pass" | "fail";
 
 export interface SubmissionRecord {
+  /** The task's settlement chain. */
+  chain: ChainName;
   taskId: number;
   attempt: number;
   agent: string;
@@ -27,6 +33,7 @@ export interface SubmissionRecord {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 const fromRow = (r: any): SubmissionRecord => ({
+  chain: r.chain as ChainName,
   taskId: Number(r.task_id),
   attempt: Number(r.attempt),
   agent: r.agent,
@@ -45,10 +52,11 @@ const fromRow = (r: any): SubmissionRecord => ({
  */
 export async function insertSubmission(
   db: Queryable,
-  s: Pick<SubmissionRecord, "taskId" | "attempt" | "agent" | "result" | "evidenceHash" | "submittedAt">,
+  s: Pick<SubmissionRecord, "chain" | "taskId" | "attempt" | "agent" | "result" | "evidenceHash" | "submittedAt">,
 ): Promise<boolean> {
   try {
     await db("task_submissions").insert({
+      chain: s.chain,
       task_id: s.taskId,
       attempt: s.attempt,
       agent: s.agent.toLowerCase(),
@@ -67,7 +75,7 @@ export async function insertSubmission(
   }
 }
 
-/** Attempt `attempt` of a task; with `chain`, of that chain's task (task ids are per chain). */
+/** Attempt `attempt` of the task `taskId` of `chain` (every caller with a chain passes it; without, of any chain). */
 export async function findSubmission(
   db: Queryable,
   taskId: number,
@@ -75,29 +83,31 @@ export async function findSubmission(
   chain?: ChainName,
 ): Promise<SubmissionRecord | undefined> {
   const row = await db("task_submissions")
-    .where({ task_id: taskId, attempt, ...(chain ? { chain } : {}) })
+    .where({ task_id: taskId, attempt, ...onChain(chain) })
     .first();
   return row ? fromRow(row) : undefined;
 }
 
 /** Every stored attempt of a task, oldest first. */
-export async function listSubmissions(db: Queryable, taskId: number): Promise<SubmissionRecord[]> {
-  const rows = await db("task_submissions").where({ task_id: taskId }).orderBy("attempt");
+export async function listSubmissions(db: Queryable, taskId: number, chain: ChainName): Promise<SubmissionRecord[]> {
+  const rows = await db("task_submissions").where({ chain, task_id: taskId }).orderBy("attempt");
   return rows.map(fromRow);
 }
 
 /**
  * The newest stored attempt of each task whose attempt is at most `maxAttempt` of that task (the chain's count: a
- * deliverable whose submitEvidence is mined). Keys of `upTo` are task ids.
+ * deliverable whose submitEvidence is mined). Keys of `upTo` are task ids of `chain` (every caller with a chain passes
+ * it; without, of any chain).
  */
 export async function latestSubmissions(
   db: Queryable,
   upTo: ReadonlyMap<number, number>,
+  chain?: ChainName,
 ): Promise<Map<number, SubmissionRecord>> {
   const out = new Map<number, SubmissionRecord>();
   const ids = [...upTo.entries()].filter(([, max]) => max > 0).map(([id]) => id);
   for (const chunk of chunks(ids, 500)) {
-    const rows = await db("task_submissions").whereIn("task_id", chunk).orderBy("attempt");
+    const rows = await db("task_submissions").where(onChain(chain)).whereIn("task_id", chunk).orderBy("attempt");
     for (const row of rows) {
       const s = fromRow(row);
       if (s.attempt <= (upTo.get(s.taskId) ?? 0)) out.set(s.taskId, s);
@@ -106,24 +116,28 @@ export async function latestSubmissions(
   return out;
 }
 
+/** A verdict on one attempt of a task. */
+export interface VerdictWrite {
+  chain: ChainName;
+  taskId: number;
+  attempt: number;
+  verdict: Verdict;
+  by: string;
+  reason: string | null;
+  at: number;
+}
+
 /**
  * Records the verdict on one attempt unless another verdict is recorded: true when the row now holds `verdict`
- * (newly, or already), false when it holds the other one or does not exist. With `chain`, that chain's task's.
+ * (newly, or already), false when it holds the other one or does not exist. `chain` names the task's chain (every
+ * caller with a chain passes it; without, the attempt of that id on any chain).
  */
 export async function recordVerdict(
   db: Queryable,
-  v: {
-    taskId: number;
-    attempt: number;
-    verdict: Verdict;
-    by: string;
-    reason: string | null;
-    at: number;
-    chain?: ChainName;
-  },
+  v: Omit<VerdictWrite, "chain"> & { chain?: ChainName },
 ): Promise<boolean> {
   await db("task_submissions")
-    .where({ task_id: v.taskId, attempt: v.attempt, ...(v.chain ? { chain: v.chain } : {}) })
+    .where({ task_id: v.taskId, attempt: v.attempt, ...onChain(v.chain) })
     .whereNull("verdict")
     .update({ verdict: v.verdict, verdict_by: v.by.toLowerCase(), verdict_reason: v.reason, verdict_at: v.at });
   const row = await findSubmission(db, v.taskId, v.attempt, v.chain);
@@ -131,20 +145,20 @@ export async function recordVerdict(
 }
 
 /** Replaces the recorded verdict of one attempt (a verifier agent may change its mind before its transaction). */
-export async function overwriteVerdict(
-  db: Queryable,
-  v: { taskId: number; attempt: number; verdict: Verdict; by: string; reason: string | null; at: number },
-): Promise<boolean> {
+export async function overwriteVerdict(db: Queryable, v: VerdictWrite): Promise<boolean> {
   const n = await db("task_submissions")
-    .where({ task_id: v.taskId, attempt: v.attempt })
+    .where({ chain: v.chain, task_id: v.taskId, attempt: v.attempt })
     .update({ verdict: v.verdict, verdict_by: v.by.toLowerCase(), verdict_reason: v.reason, verdict_at: v.at });
   return Number(n) > 0;
 }
 
 /** Clears a verdict recorded as `verdict` (its chain call could not be made: state unchanged). */
-export async function clearVerdict(db: Queryable, taskId: number, attempt: number, verdict: Verdict): Promise<void> {
+export async function clearVerdict(
+  db: Queryable,
+  v: Pick<VerdictWrite, "chain" | "taskId" | "attempt" | "verdict">,
+): Promise<void> {
   await db("task_submissions")
-    .where({ task_id: taskId, attempt, verdict })
+    .where({ chain: v.chain, task_id: v.taskId, attempt: v.attempt, verdict: v.verdict })
     .update({ verdict: null, verdict_by: null, verdict_reason: null, verdict_at: null });
 }
 

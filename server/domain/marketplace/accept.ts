@@ -123,7 +123,7 @@ export function eligibility(ctx: TaskContext, executor: ExecutorRecord): AppErro
       message: `the reward of task ${ctx.taskId} (${amount}) is below your minimum reward (${executor.minReward})`,
     });
   }
-  return chainRefusal("CHAIN_UNSUPPORTED", executor, listing.chain, `task ${ctx.taskId}`);
+  return chainRefusal("CHAIN_UNSUPPORTED", executor, ctx.chain, `task ${ctx.taskId}`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -140,6 +140,7 @@ async function acceptedResult(
   const key = await agentBriefKey(deps, ctx, executor);
   if (key && !key.stored) {
     await saveAgentKey(deps.db, {
+      chain: ctx.chain,
       taskId: ctx.taskId,
       agent: executor.address,
       wrappedKey: key.wrappedKey,
@@ -188,6 +189,7 @@ async function adopt(deps: Deps, ctx: TaskContext, executor: ExecutorRecord): Pr
   if (ctx.voidAssignment) await deleteAssignment(deps.db, ctx.voidAssignment);
   if (!ctx.assignment) {
     await insertAssignment(deps.db, {
+      chain: ctx.chain,
       taskId: ctx.taskId,
       agent: executor.address,
       via: "poster",
@@ -223,9 +225,9 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
   const refused = eligibility(ctx, executor);
   if (refused) throw refused;
 
-  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow(), ctx.chain);
   if (offer && offer.agent !== agent) {
-    if (await findBid(deps.db, ctx.taskId, agent)) {
+    if (await findBid(deps.db, ctx.taskId, agent, ctx.chain)) {
       fail(
         "NOT_OFFER_HOLDER",
         `a higher-scored applicant holds the exclusive offer of task ${ctx.taskId} until ${offer.expiresAt}`,
@@ -240,6 +242,7 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
   }
 
   const lock = await acquireAcceptLock(deps.db, {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     agent,
     now: deps.clock.wallNow(),
@@ -255,9 +258,10 @@ export async function acceptTask(deps: Deps, wallet: string, rawHash: string): P
 
 /** Clears a void assignment left by an earlier accept, or refuses when a live one appeared meanwhile. */
 async function clearStaleAssignment(deps: Deps, ctx: TaskContext): Promise<void> {
-  const current = await findAssignment(deps.db, ctx.taskId);
+  const current = await findAssignment(deps.db, ctx.taskId, ctx.chain);
   if (!current) return;
-  const intent = current.via === "accept" ? await verifierOn(deps, ctx.chain)?.intent(assignKey(ctx.taskId)) : undefined;
+  const intent =
+    current.via === "accept" ? await verifierOn(deps, ctx.chain)?.intent(assignKey(ctx.taskId)) : undefined;
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
   if (assignmentHolds(current, intent, ctx.task, deps.clock.wallNow(), lockSeconds)) {
     fail("NOT_OPEN", `task ${ctx.taskId} was accepted by another agent`);
@@ -271,6 +275,7 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
   const key: AgentBriefKey | undefined = await agentBriefKey(deps, ctx, executor);
 
   const assignment: AssignmentRecord = {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     agent,
     via: "accept",
@@ -283,13 +288,14 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
   const savedKey = key !== undefined && !key.stored;
   const rollBack = async () => {
     await deleteAssignment(deps.db, assignment);
-    if (savedKey) await deleteAgentKey(deps.db, ctx.taskId, agent);
+    if (savedKey) await deleteAgentKey(deps.db, ctx.taskId, agent, ctx.chain);
   };
 
   let intent: IntentView;
   try {
     if (savedKey) {
       await saveAgentKey(deps.db, {
+        chain: ctx.chain,
         taskId: ctx.taskId,
         agent,
         wrappedKey: key.wrappedKey,
@@ -315,7 +321,7 @@ async function acceptUnderLock(deps: Deps, ctx: TaskContext, executor: ExecutorR
     }
     throw error;
   }
-  await setAssignmentIntent(deps.db, ctx.taskId, agent, intent.id);
+  await setAssignmentIntent(deps.db, assignment, intent.id);
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,

@@ -35,14 +35,16 @@ export async function bidOnTask(
   if (agent === ctx.poster) fail("SELF_BID", `you posted task ${ctx.taskId}: a poster cannot bid on its own task`);
   if (isTaskVerifier(ctx, agent))
     fail("IS_VERIFIER", `you are the verifier agent of task ${ctx.taskId}: you cannot bid on it`);
-  const wrongChain = chainRefusal("CHAIN_UNSUPPORTED", executor, ctx.listing.chain, `task ${ctx.taskId}`);
+  const wrongChain = chainRefusal("CHAIN_UNSUPPORTED", executor, ctx.chain, `task ${ctx.taskId}`);
   if (wrongChain) throw wrongChain;
-  if (await findBid(deps.db, ctx.taskId, agent)) fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
+  if (await findBid(deps.db, ctx.taskId, agent, ctx.chain))
+    fail("ALREADY_APPLIED", `you already applied to task ${ctx.taskId}`);
   if (ctx.status !== "open") fail("NOT_OPEN", `task ${ctx.taskId} is not open (${ctx.status})`);
 
   const score = await reputationScore(deps.db, agent, ctx.now);
   const bidAt = deps.clock.wallNow();
   const recorded = await insertBid(deps.db, {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     agent,
     message: body.message ?? null,
@@ -53,6 +55,7 @@ export async function bidOnTask(
 
   if (!eligibility(ctx, executor)) {
     await claimOffer(deps.db, {
+      chain: ctx.chain,
       taskId: ctx.taskId,
       agent,
       score: String(score),
@@ -60,7 +63,7 @@ export async function bidOnTask(
       windowSeconds: deps.config.marketplace.offerWindowSeconds,
     });
   }
-  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow());
+  const offer = await findOpenOffer(deps.db, ctx.taskId, deps.clock.wallNow(), ctx.chain);
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
@@ -80,14 +83,14 @@ export async function listApplicants(
 ): Promise<ApplicantsResult> {
   const ctx = await loadTaskContext(deps, rawHash);
   requirePoster(ctx, wallet.toLowerCase());
-  const bids = await listBids(deps.db, ctx.taskId);
+  const bids = await listBids(deps.db, ctx.taskId, ctx.chain);
   const shown = bids.slice(page.offset, page.offset + page.limit);
   const scores = await reputationScores(
     deps.db,
     shown.map((b) => b.agent),
     ctx.now,
   );
-  const offer = await findOpenOffer(deps.db, ctx.taskId, ctx.wallNow);
+  const offer = await findOpenOffer(deps.db, ctx.taskId, ctx.wallNow, ctx.chain);
   const applicants: Applicant[] = [];
   for (const bid of shown) {
     const executor = await findExecutor(deps.db, bid.agent);

@@ -101,9 +101,13 @@ export async function refuseWhilePaused(deps: Deps, ctx: TaskContext, call: stri
 }
 
 /** The stored submission waiting for its submitEvidence (attempt above the chain's count), if any. */
-async function pendingSubmission(deps: Deps, task: TaskRecord): Promise<SubmissionRecord | undefined> {
+async function pendingSubmission(
+  deps: Deps,
+  ctx: TaskContext,
+  task: TaskRecord,
+): Promise<SubmissionRecord | undefined> {
   if (task.status !== TASK_STATUS.Assigned && task.status !== TASK_STATUS.Verified) return undefined;
-  return findSubmission(deps.db, task.taskId, task.submissionAttempts + 1);
+  return findSubmission(deps.db, task.taskId, task.submissionAttempts + 1, ctx.chain);
 }
 
 /**
@@ -112,7 +116,7 @@ async function pendingSubmission(deps: Deps, task: TaskRecord): Promise<Submissi
  */
 export async function requireSubmitted(deps: Deps, ctx: TaskContext, task: TaskRecord, what: string): Promise<void> {
   if (task.status === TASK_STATUS.Submitted) return;
-  const pending = await pendingSubmission(deps, task);
+  const pending = await pendingSubmission(deps, ctx, task);
   if (pending) {
     fail(
       "NOT_SUBMITTED_ON_CHAIN",
@@ -139,7 +143,7 @@ async function verdictInFlight(
   }
   const live = await verifierOn(deps, chain)?.intent(key);
   if (!live || live.status === "failed") return undefined;
-  const row = await findSubmission(deps.db, taskId, attempt);
+  const row = await findSubmission(deps.db, taskId, attempt, chain);
   return row?.verdict ? row.verdict === "pass" : undefined;
 }
 
@@ -241,6 +245,7 @@ export async function submitResult(
     evidenceHash: hash,
   });
   const stored = await insertSubmission(deps.db, {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     attempt,
     agent: caller,
@@ -249,7 +254,7 @@ export async function submitResult(
     submittedAt: ctx.now,
   });
   if (!stored) {
-    const existing = await findSubmission(deps.db, ctx.taskId, attempt);
+    const existing = await findSubmission(deps.db, ctx.taskId, attempt, ctx.chain);
     if (existing && existing.evidenceHash !== evidenceHash) {
       const pending = answer(existing.evidenceHash);
       fail(
@@ -309,6 +314,7 @@ export async function verifyAsAgent(
   await refuseWhilePaused(deps, ctx, "completeVerification");
   const attempt = task.submissionAttempts;
   await overwriteVerdict(deps.db, {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     attempt,
     verdict: body.passed ? "pass" : "fail",
@@ -371,6 +377,7 @@ export async function judgeManually(
   // Recorded before the send (so a concurrent opposite verdict sees it), undone when the send is refused.
   const verdict = passed ? "pass" : "fail";
   await overwriteVerdict(deps.db, {
+    chain: ctx.chain,
     taskId: ctx.taskId,
     attempt,
     verdict,
@@ -382,7 +389,7 @@ export async function judgeManually(
   try {
     intent = await verifier.requestVerdict(ctx.taskId, attempt, passed);
   } catch (error) {
-    if (settling === undefined) await clearVerdict(deps.db, ctx.taskId, attempt, verdict);
+    if (settling === undefined) await clearVerdict(deps.db, { chain: ctx.chain, taskId: ctx.taskId, attempt, verdict });
     if (error instanceof VerifierSendError) {
       fail(
         "SETTLEMENT_FAILED",

@@ -60,7 +60,7 @@ export async function agentBriefKey(
   const { listing } = ctx;
   if (listing.privacy === "public") return undefined;
   const address = agent.address.toLowerCase();
-  const stored = await findAgentKey(deps.db, ctx.taskId, address);
+  const stored = await findAgentKey(deps.db, ctx.taskId, address, ctx.chain);
   if (stored) return { wrappedKey: bare(stored.wrappedKey), source: stored.source, stored: true };
   const posterWrapped = listing.wrappedKeys?.[address];
   if (posterWrapped) return { wrappedKey: bare(posterWrapped), source: "poster", stored: false };

@@ -54,7 +54,7 @@ export async function addWrappedKeys(
       );
     }
     const listed = ctx.listing.wrappedKeys?.[agent];
-    const stored = await findAgentKey(deps.db, ctx.taskId, agent);
+    const stored = await findAgentKey(deps.db, ctx.taskId, agent, ctx.chain);
     const existing = stored ? bare(stored.wrappedKey) : listed ? bare(listed) : undefined;
     if (existing !== undefined && existing !== key) {
       fail("KEY_ALREADY_WRAPPED", `wrappedKeys.${agent}: this agent already has a key for task ${ctx.taskId}`);
@@ -62,7 +62,14 @@ export async function addWrappedKeys(
   }
   const now = deps.clock.wallNow();
   for (const [agent, key] of entries) {
-    await saveAgentKey(deps.db, { taskId: ctx.taskId, agent, wrappedKey: key, source: "poster", createdAt: now });
+    await saveAgentKey(deps.db, {
+      chain: ctx.chain,
+      taskId: ctx.taskId,
+      agent,
+      wrappedKey: key,
+      source: "poster",
+      createdAt: now,
+    });
   }
   const agents = new Set([...Object.keys(ctx.listing.wrappedKeys ?? {}), ...entries.map(([a]) => a)]);
   return { taskHash: ctx.taskHash, onChainTaskId: ctx.taskId, agents: [...agents].sort() };

@@ -33,7 +33,7 @@ export async function buildAssignWorker(
       "worker: the task's verifier agent cannot also be its worker (nobody could judge the work)",
     );
   }
-  await requireSettlesOn(deps.db, "CHAIN_UNSUPPORTED", target, ctx.listing.chain, `task ${ctx.taskId}`);
+  await requireSettlesOn(deps.db, "CHAIN_UNSUPPORTED", target, ctx.chain, `task ${ctx.taskId}`);
   requireOnChain(ctx);
   if (ctx.onChainStatus !== TASK_STATUS.Funded || deadlineReached(ctx)) {
     fail(

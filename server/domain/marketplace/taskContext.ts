@@ -4,8 +4,8 @@
  * state of docs/marketplace.md ("States"). Every operation of server/domain/marketplace/ starts here, so they all
  * see a task the same way.
  *
- * Clocks: deadlines are chain time (`now`); the accept lock, offer windows and the age of an assignment are wall
- * clock (`wallNow`), because a chain that mines no block has a frozen clock.
+ * Clocks: deadlines are chain time (`now`) of the task's own chain (chainTime); the accept lock, offer windows and the
+ * age of an assignment are wall clock (`wallNow`), because a chain that mines no block has a frozen clock.
  */
 import type { UnsignedTx } from "../schemas/posting";
 import type { Deps } from "../deps";
@@ -26,6 +26,7 @@ import {
   type MarketplaceStatus,
 } from "../marketStatus";
 import { verifierOn } from "../verifiers";
+import { chainGateway } from "../chainGateways";
 
 export interface TaskContext {
   taskHash: string;
@@ -82,6 +83,22 @@ export function parseTaskHash(raw: string): string {
 // Loading
 // ---------------------------------------------------------------------------------------------------------------
 
+/**
+ * Chain time of `chain`, Unix seconds: the service's clock on the posting chain (`fresh`: past its cache); on another
+ * chain that chain's latest block, read now (the wall clock when it cannot be read, as the service's clock does).
+ */
+export async function chainTime(deps: Deps, chain: ChainName, fresh: boolean): Promise<number> {
+  if (chain === deps.config.api.postingChain) return fresh ? deps.clock.chainNowFresh() : deps.clock.chainNow();
+  const gateway = deps.chains.get(chain);
+  try {
+    const block = await gateway?.provider.getBlock("latest");
+    if (block) return block.timestamp;
+  } catch {
+    // unreadable: the wall clock below
+  }
+  return deps.clock.wallNow();
+}
+
 /** The marketplace state (docs/marketplace.md "States") of a loaded task. */
 export function deriveStatus(c: Omit<TaskContext, "status">): MarketplaceStatus {
   return marketStatus({
@@ -101,7 +118,7 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
   const taskHash = parseTaskHash(raw);
   // The listing, its task and its assignment in one statement.
   const postingChain = deps.config.api.postingChain;
-  const [{ listing, task: projected, assignment: stored }, postingPauses, now] = await Promise.all([
+  const [{ listing, task: projected, assignment: stored }, postingPauses, postingNow] = await Promise.all([
     findTaskRows(deps.db, { taskHash }),
     loadPausePeriods(deps.db, postingChain),
     deps.clock.chainNow(),
@@ -109,6 +126,8 @@ export async function loadTaskContext(deps: Deps, raw: string): Promise<TaskCont
   if (!listing) return fail("NOT_FOUND", `no listed task has hash ${taskHash} (list it with /a2a/tasks/index)`);
   // The pauses of the task's own escrow (the posting chain's were read alongside, the usual case).
   const pauses = listing.chain === postingChain ? postingPauses : await loadPausePeriods(deps.db, listing.chain);
+  // Chain time of the task's own chain (the posting chain's was read alongside).
+  const now = listing.chain === postingChain ? postingNow : await chainTime(deps, listing.chain, false);
   // After a reorg the same on-chain id may hold another task, which the listing must not describe.
   const task = projected && projected.taskHash === listing.taskHash ? projected : undefined;
   const verifier = verifierOn(deps, listing.chain);
@@ -202,19 +221,23 @@ export interface EscrowTxResult {
   taskHash: string;
   onChainTaskId: number;
   unsignedTx: UnsignedTx;
-  chain: "base" | "arc";
+  /** The task's chain: the transaction is for its escrow and must be sent there. */
+  chain: ChainName;
   chainId: number;
 }
 
+/**
+ * The unsigned escrow call `data` from `from` on the task's own chain: to that chain's escrow proxy, with its chain
+ * id (CHAIN_NOT_CONFIGURED, 503, when this service has no deployment of the task's chain).
+ */
 export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, data: string): EscrowTxResult {
-  const chain = deps.chain;
-  if (!chain) return fail("CHAIN_NOT_CONFIGURED", "no escrow is configured on the posting chain");
+  const gateway = chainGateway(deps, ctx.chain);
   return {
     taskHash: ctx.taskHash,
     onChainTaskId: ctx.taskId,
-    unsignedTx: { to: chain.book.escrow.proxy, data, from, value: "0" },
-    chain: deps.config.api.postingChain as EscrowTxResult["chain"],
-    chainId: chain.book.chainId,
+    unsignedTx: { to: gateway.book.escrow.proxy, data, from, value: "0" },
+    chain: ctx.chain,
+    chainId: gateway.book.chainId,
   };
 }
 
@@ -224,6 +247,6 @@ export function unsignedEscrowTx(deps: Deps, ctx: TaskContext, from: string, dat
  */
 export async function stillBefore(deps: Deps, ctx: TaskContext, at: number): Promise<boolean> {
   if (ctx.now >= at) return false;
-  ctx.now = Math.max(ctx.now, await deps.clock.chainNowFresh());
+  ctx.now = Math.max(ctx.now, await chainTime(deps, ctx.chain, true));
   return ctx.now < at;
 }

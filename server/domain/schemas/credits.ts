@@ -1,5 +1,5 @@
 /** The pull-payment routes: what a wallet is owed, and the unsigned withdraw. */
-import { address, z } from "./common";
+import { address, chainName, z } from "./common";
 import { unsignedTxSchema } from "./posting";
 
 const amount = z.string().openapi({ description: "Raw token units, as a decimal string", example: "49500000" });
@@ -9,6 +9,8 @@ export const creditsSchema = z
     account: z.string(),
     credits: z.array(
       z.object({
+        chain: z.enum(["base", "arc"]).openapi({ description: "The settlement chain whose escrow owes it" }),
+        chainId: z.number().int(),
         token: z.string().openapi({ description: "The token (the zero address for the native currency)" }),
         owed: amount.openapi({ description: "What withdraw would send now (the escrow's creditOf, as indexed)" }),
         credited: amount.openapi({ description: "Everything ever credited in this token" }),
@@ -18,12 +20,23 @@ export const creditsSchema = z
   })
   .openapi("Credits");
 
+export const creditsQuerySchema = z
+  .object({
+    chain: chainName
+      .optional()
+      .openapi({ description: "One settlement chain's credits (default: every chain the service settles on)" }),
+  })
+  .openapi("CreditsQuery");
+
 export const withdrawBodySchema = z
   .object({
     token: address.openapi({ description: "The token to withdraw (the zero address for the native currency)" }),
     to: address
       .optional()
       .openapi({ description: "Recipient; defaults to your wallet (another address when yours cannot receive)" }),
+    chain: chainName
+      .optional()
+      .openapi({ description: "The chain whose escrow owes the credit (default: the posting chain)" }),
   })
   .strict()
   .openapi("WithdrawBody");

@@ -1,5 +1,5 @@
 /** Rent-an-agent services (spec "Service listing"): the agent's create/update bodies, the public reads' shapes. */
-import { address, z } from "./common";
+import { address, chainName, z } from "./common";
 import { capability } from "./executors";
 
 /** Most services one list page holds (spec: at most 50). */
@@ -53,6 +53,10 @@ export const serviceBodySchema = z
     delivery_time_seconds: deliverySeconds
       .optional()
       .openapi({ description: "Promised delivery time in seconds (60 to 7776000)", example: 86400 }),
+    chain: chainName.optional().openapi({
+      description:
+        "The settlement chain it is rented on: priced in that chain's settlement token (default: the posting chain)",
+    }),
   })
   .strict()
   .openapi("ServiceBody");

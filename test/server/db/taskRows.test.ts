@@ -73,17 +73,25 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
       await insertListing(trx, listing(1, { capabilities: ["web", "summarise", "code"] }));
       await insertListing(trx, listing(2, { privacy: "public", wrappedKeys: null, serviceTerms: null }));
     });
-    await insertAssignment(db, { taskId: 1, agent: WORKER, via: "accept", intentId: 7, acceptedAt: 1_800_000_005 });
+    await insertAssignment(db, {
+      chain: "base",
+      taskId: 1,
+      agent: WORKER,
+      via: "accept",
+      intentId: 7,
+      acceptedAt: 1_800_000_005,
+    });
 
     for (const id of [1, 2]) {
       const rows = await findTaskRows(db, { taskId: id });
       expect(rows.task, `task ${id}`).to.deep.equal(await findTaskById(db, id));
       expect(rows.listing, `listing ${id}`).to.deep.equal(await findListingByTaskId(db, id));
-      expect(rows.assignment, `assignment ${id}`).to.deep.equal(await findAssignment(db, id));
+      expect(rows.assignment, `assignment ${id}`).to.deep.equal(await findAssignment(db, id, "base"));
     }
     const first = await findTaskRows(db, { taskId: 1 });
     expect(first.listing?.capabilities).to.deep.equal(["code", "summarise", "web"]);
     expect(first.assignment).to.deep.equal({
+      chain: "base",
       taskId: 1,
       agent: WORKER,
       via: "accept",

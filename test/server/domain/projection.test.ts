@@ -14,6 +14,7 @@ const task = (taskId: number, status: number, worker = ZERO_ADDRESS) =>
   taskRecord(taskId, { status, worker, createdAt: NOW - 60, deadline: NOW + 86_400 });
 
 const accepted = (taskId: number): AssignmentRecord => ({
+  chain: "base",
   taskId,
   agent: AGENT,
   via: "accept",

@@ -88,7 +88,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         const onChain = await escrow.getTask(taskId);
         expect(onChain.worker.toLowerCase()).to.equal(agent.address);
         expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("assigned");
-        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
 
         // A retried accept of the winner answers the same; any other agent gets NOT_OPEN.
         const again = await post(accept(taskHash), agent.key);
@@ -171,7 +171,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         expect(own.status, own.text).to.equal(200);
         expect(own.json.data).to.include({ state: "assigned", txHash: null });
         expect(unwrapBriefKey(own.json.data.wrappedKey, chosen.privateKey).equals(briefKey)).to.equal(true);
-        expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: chosen.address, via: "poster" });
+        expect(await findAssignment(api.deps.db, taskId, "base")).to.include({ agent: chosen.address, via: "poster" });
         expectError(await post(accept(taskHash), other.key), 409, "ASSIGNED_ELSEWHERE");
       }),
     );
@@ -214,7 +214,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           .where({ task_id: taskId })
           .update({ expires_at: wall() - 1 });
         expect((await post(accept(taskHash), agent.key)).status).to.equal(200);
-        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
       }),
     );
 
@@ -231,8 +231,11 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           expect(res.status, res.text).to.equal(409);
           expect(["ACCEPT_LOCKED", "NOT_OPEN"]).to.include(res.json.error.code);
         }
-        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
-        expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: winners[0].address, via: "accept" });
+        expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
+        expect(await findAssignment(api.deps.db, taskId, "base")).to.include({
+          agent: winners[0].address,
+          via: "accept",
+        });
 
         expect((await marketVerifier.settled(assignKey(taskId))).status).to.equal("confirmed");
         await api.synced();
@@ -257,9 +260,9 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         const refused = await post(accept(taskHash), first.key);
         expectError(refused, 503, "SETTLEMENT_FAILED");
         expect(refused.json.error.reason).to.equal("EnforcedPause");
-        expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
-        expect(await findAgentKey(api.deps.db, taskId, first.address)).to.equal(undefined);
-        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAssignment(api.deps.db, taskId, "base")).to.equal(undefined);
+        expect(await findAgentKey(api.deps.db, taskId, first.address, "base")).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
         expect(await api.deps.verifier!.intent(assignKey(taskId))).to.equal(undefined);
         expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
         expect(Number((await escrow.getTask(taskId)).status)).to.equal(0);
@@ -267,7 +270,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         await (await escrow.connect(admin).unpause()).wait();
         const res = await post(accept(taskHash), first.key);
         expect(res.status, res.text).to.equal(200);
-        expect(await findAgentKey(api.deps.db, taskId, first.address)).to.include({ source: "poster" });
+        expect(await findAgentKey(api.deps.db, taskId, first.address, "base")).to.include({ source: "poster" });
         expectError(await post(accept(taskHash), second.key), 409, "NOT_OPEN");
         expect((await api.deps.verifier!.settled(assignKey(taskId))).status).to.equal("confirmed");
       }),
@@ -284,8 +287,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           api.deps.verifier = undefined;
           expectError(await post(accept(taskHash), agent.key), 503, "SETTLEMENT_FAILED");
           api.deps.verifier = fake;
-          expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
-          expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+          expect(await findAssignment(api.deps.db, taskId, "base")).to.equal(undefined);
+          expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
           expect((await loadTaskContext(api.deps, taskHash)).status).to.equal("open");
 
           fake.mode = "send";
@@ -325,7 +328,10 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           fake.mode = "send";
           const res = await post(accept(taskHash), second.key);
           expect(res.status, res.text).to.equal(200);
-          expect(await findAssignment(api.deps.db, taskId)).to.include({ agent: second.address, via: "accept" });
+          expect(await findAssignment(api.deps.db, taskId, "base")).to.include({
+            agent: second.address,
+            via: "accept",
+          });
 
           // An assignment row without an intent, older than the accept lock: its accept died before sending.
           const other = await list();
@@ -395,7 +401,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
             expect(["ACCEPT_LOCKED", "NOT_OPEN"]).to.include((o.reason as AppError).code);
           }
         }
-        expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
         expect((await marketVerifier.settled(assignKey(taskId))).status).to.equal("confirmed");
       }),
     );
@@ -407,35 +413,67 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
         const agents = Array.from({ length: 20 }, (_, i) => `0x${String(i + 1).padStart(40, "0")}`);
         const now = wall();
         const locks = await Promise.all(
-          agents.map((agent) => acquireAcceptLock(db, { taskId: 7, agent, now, ttlSeconds: 30 })),
+          agents.map((agent) => acquireAcceptLock(db, { chain: "base", taskId: 7, agent, now, ttlSeconds: 30 })),
         );
         expect(locks.filter(Boolean)).to.have.length(1);
         // Expired: the next taker gets it, once.
         const later = await Promise.all(
-          agents.map((agent) => acquireAcceptLock(db, { taskId: 7, agent, now: now + 30, ttlSeconds: 30 })),
+          agents.map((agent) =>
+            acquireAcceptLock(db, { chain: "base", taskId: 7, agent, now: now + 30, ttlSeconds: 30 }),
+          ),
         );
         expect(later.filter(Boolean)).to.have.length(1);
 
         const inserted = await Promise.all(
           agents.map((agent) =>
-            insertAssignment(db, { taskId: 7, agent, via: "accept", intentId: null, acceptedAt: now }),
+            insertAssignment(db, { chain: "base", taskId: 7, agent, via: "accept", intentId: null, acceptedAt: now }),
           ),
         );
         expect(inserted.filter(Boolean)).to.have.length(1);
 
         // Scores 1..20 bid at once: whatever the order, the best score holds the window.
         await Promise.all(
-          agents.map((agent, i) => claimOffer(db, { taskId: 7, agent, score: String(i + 1), now, windowSeconds: 120 })),
+          agents.map((agent, i) =>
+            claimOffer(db, { chain: "base", taskId: 7, agent, score: String(i + 1), now, windowSeconds: 120 }),
+          ),
         );
-        expect(await findOpenOffer(db, 7, now)).to.include({ agent: agents[19], score: "20" });
-        expect(await claimOffer(db, { taskId: 7, agent: agents[0], score: "19.5", now, windowSeconds: 120 })).to.equal(
-          undefined,
-        );
+        expect(await findOpenOffer(db, 7, now, "base")).to.include({ agent: agents[19], score: "20" });
         expect(
-          await claimOffer(db, { taskId: 7, agent: agents[0], score: "20.25", now, windowSeconds: 120 }),
+          await claimOffer(db, { chain: "base", taskId: 7, agent: agents[0], score: "19.5", now, windowSeconds: 120 }),
+        ).to.equal(undefined);
+        expect(
+          await claimOffer(db, { chain: "base", taskId: 7, agent: agents[0], score: "20.25", now, windowSeconds: 120 }),
         ).to.include({
           agent: agents[0],
         });
+
+        // Task 7 of arc is another task: its lock, assignment and offer window are its own.
+        const arcAgent = `0x${"a".repeat(40)}`;
+        expect(
+          await acquireAcceptLock(db, { chain: "arc", taskId: 7, agent: arcAgent, now, ttlSeconds: 30 }),
+        ).to.include({
+          chain: "arc",
+          agent: arcAgent,
+        });
+        expect(
+          await insertAssignment(db, {
+            chain: "arc",
+            taskId: 7,
+            agent: arcAgent,
+            via: "accept",
+            intentId: null,
+            acceptedAt: now,
+          }),
+        ).to.equal(true);
+        expect(
+          await claimOffer(db, { chain: "arc", taskId: 7, agent: arcAgent, score: "1", now, windowSeconds: 120 }),
+        ).to.include({
+          chain: "arc",
+          agent: arcAgent,
+        });
+        expect(await findOpenOffer(db, 7, now, "base")).to.include({ agent: agents[0], score: "20.25" });
+        expect(await findAssignment(db, 7, "arc")).to.include({ agent: arcAgent });
+        expect((await findAssignment(db, 7, "base"))!.agent).to.not.equal(arcAgent);
       }),
     );
   });
@@ -531,7 +569,7 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           expect(res.status, res.text).to.equal(200);
           const opened = unwrapBriefKey(res.json.data.wrappedKey, agent.privateKey);
           expect(decryptBrief(blob, opened).toString()).to.equal("custody brief");
-          expect(await findAgentKey(api.deps.db, taskId, agent.address)).to.include({
+          expect(await findAgentKey(api.deps.db, taskId, agent.address, "base")).to.include({
             source: "custody",
             wrappedKey: res.json.data.wrappedKey,
           });
@@ -553,8 +591,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           custodyWrappedKey: wrapBriefKey(briefKey, agentPublicKey(CUSTODY_KEY)),
         });
         expectError(await post(accept(custody.taskHash), agent.key), 403, "NEEDS_WRAP");
-        expect(await findAssignment(api.deps.db, bare.taskId)).to.equal(undefined);
-        expect(await findAcceptLock(api.deps.db, bare.taskId)).to.equal(undefined);
+        expect(await findAssignment(api.deps.db, bare.taskId, "base")).to.equal(undefined);
+        expect(await findAcceptLock(api.deps.db, bare.taskId, "base")).to.equal(undefined);
       }),
     );
 
@@ -568,8 +606,8 @@ describe("API marketplace: bid, applicants, accept, assign, cancel", () => {
           const corrupted = good.slice(0, -4) + (good.endsWith("0000") ? "ffff" : "0000");
           const { taskHash, taskId } = await list({ privacy: "private", custodyWrappedKey: corrupted });
           expectError(await post(accept(taskHash), agent.key), 503, "REWRAP_FAILED");
-          expect(await findAssignment(api.deps.db, taskId)).to.equal(undefined);
-          expect(await findAcceptLock(api.deps.db, taskId)).to.equal(undefined);
+          expect(await findAssignment(api.deps.db, taskId, "base")).to.equal(undefined);
+          expect(await findAcceptLock(api.deps.db, taskId, "base")).to.equal(undefined);
         },
         { CUSTODY_PRIVATE_KEY: CUSTODY_KEY },
       ),

@@ -263,7 +263,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(submitted.json.data.evidenceHash).to.equal(
           ethers.keccak256(ethers.toUtf8Bytes(JSON.stringify({ n: 3, poem: result.poem }))),
         );
-        const stored = await findSubmission(api.deps.db, t.taskId, 1);
+        const stored = await findSubmission(api.deps.db, t.taskId, 1, "base");
         expect(stored).to.include({
           agent: worker.address.toLowerCase(),
           result: canonicalJson(result),
@@ -293,7 +293,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         await judge(t, true, 1);
         expect(await status(t.taskId)).to.equal(STATUS.Completed);
         await expectPaid(before, t.amount);
-        expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
+        expect(await findSubmission(api.deps.db, t.taskId, 1, "base")).to.include({
           verdict: "pass",
           verdictBy: poster.address.toLowerCase(),
         });
@@ -316,13 +316,14 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           };
           const t = await postTask({ mode: "auto", criteria });
 
-          const verdictOf = async (attempt: number) => (await findSubmission(api.deps.db, t.taskId, attempt))?.verdict;
+          const verdictOf = async (attempt: number) =>
+            (await findSubmission(api.deps.db, t.taskId, attempt, "base"))?.verdict;
           await deliver(t, { poem: "too short" }, 1);
           await waitFor("the failed auto verdict", async () => (await verdictOf(1)) !== null);
           expect(await marketVerifier.settled(verdictKey(t.taskId, 1))).to.include({ status: "confirmed" });
           await api.synced();
           expect(await status(t.taskId)).to.equal(STATUS.Verified);
-          const first = await findSubmission(api.deps.db, t.taskId, 1);
+          const first = await findSubmission(api.deps.db, t.taskId, 1, "base");
           expect(first).to.include({ verdict: "fail", verdictBy: marketVerifier.address.toLowerCase() });
           expect(first!.verdictReason).to.equal(
             'min_length: 20 characters, at least 30 required; contains_keywords: missing "escrow"; regex_pattern: the pattern does not match',
@@ -339,7 +340,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await api.synced();
           expect(await status(t.taskId)).to.equal(STATUS.Completed);
           await expectPaid(before, t.amount);
-          expect(await findSubmission(api.deps.db, t.taskId, 2)).to.include({
+          expect(await findSubmission(api.deps.db, t.taskId, 2, "base")).to.include({
             verdict: "pass",
             verdictReason: "all rules hold",
           });
@@ -364,7 +365,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await (await escrow.connect(worker).submitEvidence(t.taskId, ethers.id("not through the API"))).wait();
           await waitFor("the failed auto verdict", async () => (await status(t.taskId)) === STATUS.Verified);
           await api.synced();
-          expect(await listSubmissions(api.deps.db, t.taskId)).to.deep.equal([]);
+          expect(await listSubmissions(api.deps.db, t.taskId, "base")).to.deep.equal([]);
           const intents = await listIntentsByTask(api.deps.db, "base", t.taskId);
           expect(intents.find((i) => i.key === verdictKey(t.taskId, 1))?.args).to.deep.equal({
             attempt: 1,
@@ -395,14 +396,14 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         // The verifier agent may change its mind until its transaction is mined.
         const no = await verify(keys.verifierAgent, { passed: false, reason: "missing a line" });
         expect(no.status, no.text).to.equal(200);
-        expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal("fail");
+        expect((await findSubmission(api.deps.db, t.taskId, 1, "base"))!.verdict).to.equal("fail");
         const yes = await verify(keys.verifierAgent, { passed: true, reason: "good" });
         expect(yes.json.data).to.include({ attempt: 1, passed: true });
         const before = await balances();
         await send(verifierAgent, yes, "completeVerification", [t.taskId, true]);
         expect(await status(t.taskId)).to.equal(STATUS.Completed);
         await expectPaid(before, t.amount);
-        expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
+        expect(await findSubmission(api.deps.db, t.taskId, 1, "base")).to.include({
           verdict: "pass",
           verdictBy: verifierAgent.address.toLowerCase(),
           verdictReason: "good",
@@ -434,7 +435,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           const auto = new AutoVerifier(api.deps);
           expect(await auto.runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(1);
-          expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal(null);
+          expect((await findSubmission(api.deps.db, t.taskId, 1, "base"))!.verdict).to.equal(null);
           expect(await auto.runOnce()).to.deep.equal([]);
           expect(verdictCalls()).to.equal(1);
 
@@ -443,7 +444,7 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           expect(await restarted.runOnce()).to.deep.equal([
             { chain: "base", taskId: t.taskId, attempt: 1, passed: true, reason: "all rules hold" },
           ]);
-          expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({ verdict: "pass" });
+          expect(await findSubmission(api.deps.db, t.taskId, 1, "base")).to.include({ verdict: "pass" });
           // The intent exists (unconfirmed): neither this loop nor another one asks again.
           expect(await restarted.runOnce()).to.deep.equal([]);
           expect(await new AutoVerifier(api.deps).runOnce()).to.deep.equal([]);
@@ -537,7 +538,14 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         const owed = await get(`/api/v1/credits/${worker.address}`);
         expect(owed.status, owed.text).to.equal(200);
         expect(owed.json.data.credits).to.deep.equal([
-          { token, owed: (half - fee).toString(), credited: (half - fee).toString(), withdrawn: "0" },
+          {
+            chain: "base",
+            chainId: 31337,
+            token,
+            owed: (half - fee).toString(),
+            credited: (half - fee).toString(),
+            withdrawn: "0",
+          },
         ]);
         expectError(await post(path(t.taskHash, "split"), keys.stranger), 409, "INVALID_STATUS");
         const withdraw = await post("/api/v1/credits/withdraw", keys.worker, { token });
@@ -546,6 +554,8 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           token,
           to: worker.address.toLowerCase(),
           amount: (half - fee).toString(),
+          chain: "base",
+          chainId: 31337,
         });
         await send(worker, withdraw, "withdraw", [await usdc.getAddress(), worker.address]);
         expect((await balances()).worker - before.worker).to.equal(half - fee);
@@ -636,7 +646,14 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         expect(owed > 0n).to.equal(true);
         const credits = await get(`/api/v1/credits/${stranger.address}`);
         expect(credits.json.data.credits).to.deep.equal([
-          { token: token.toLowerCase(), owed: owed.toString(), credited: owed.toString(), withdrawn: "0" },
+          {
+            chain: "base",
+            chainId: 31337,
+            token: token.toLowerCase(),
+            owed: owed.toString(),
+            credited: owed.toString(),
+            withdrawn: "0",
+          },
         ]);
         expectError(await judge(adminKey, stranger.address), 409, "INVALID_STATUS");
       }),
@@ -910,11 +927,13 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
         await deliver(t, { v: 3 }, 3);
         await judge(t, false, 3);
         expectError(await submit({ v: 4 }), 409, "MAX_ATTEMPTS_REACHED");
-        expect((await listSubmissions(api.deps.db, t.taskId)).map((s) => [s.attempt, s.verdict])).to.deep.equal([
-          [1, "fail"],
-          [2, "fail"],
-          [3, "fail"],
-        ]);
+        expect((await listSubmissions(api.deps.db, t.taskId, "base")).map((s) => [s.attempt, s.verdict])).to.deep.equal(
+          [
+            [1, "fail"],
+            [2, "fail"],
+            [3, "fail"],
+          ],
+        );
         expect((await get(`/api/v1/tasks/${t.taskHash}`)).json.data.resultData).to.deep.equal({ v: 3 });
       }),
     );
@@ -1007,13 +1026,13 @@ describe("API delivery: submit, verify, finalize, decline, release, reclaim, dis
           await deliver(t, "work", 1);
           fake.mode = "refuse";
           expectError(await post(path(t.taskHash, "finalize"), keys.poster), 503, "SETTLEMENT_FAILED");
-          expect((await findSubmission(api.deps.db, t.taskId, 1))!.verdict).to.equal(null);
+          expect((await findSubmission(api.deps.db, t.taskId, 1, "base"))!.verdict).to.equal(null);
 
           fake.mode = "hold";
           const declined = await post(path(t.taskHash, "decline"), keys.poster, { reason: "not what I asked" });
           expect(declined.status, declined.text).to.equal(200);
           expect(declined.json.data).to.deep.include({ state: "verifying", passed: false });
-          expect(await findSubmission(api.deps.db, t.taskId, 1)).to.include({
+          expect(await findSubmission(api.deps.db, t.taskId, 1, "base")).to.include({
             verdict: "fail",
             verdictReason: "not what I asked",
           });
