@@ -5,6 +5,7 @@
  */
 import { isUniqueViolation } from "./listings";
 import { placeholders, queryRows, type Queryable } from "./util";
+import type { ChainName } from "../../escrow/records";
 
 export type AssignmentVia = "accept" | "poster";
 
@@ -71,16 +72,18 @@ export async function deleteAssignment(db: Queryable, a: Pick<AssignmentRecord, 
     .delete();
 }
 
-/** Assignments of the given tasks, by task id. */
+/** Assignments of the given tasks of `chain` (without one: whichever chain's), by task id. */
 export async function getAssignments(
   db: Queryable,
   taskIds: readonly number[],
+  chain?: ChainName,
 ): Promise<Map<number, AssignmentRecord>> {
   if (taskIds.length === 0) return new Map();
   const rows = await queryRows(
     db,
-    `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})`,
-    taskIds,
+    `select * from "task_assignments" where "task_id" in (${placeholders(taskIds.length)})` +
+      (chain ? ` and "chain" = ?` : ""),
+    chain ? [...taskIds, chain] : taskIds,
   );
   return new Map(rows.map((r) => [Number(r.task_id), assignmentFromRow(r)]));
 }

@@ -158,7 +158,6 @@ async function findListing(db: Queryable, column: "task_id" | "task_hash", value
   );
 }
 
-/** The listings of `taskIds` that exist, by task id. */
 /** The listings of `taskIds` on `chain` that exist, by task id (without a chain: every chain's, a single chain's view). */
 export async function getListings(
   db: Queryable,
@@ -178,14 +177,19 @@ export async function getListings(
   return out;
 }
 
-/** A poster's listings, newest task first. */
+/** A poster's listings (of one chain, or of every chain), newest task first (by on-chain id, then chain). */
 export async function listListingsByPoster(
   db: Queryable,
   poster: string,
-  { limit, offset }: { limit: number; offset: number },
+  { limit, offset, chain }: { limit: number; offset: number; chain?: ChainName },
 ): Promise<{ listings: ListingRecord[]; total: number }> {
-  const where = { poster: poster.toLowerCase() };
-  const rows = await db("listings").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
+  const where = { poster: poster.toLowerCase(), ...(chain ? { chain } : {}) };
+  const rows = await db("listings")
+    .where(where)
+    .orderBy("task_id", "desc")
+    .orderBy("chain")
+    .limit(limit)
+    .offset(offset);
   const count = await db("listings").where(where).count({ n: "*" }).first();
   return { listings: await withCapabilities(db, rows), total: Number(count?.n ?? 0) };
 }

@@ -5,7 +5,7 @@
  * The verdict columns record who judged an attempt and how (the chain's VerificationCompleted is the truth).
  */
 import { isUniqueViolation } from "./listings";
-import { TASK_STATUS } from "../../escrow/records";
+import { TASK_STATUS, type ChainName } from "../../escrow/records";
 import { chunks, type Queryable } from "./util";
 
 export type Verdict = "pass" | "fail";
@@ -84,16 +84,20 @@ export async function listSubmissions(db: Queryable, taskId: number): Promise<Su
 
 /**
  * The newest stored attempt of each task whose attempt is at most `maxAttempt` of that task (the chain's count: a
- * deliverable whose submitEvidence is mined). Keys of `upTo` are task ids.
+ * deliverable whose submitEvidence is mined). Keys of `upTo` are task ids of `chain` (without one: whichever chain's).
  */
 export async function latestSubmissions(
   db: Queryable,
   upTo: ReadonlyMap<number, number>,
+  chain?: ChainName,
 ): Promise<Map<number, SubmissionRecord>> {
   const out = new Map<number, SubmissionRecord>();
   const ids = [...upTo.entries()].filter(([, max]) => max > 0).map(([id]) => id);
   for (const chunk of chunks(ids, 500)) {
-    const rows = await db("task_submissions").whereIn("task_id", chunk).orderBy("attempt");
+    const rows = await db("task_submissions")
+      .where(chain ? { chain } : {})
+      .whereIn("task_id", chunk)
+      .orderBy("attempt");
     for (const row of rows) {
       const s = fromRow(row);
       if (s.attempt <= (upTo.get(s.taskId) ?? 0)) out.set(s.taskId, s);
