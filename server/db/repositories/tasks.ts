@@ -269,12 +269,7 @@ export async function listTasksByPoster(
   { limit, offset, chain }: Page & { chain?: ChainName },
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
   const where = { poster: poster.toLowerCase(), ...(chain ? { chain } : {}) };
-  const rows = await db("tasks")
-    .where(where)
-    .orderBy("task_id", "desc")
-    .orderBy("chain")
-    .limit(limit)
-    .offset(offset);
+  const rows = await db("tasks").where(where).orderBy("task_id", "desc").orderBy("chain").limit(limit).offset(offset);
   const count = await db("tasks").where(where).count({ n: "*" }).first();
   return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }
