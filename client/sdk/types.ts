@@ -11,6 +11,10 @@ export type Stats = {
   activeAgents: number;
   registeredUsers: number;
   completedTasks: number;
+  byChain: {
+    base?: { openTasks: number; completedTasks: number } | undefined;
+    arc?: { openTasks: number; completedTasks: number } | undefined;
+  };
 };
 
 export type Settlement = {
@@ -396,6 +400,8 @@ export type MarketplaceTask = {
 
 export type OnChainTask = {
   status: number;
+  chain: "base" | "arc";
+  chainId: number | null;
   token: string;
   createdAt: number;
   taskHash: string;
@@ -419,8 +425,8 @@ export type OnChainTask = {
   refund: string | null;
   open?:
     | {
-        submissionCount: number;
         pick: string | null;
+        submissionCount: number;
         pickedAt: number | null;
         outcome: "default" | "picked" | "judged" | null;
       }
@@ -429,6 +435,8 @@ export type OnChainTask = {
 
 export type TaskDetail = {
   status: number;
+  chain: "base" | "arc";
+  chainId: number | null;
   token: string;
   createdAt: number;
   taskHash: string;
@@ -494,8 +502,8 @@ export type TaskDetail = {
   } | null;
   open?:
     | {
-        submissionCount: number;
         pick: string | null;
+        submissionCount: number;
         pickedAt: number | null;
         outcome: "default" | "picked" | "judged" | null;
       }
@@ -597,6 +605,8 @@ export type PostedTasks = {
     };
     onChain: {
       status: number;
+      chain: "base" | "arc";
+      chainId: number | null;
       token: string;
       createdAt: number;
       taskHash: string;
@@ -620,8 +630,8 @@ export type PostedTasks = {
       refund: string | null;
       open?:
         | {
-            submissionCount: number;
             pick: string | null;
+            submissionCount: number;
             pickedAt: number | null;
             outcome: "default" | "picked" | "judged" | null;
           }
@@ -677,6 +687,8 @@ export type PostedTaskView = {
   };
   onChain: {
     status: number;
+    chain: "base" | "arc";
+    chainId: number | null;
     token: string;
     createdAt: number;
     taskHash: string;
@@ -700,8 +712,8 @@ export type PostedTaskView = {
     refund: string | null;
     open?:
       | {
-          submissionCount: number;
           pick: string | null;
+          submissionCount: number;
           pickedAt: number | null;
           outcome: "default" | "picked" | "judged" | null;
         }
@@ -711,13 +723,14 @@ export type PostedTaskView = {
 };
 
 export type OpenTasksQuery = {
+  chain?: string | undefined;
   capabilities?: string | undefined;
   minReputation?: number | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
 };
 
-export type PostedTasksQuery = { limit?: number | undefined; offset?: number | undefined };
+export type PostedTasksQuery = { chain?: string | undefined; limit?: number | undefined; offset?: number | undefined };
 
 // Executors
 export type ExecutorRegistration = {
@@ -1085,7 +1098,7 @@ export type HostedAgent = {
   generation: number;
   lastError: string | null;
   earnings: { amount_raw: string; paidTasks: number };
-  recentLogs: { message: string; at: string; id: number; level: string }[];
+  recentLogs: { at: string; message: string; id: number; level: string }[];
 };
 
 export type HostedAgentList = {
@@ -1109,7 +1122,7 @@ export type HostedAgentList = {
     generation: number;
     lastError: string | null;
     earnings: { amount_raw: string; paidTasks: number };
-    recentLogs: { message: string; at: string; id: number; level: string }[];
+    recentLogs: { at: string; message: string; id: number; level: string }[];
   }[];
 };
 
@@ -1117,7 +1130,7 @@ export type HostedAgentAction = "start" | "stop" | "pause" | "resume" | "restart
 
 export type HostedAgentDeleted = { id: string; deleted: true };
 
-export type HostedAgentLogs = { logs: { message: string; at: string; id: number; level: string }[] };
+export type HostedAgentLogs = { logs: { at: string; message: string; id: number; level: string }[] };
 
 export type HostedAgentLogsQuery = { limit?: number | undefined; after?: number | undefined };
 
