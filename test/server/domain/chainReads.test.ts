@@ -5,6 +5,8 @@
  */
 import { expect } from "chai";
 import { ethers } from "hardhat";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { USDC } from "../../helpers/fixtures";
 import { ARC_CHAIN_ID } from "../../helpers/arc";
 import { BASE_CHAIN_ID, withTwoChains, type TwoChains } from "../../helpers/twoChains";
@@ -162,6 +164,56 @@ describe("reads over two chains: task 1 of base and task 1 of arc never mix", fu
       } finally {
         stream.close();
       }
+    });
+  });
+
+  it("MCP get_task and browse_tasks, and A2A tasks, carry the chain: get_task takes the chain of a numeric id", async () => {
+    await withTwoChains(async (t) => {
+      const client = new Client({ name: "chains-test", version: "1.0.0" });
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${t.api.url}/mcp`), {
+          requestInit: { headers: { "X-API-Key": t.workerKey } },
+        }),
+      );
+      try {
+        const tool = async (name: string, args: Record<string, unknown>) => {
+          const answer = (await client.callTool({ name, arguments: args })) as {
+            isError?: boolean;
+            structuredContent?: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+          };
+          expect(answer.isError, JSON.stringify(answer.structuredContent)).to.not.equal(true);
+          return answer.structuredContent!;
+        };
+        expect(await tool("get_task", { id: "1" })).to.include({ chain: "base", taskHash: t.baseHash });
+        const arc = await tool("get_task", { id: "1", chain: "arc" });
+        expect(arc).to.include({ chain: "arc", chainId: ARC_CHAIN_ID, taskHash: t.arcHash });
+        const browsed = await tool("browse_tasks", { chain: "arc" });
+        expect(browsed.tasks.map((x: { meta: { chain: string } }) => x.meta.chain)).to.deep.equal(["arc"]);
+      } finally {
+        await client.close();
+      }
+
+      const rpc = async (method: string, params: unknown) => {
+        const res = await fetch(`${t.api.url}/a2a/v1`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params }),
+        });
+        return (await res.json()).result;
+      };
+      const listed = await rpc("tasks/list", { pageSize: 10 });
+      const chains = Object.fromEntries(
+        listed.tasks.map((x: { id: string; metadata: { marketplace: { chain: string; chainId: number } } }) => [
+          x.id,
+          [x.metadata.marketplace.chain, x.metadata.marketplace.chainId],
+        ]),
+      );
+      expect(chains).to.deep.equal({
+        [t.baseHash]: ["base", BASE_CHAIN_ID],
+        [t.arcHash]: ["arc", ARC_CHAIN_ID],
+      });
+      const got = await rpc("tasks/get", { id: t.arcHash });
+      expect(got.metadata.marketplace).to.include({ chain: "arc", chainId: ARC_CHAIN_ID, onChainTaskId: 1 });
     });
   });
 });
