@@ -7,6 +7,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { ethers } from "hardhat";
 import { runCli } from "./run";
 import { ARC_CHAIN_ID } from "../../helpers/arc";
 import { BASE_CHAIN_ID, withTwoChains, type TwoChains } from "../../helpers/twoChains";
@@ -68,6 +69,22 @@ describe("market CLI over two chains", function () {
       expect(arcOnly.code, arcOnly.stderr).to.equal(0);
       expect(arcOnly.json.total).to.equal(1);
       expect(arcOnly.json.tasks[0]).to.include({ chain: "arc", taskHash: t.arcHash });
+    });
+  });
+
+  it("watch: --chain arc follows arc's task 1 to its end and names its chain", async () => {
+    await withTwoChains(async (t) => {
+      const { escrow, verifier, worker } = t.arc;
+      await (await escrow.connect(verifier).marketplaceAssign(1, worker.address)).wait();
+      await (await escrow.connect(worker).submitEvidence(1, ethers.id("evidence"))).wait();
+      await (await escrow.connect(verifier).completeVerification(1, true)).wait();
+      await t.api.synced();
+      const env = cliEnv(t, home);
+      const watched = await runCli(["watch", "1", "--chain", "arc", "--timeout", "60", "--json"], env);
+      expect(watched.code, watched.stdout + watched.stderr).to.equal(0);
+      expect(watched.json).to.include({ taskHash: t.arcHash, chain: "arc", state: "completed", outcome: "paid" });
+      const text = await runCli(["watch", t.arcHash, "--timeout", "60"], env);
+      expect(text.stdout).to.contain(`Task ${t.arcHash} on arc is completed (paid).`);
     });
   });
 });
