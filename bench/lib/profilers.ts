@@ -51,6 +51,7 @@ export async function profileListing(deps: Deps, url: string): Promise<void> {
     const listings = await getListings(
       db,
       page.tasks.map((task) => task.taskId),
+      deps.config.api.postingChain,
     );
     add("SQL: listings + capabilities of the page (getListings)", now() - t);
     t = now();

@@ -158,20 +158,14 @@ async function findListing(db: Queryable, column: "task_id" | "task_hash", value
   );
 }
 
-/** The listings of `taskIds` on `chain` that exist, by task id (without a chain: every chain's, a single chain's view). */
+/** The listings of `taskIds` on `chain` that exist, by task id (ids are per chain: a page of two chains asks each). */
 export async function getListings(
   db: Queryable,
   taskIds: readonly number[],
-  chain?: ChainName,
+  chain: ChainName,
 ): Promise<Map<number, ListingRecord>> {
   const rows = [];
-  for (const ids of chunks(taskIds, 500)) {
-    rows.push(
-      ...(await db("listings")
-        .where(chain ? { chain } : {})
-        .whereIn("task_id", ids)),
-    );
-  }
+  for (const ids of chunks(taskIds, 500)) rows.push(...(await db("listings").where({ chain }).whereIn("task_id", ids)));
   const out = new Map<number, ListingRecord>();
   for (const l of await withCapabilities(db, rows)) out.set(l.taskId, l);
   return out;
