@@ -52,38 +52,8 @@ export async function twoChains(): Promise<TwoChains> {
     expect(listed.status, listed.text).to.equal(200);
     expect(listed.json.data.onChainTaskId).to.equal(1);
 
-    const arcToken = (await arc.usdc.getAddress()).toLowerCase();
-    const arcFunded = await (
-      await arc.escrow.connect(arc.poster).createTask(arcHash, arcToken, USDC(7), CATEGORY, ZONE, 30 * DAY)
-    ).wait();
-    expect(await arc.escrow.nextTaskId()).to.equal(2n);
-    const listing: ListingRecord = {
-      taskId: 1,
-      taskHash: arcHash.toLowerCase(),
-      chain: "arc",
-      poster: arc.poster.address.toLowerCase(),
-      txHash: arcFunded!.hash,
-      privacy: "public",
-      verificationMode: "manual",
-      verificationCriteria: null,
-      verifierAddress: null,
-      rootHash: null,
-      wrappedKeys: null,
-      targetExecutor: null,
-      serviceId: null,
-      serviceTerms: null,
-      publicBrief: null,
-      custodyWrappedKey: null,
-      token: arcToken,
-      amount: USDC(7).toString(),
-      deadline: null,
-      listedAt: await api.deps.clock.chainNow(),
-      capabilities: ["arc-only"],
-    };
-    await api.deps.db.transaction(async (trx) => {
-      await insertListing(trx, listing);
-      await insertMarketEvents(trx, listingEvents(listing, Date.now()));
-    });
+    const arcListed = await listOnArc({ arc, api }, { amount: USDC(7), capabilities: ["arc-only"], taskHash: arcHash });
+    expect(arcListed.taskId).to.equal(1);
     await api.synced();
     return { base, arc, api, posterKey, workerKey, baseHash, arcHash };
   } catch (error) {
@@ -100,4 +70,63 @@ export async function withTwoChains(fn: (t: TwoChains) => Promise<void>) {
   } finally {
     await t.api.close();
   }
+}
+
+/** The terms of a task funded and listed on arc by listOnArc. */
+export interface ArcTerms {
+  taskHash?: string;
+  amount?: bigint;
+  capabilities?: string[];
+  targetExecutor?: string;
+  /** The task's verifier agent: funded with createTaskWithVerifier and listed in mode `agent`. */
+  verifierAgent?: string;
+}
+
+/**
+ * Funds a task on arc as arc's poster and lists it on arc through the repository, with the listing events the domain
+ * writes when it lists (task.listed, then task.open or task.offered). Waits for both indexers.
+ */
+export async function listOnArc(
+  t: Pick<TwoChains, "arc" | "api">,
+  terms: ArcTerms = {},
+): Promise<{ taskId: number; taskHash: string }> {
+  const { arc, api } = t;
+  const taskHash = (terms.taskHash ?? ethers.sha256(ethers.toUtf8Bytes(`arc brief ${Math.random()}`))).toLowerCase();
+  const amount = terms.amount ?? USDC(5);
+  const token = (await arc.usdc.getAddress()).toLowerCase();
+  const escrow = arc.escrow.connect(arc.poster);
+  const tx = terms.verifierAgent
+    ? await escrow.createTaskWithVerifier(taskHash, token, amount, CATEGORY, ZONE, 30 * DAY, terms.verifierAgent)
+    : await escrow.createTask(taskHash, token, amount, CATEGORY, ZONE, 30 * DAY);
+  const funded = await tx.wait();
+  const taskId = Number(await arc.escrow.nextTaskId()) - 1;
+  const listing: ListingRecord = {
+    taskId,
+    taskHash,
+    chain: "arc",
+    poster: arc.poster.address.toLowerCase(),
+    txHash: funded!.hash,
+    privacy: "public",
+    verificationMode: terms.verifierAgent ? "agent" : "manual",
+    verificationCriteria: null,
+    verifierAddress: terms.verifierAgent?.toLowerCase() ?? null,
+    rootHash: null,
+    wrappedKeys: null,
+    targetExecutor: terms.targetExecutor?.toLowerCase() ?? null,
+    serviceId: null,
+    serviceTerms: null,
+    publicBrief: null,
+    custodyWrappedKey: null,
+    token,
+    amount: amount.toString(),
+    deadline: null,
+    listedAt: await api.deps.clock.chainNow(),
+    capabilities: terms.capabilities ?? [],
+  };
+  await api.deps.db.transaction(async (trx) => {
+    await insertListing(trx, listing);
+    await insertMarketEvents(trx, listingEvents(listing, Date.now()));
+  });
+  await api.synced();
+  return { taskId, taskHash };
 }

@@ -9,7 +9,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { USDC } from "../../helpers/fixtures";
 import { ARC_CHAIN_ID } from "../../helpers/arc";
-import { BASE_CHAIN_ID, withTwoChains, type TwoChains } from "../../helpers/twoChains";
+import { BASE_CHAIN_ID, listOnArc, withTwoChains, type TwoChains } from "../../helpers/twoChains";
 import { openEvents } from "../../helpers/sse";
 import { TASK_STATUS } from "../../../server/escrow/records";
 
@@ -214,6 +214,35 @@ describe("reads over two chains: task 1 of base and task 1 of arc never mix", fu
       });
       const got = await rpc("tasks/get", { id: t.arcHash });
       expect(got.metadata.marketplace).to.include({ chain: "arc", chainId: ARC_CHAIN_ID, onChainTaskId: 1 });
+    });
+  });
+
+  it("offered and judging lists: an arc task pinned to an agent, an arc task it judges, each filtered by chain", async () => {
+    await withTwoChains(async (t) => {
+      const agent = t.base.verifierAgent.address.toLowerCase();
+      const agentKey = await t.api.createKey(agent);
+      const offered = await listOnArc(t, { targetExecutor: agent });
+      expect(offered.taskId).to.equal(2);
+      const judged = await listOnArc(t, { verifierAgent: agent });
+      expect(judged.taskId).to.equal(3);
+      await (await t.arc.escrow.connect(t.arc.verifier).marketplaceAssign(3, t.arc.worker.address)).wait();
+      await (await t.arc.escrow.connect(t.arc.worker).submitEvidence(3, EVIDENCE)).wait();
+      await t.api.synced();
+
+      const offers = await get(t, "/api/v1/a2a/tasks/offered", agentKey);
+      expect(offers.tasks.map((x: { meta: { chain: string; onChainTaskId: number } }) => x.meta)).to.have.length(1);
+      expect(offers.tasks[0].meta).to.include({ chain: "arc", chainId: ARC_CHAIN_ID, onChainTaskId: 2 });
+      expect((await get(t, "/api/v1/a2a/tasks/offered?chain=base", agentKey)).total).to.equal(0);
+      expect((await get(t, "/api/v1/a2a/tasks/offered?chain=arc", agentKey)).total).to.equal(1);
+      // A pinned task is not in the public list.
+      const open = await get(t, "/api/v1/a2a/tasks");
+      expect(open.tasks.map((x: { meta: { taskHash: string } }) => x.meta.taskHash)).to.not.include(offered.taskHash);
+
+      const queue = await get(t, "/api/v1/a2a/tasks/judging", agentKey);
+      expect(queue.total).to.equal(1);
+      expect(queue.tasks[0].meta).to.include({ chain: "arc", onChainTaskId: 3, taskHash: judged.taskHash });
+      expect(queue.tasks[0].onChain).to.include({ chain: "arc", chainId: ARC_CHAIN_ID, taskId: 3 });
+      expect((await get(t, "/api/v1/a2a/tasks/judging?chain=base", agentKey)).total).to.equal(0);
     });
   });
 });
