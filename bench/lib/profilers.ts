@@ -51,13 +51,17 @@ export async function profileListing(deps: Deps, url: string): Promise<void> {
     const listings = await getListings(
       db,
       page.tasks.map((task) => task.taskId),
+      deps.config.api.postingChain,
     );
     add("SQL: listings + capabilities of the page (getListings)", now() - t);
     t = now();
-    const ctx = { chainId: deps.chain?.book.chainId ?? null, pauses, now: chainNow };
+    const ctx = {
+      chains: new Map([[deps.config.api.postingChain, { chainId: deps.chain?.book.chainId ?? null, pauses }]]),
+      now: chainNow,
+    };
     const out = page.tasks.map((task) => {
       const listing = listings.get(task.taskId)!;
-      return { meta: marketplaceMeta(listing, task, ctx), state: marketplaceState(listing, task, pauses, chainNow) };
+      return { meta: marketplaceMeta(listing, task, ctx), state: marketplaceState(listing, task, ctx) };
     });
     add("JS: projection (meta, state)", now() - t);
     t = now();
@@ -137,7 +141,7 @@ export async function taskReadLayers(deps: Deps, maxId: number): Promise<void> {
       async ({ params }) => {
         const { task } = await findTaskRows(deps.db, params.id);
         const ctx = await projectionContext(deps);
-        onChainTask(task!, ctx.pauses, ctx.now);
+        onChainTask(task!, ctx);
         return prepared;
       },
     ],

@@ -127,14 +127,28 @@ export function buildProgram(state: RunState): Command {
     .description("your tasks: posted (default), offered to you, or the work you are doing")
     .addArgument(tasks.whichArgument())
     .option("--limit <n>", "at most this many", "50")
+    .addOption(
+      new Option("--chain <chain>", "only this chain's tasks (default: every chain's)").choices(["base", "arc"]),
+    )
     .action(act(tasks.list));
   const TASK_ARG = "the task: its hash, or its on-chain id (2 or #2, as `market post` prints it)";
-  program.command("status").description("a task's state").argument("<task>", TASK_ARG).action(act(tasks.status));
+  const idChainOption = () =>
+    new Option(
+      "--chain <chain>",
+      "the chain of a numeric task id (on-chain ids are per chain; default: the service's posting chain); a hash needs none",
+    ).choices(["base", "arc"]);
+  program
+    .command("status")
+    .description("a task's state")
+    .argument("<task>", TASK_ARG)
+    .addOption(idChainOption())
+    .action(act(tasks.status));
   program
     .command("watch")
     .description("follow a task until it is settled (paid or refunded); --json gives the settling transaction")
     .argument("<task>", TASK_ARG)
     .option("--timeout <time>", "give up after this long (exit 7): seconds or 90m, 1h", "1h")
+    .addOption(idChainOption())
     .action(act(tasks.watch));
   program
     .command("review")
@@ -155,6 +169,7 @@ export function buildProgram(state: RunState): Command {
       .command(name)
       .description(description)
       .argument("<task>", TASK_ARG)
+      .addOption(idChainOption())
       .action(act(tasks.operation(name)));
   }
 

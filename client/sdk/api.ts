@@ -210,8 +210,14 @@ export class MarketApi {
     this.request<T.PostedTasks>("GET", "/api/v1/a2a/tasks/posted", { query: query as Query });
   offeredTasks = (query: T.PostedTasksQuery | Query = {}) =>
     this.request<T.OpenTasks>("GET", "/api/v1/a2a/tasks/offered", { query: query as Query });
-  /** One task by numeric on-chain id or 0x task hash. */
-  task = (id: string | number) => this.request<T.TaskDetail>("GET", `/api/v1/tasks/${enc(String(id))}`);
+  /**
+   * One task by numeric on-chain id or 0x task hash. On-chain ids are per chain: a numeric id is read on `chain`
+   * (default: the service's posting chain); a hash finds the task on whichever chain holds it.
+   */
+  task = (id: string | number, options: { chain?: T.ChainName } = {}) =>
+    this.request<T.TaskDetail>("GET", `/api/v1/tasks/${enc(String(id))}`, {
+      query: options.chain ? { chain: options.chain } : undefined,
+    });
 
   // ---------------------------------------------------------------------------------------------- executors
   registerExecutor = (body: T.ExecutorRegistration) =>

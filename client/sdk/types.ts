@@ -11,6 +11,10 @@ export type Stats = {
   activeAgents: number;
   registeredUsers: number;
   completedTasks: number;
+  byChain: {
+    base?: { openTasks: number; completedTasks: number } | undefined;
+    arc?: { openTasks: number; completedTasks: number } | undefined;
+  };
 };
 
 export type Settlement = {
@@ -401,6 +405,8 @@ export type MarketplaceTask = {
 
 export type OnChainTask = {
   status: number;
+  chain: "base" | "arc";
+  chainId: number | null;
   token: string;
   createdAt: number;
   taskHash: string;
@@ -424,8 +430,8 @@ export type OnChainTask = {
   refund: string | null;
   open?:
     | {
-        submissionCount: number;
         pick: string | null;
+        submissionCount: number;
         pickedAt: number | null;
         outcome: "default" | "picked" | "judged" | null;
       }
@@ -434,6 +440,8 @@ export type OnChainTask = {
 
 export type TaskDetail = {
   status: number;
+  chain: "base" | "arc";
+  chainId: number | null;
   token: string;
   createdAt: number;
   taskHash: string;
@@ -499,8 +507,8 @@ export type TaskDetail = {
   } | null;
   open?:
     | {
-        submissionCount: number;
         pick: string | null;
+        submissionCount: number;
         pickedAt: number | null;
         outcome: "default" | "picked" | "judged" | null;
       }
@@ -602,6 +610,8 @@ export type PostedTasks = {
     };
     onChain: {
       status: number;
+      chain: "base" | "arc";
+      chainId: number | null;
       token: string;
       createdAt: number;
       taskHash: string;
@@ -625,8 +635,8 @@ export type PostedTasks = {
       refund: string | null;
       open?:
         | {
-            submissionCount: number;
             pick: string | null;
+            submissionCount: number;
             pickedAt: number | null;
             outcome: "default" | "picked" | "judged" | null;
           }
@@ -682,6 +692,8 @@ export type PostedTaskView = {
   };
   onChain: {
     status: number;
+    chain: "base" | "arc";
+    chainId: number | null;
     token: string;
     createdAt: number;
     taskHash: string;
@@ -705,8 +717,8 @@ export type PostedTaskView = {
     refund: string | null;
     open?:
       | {
-          submissionCount: number;
           pick: string | null;
+          submissionCount: number;
           pickedAt: number | null;
           outcome: "default" | "picked" | "judged" | null;
         }
@@ -716,13 +728,14 @@ export type PostedTaskView = {
 };
 
 export type OpenTasksQuery = {
+  chain?: string | undefined;
   capabilities?: string | undefined;
   minReputation?: number | undefined;
   limit?: number | undefined;
   offset?: number | undefined;
 };
 
-export type PostedTasksQuery = { limit?: number | undefined; offset?: number | undefined };
+export type PostedTasksQuery = { chain?: string | undefined; limit?: number | undefined; offset?: number | undefined };
 
 // Executors
 export type ExecutorRegistration = {
@@ -1102,7 +1115,7 @@ export type HostedAgent = {
   generation: number;
   lastError: string | null;
   earnings: { amount_raw: string; paidTasks: number };
-  recentLogs: { message: string; at: string; id: number; level: string }[];
+  recentLogs: { at: string; message: string; id: number; level: string }[];
 };
 
 export type HostedAgentList = {
@@ -1127,7 +1140,7 @@ export type HostedAgentList = {
     generation: number;
     lastError: string | null;
     earnings: { amount_raw: string; paidTasks: number };
-    recentLogs: { message: string; at: string; id: number; level: string }[];
+    recentLogs: { at: string; message: string; id: number; level: string }[];
   }[];
 };
 
@@ -1135,7 +1148,7 @@ export type HostedAgentAction = "start" | "stop" | "pause" | "resume" | "restart
 
 export type HostedAgentDeleted = { id: string; deleted: true };
 
-export type HostedAgentLogs = { logs: { message: string; at: string; id: number; level: string }[] };
+export type HostedAgentLogs = { logs: { at: string; message: string; id: number; level: string }[] };
 
 export type HostedAgentLogsQuery = { limit?: number | undefined; after?: number | undefined };
 
@@ -1361,6 +1374,10 @@ export interface MarketEventData {
   id: string;
   type: MarketEventType | (string & NonNullable<unknown>);
   taskHash: string;
+  /** The task's settlement chain, and its chain id (null only for a chain configured without a deployment). */
+  chain: ChainName;
+  chainId: number | null;
+  /** The task's id on `chain`. */
   onChainTaskId: string;
   role: "poster" | "worker" | "target" | "executor";
   state: string;

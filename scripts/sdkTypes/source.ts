@@ -175,6 +175,10 @@ export interface MarketEventData {
   id: string;
   type: MarketEventType | (string & NonNullable<unknown>);
   taskHash: string;
+  /** The task's settlement chain, and its chain id (null only for a chain configured without a deployment). */
+  chain: ChainName;
+  chainId: number | null;
+  /** The task's id on `chain`. */
   onChainTaskId: string;
   role: "poster" | "worker" | "target" | "executor";
   state: string;

@@ -7,22 +7,34 @@ import { findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tas
 import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
 import type { AssignmentRecord } from "../db/repositories/assignments";
 import { latestSubmissions } from "../db/repositories/submissions";
-import { listJudgingTaskIds, listWorkingTaskIds } from "../db/repositories/workList";
+import { listJudgingTaskIds, listWorkingTaskIds, type ChainTaskId } from "../db/repositories/workList";
 import type { ChainName, TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
   canSeeResult,
+  indexerCheckpoint,
   marketFacts,
   marketplaceMeta,
   marketplaceState,
   matchingTask,
   onChainTask,
   projectionContext,
+  taskKey,
   type MarketFacts,
   type ProjectionContext,
+  type TaskKey,
 } from "./projection";
 
+/** A page of a list, of one chain's tasks or (without a chain) of every chain's. */
+export interface ListPage {
+  limit: number;
+  offset: number;
+  chain?: ChainName;
+}
+
 export interface OpenTasksQuery {
+  /** Only tasks settling on this chain (default: every chain's). */
+  chain?: ChainName;
   capabilities?: string[];
   minReputation: number;
   limit: number;
@@ -47,11 +59,13 @@ function openTasksCache(deps: Deps) {
 }
 
 /**
- * The key holds the indexer's checkpoint and the chain's current second: a page is reused only while nothing was
- * indexed and no deadline could have passed; the TTL bounds staleness when the indexer runs in another process.
+ * The key holds the query (its chain filter too), every chain's indexer checkpoint and the current second: a page is
+ * reused only while nothing was indexed on any chain and no deadline could have passed; the TTL bounds staleness when
+ * the indexers run in another process.
  */
 export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const key = JSON.stringify([query, deps.indexer?.status().checkpoint ?? null, await deps.clock.chainNow()]);
+  const checkpoints = (deps.config.chains ?? []).map((c) => indexerCheckpoint(deps, c.name));
+  const key = JSON.stringify([query, checkpoints, await deps.clock.chainNow()]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
   return openTasksCache(deps).get(
     key,
@@ -69,6 +83,7 @@ export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
   const posters = await postersWithReputationAtLeast(deps.db, query.minReputation, ctx.now);
   const { tasks, total } = await listOpenTasks(deps.db, {
     now: ctx.now,
+    chain: query.chain,
     limit: query.limit,
     offset: query.offset,
     listedOnly: true,
@@ -91,20 +106,31 @@ async function projectOpenPage(
   tasks: readonly TaskRecord[],
   { hideHeld }: { hideHeld: boolean },
 ) {
-  const listings = await getListings(
-    deps.db,
-    tasks.map((t) => t.taskId),
-  );
+  const listings = await listingsOf(deps, tasks);
   const facts = await marketFacts(deps, tasks);
   const out = [];
   for (const task of tasks) {
-    const listing = listings.get(task.taskId);
+    const key = taskKey(task.chain, task.taskId);
+    const listing = listings.get(key);
     if (!listing || !matchingTask(listing, task)) continue;
-    if (hideHeld && facts.assignments.has(task.taskId)) continue;
+    if (hideHeld && facts.assignments.has(key)) continue;
     out.push({
       meta: marketplaceMeta(listing, task, ctx),
-      state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
+      state: marketplaceState(listing, task, ctx, facts),
     });
+  }
+  return out;
+}
+
+/** The listings of tasks of any chains, by task key (one query per chain on the page). */
+async function listingsOf(
+  deps: Deps,
+  tasks: readonly { chain: ChainName; taskId: number }[],
+): Promise<Map<TaskKey, ListingRecord>> {
+  const out = new Map<TaskKey, ListingRecord>();
+  for (const chain of new Set(tasks.map((t) => t.chain))) {
+    const ids = tasks.filter((t) => t.chain === chain).map((t) => t.taskId);
+    for (const [id, listing] of await getListings(deps.db, ids, chain)) out.set(taskKey(chain, id), listing);
   }
   return out;
 }
@@ -139,29 +165,37 @@ export async function readTask(
   const ctx = await projectionContext(deps);
   // Keys added to the record, not `{ ...record, key }`: on Node 20 optimized code gives each object made that way a
   // hidden class of its own, slowing every read and lengthening collections (test/server/domain/hiddenClasses.test.ts).
-  const view = Object.assign(onChainTask(task, ctx.pauses, ctx.now), {
+  const view = Object.assign(onChainTask(task, ctx), {
     a2aMeta: listing ? marketplaceMeta(listing, task, ctx) : null,
     a2aState: listing
-      ? marketplaceState(listing, task, ctx.pauses, ctx.now, await marketFacts(deps, [task], storedAssignment(rows)))
+      ? marketplaceState(listing, task, ctx, await marketFacts(deps, [task], storedAssignment(task, rows)))
       : null,
   });
   if (!canSeeResult(task, listing, caller)) return view;
-  return Object.assign(view, { resultData: (await deliverables(deps, [task])).get(task.taskId) ?? null });
+  return Object.assign(view, {
+    resultData: (await deliverables(deps, [task])).get(taskKey(task.chain, task.taskId)) ?? null,
+  });
 }
 
 /** The assignment a task read found, as marketFacts takes a page's (none stored: an empty map, no query). */
-const NO_ASSIGNMENT: ReadonlyMap<number, AssignmentRecord> = new Map();
-const storedAssignment = ({ assignment }: TaskRows): ReadonlyMap<number, AssignmentRecord> =>
-  assignment ? new Map([[assignment.taskId, assignment]]) : NO_ASSIGNMENT;
+const NO_ASSIGNMENT: ReadonlyMap<TaskKey, AssignmentRecord> = new Map();
+const storedAssignment = (task: TaskRecord, { assignment }: TaskRows): ReadonlyMap<TaskKey, AssignmentRecord> =>
+  assignment ? new Map([[taskKey(task.chain, assignment.taskId), assignment]]) : NO_ASSIGNMENT;
 
 /**
  * The latest deliverable of each task whose submitEvidence is indexed (stored attempt at most the chain's count), as
- * the result value the worker sent; tasks without one are absent. Stored attempts awaiting their transaction are not
- * deliverables yet.
+ * the result value the worker sent, by task key; tasks without one are absent. Stored attempts awaiting their
+ * transaction are not deliverables yet.
  */
-async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<number, unknown>> {
-  const latest = await latestSubmissions(deps.db, new Map(tasks.map((t) => [t.taskId, t.submissionAttempts])));
-  return new Map([...latest].map(([id, s]) => [id, JSON.parse(s.result)]));
+async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<TaskKey, unknown>> {
+  const out = new Map<TaskKey, unknown>();
+  for (const chain of new Set(tasks.map((t) => t.chain))) {
+    const upTo = new Map(tasks.filter((t) => t.chain === chain).map((t) => [t.taskId, t.submissionAttempts]));
+    for (const [id, s] of await latestSubmissions(deps.db, upTo, chain)) {
+      out.set(taskKey(chain, id), JSON.parse(s.result));
+    }
+  }
+  return out;
 }
 
 /** What a list shows of one listed task: nothing (not the caller's), or its view with or without the deliverable. */
@@ -193,22 +227,22 @@ async function listedTaskViews(
     return [
       {
         meta: marketplaceMeta(listing, task, ctx),
-        state: marketplaceState(listing, task, ctx.pauses, ctx.now, facts),
-        onChain: task ? onChainTask(task, ctx.pauses, ctx.now) : null,
-        resultData: task && show === "with-result" ? (results.get(task.taskId) ?? null) : null,
+        state: marketplaceState(listing, task, ctx, facts),
+        onChain: task ? onChainTask(task, ctx) : null,
+        resultData: task && show === "with-result" ? (results.get(taskKey(task.chain, task.taskId)) ?? null) : null,
       },
     ];
   });
 }
 
-/** The listings of `taskIds`, in that order (ids without a listing left out). */
-async function listingsInOrder(deps: Deps, taskIds: readonly number[]): Promise<ListingRecord[]> {
-  const listings = await getListings(deps.db, [...taskIds]);
-  return taskIds.flatMap((id) => listings.get(id) ?? []);
+/** The listings of `tasks`, in that order (tasks without a listing left out). */
+async function listingsInOrder(deps: Deps, tasks: readonly ChainTaskId[]): Promise<ListingRecord[]> {
+  const listings = await listingsOf(deps, tasks);
+  return tasks.flatMap((t) => listings.get(taskKey(t.chain, t.taskId)) ?? []);
 }
 
 /** GET /a2a/tasks/posted: the caller's listed tasks, newest first, with state and the on-chain record. */
-export async function listPostedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+export async function listPostedTasks(deps: Deps, wallet: string, page: ListPage) {
   const { listings, total } = await listListingsByPoster(deps.db, wallet, page);
   // The poster always sees the deliverable of their own task.
   return { tasks: await listedTaskViews(deps, listings, () => "with-result"), total };
@@ -218,10 +252,11 @@ export async function listPostedTasks(deps: Deps, wallet: string, page: { limit:
  * GET /a2a/tasks/offered: open tasks pinned to the caller (rentals and other targeted tasks), newest first, with
  * their projection; the caller accepts them directly (no other agent can hold their offer window).
  */
-export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+export async function listOfferedTasks(deps: Deps, wallet: string, page: ListPage) {
   const ctx = await projectionContext(deps);
   const { tasks, total } = await listOpenTasks(deps.db, {
     now: ctx.now,
+    chain: page.chain,
     limit: page.limit,
     offset: page.offset,
     offeredTo: wallet.toLowerCase(),
@@ -233,26 +268,26 @@ export async function listOfferedTasks(deps: Deps, wallet: string, page: { limit
  * GET /a2a/tasks/working: the caller's work, newest first: listed tasks it is the on-chain worker of, or holds an
  * assignment of that is still on its way to the chain (state assigning). A lapsed accept is not work.
  */
-export async function listWorkingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+export async function listWorkingTasks(deps: Deps, wallet: string, page: ListPage) {
   const who = wallet.toLowerCase();
-  const { taskIds, total } = await listWorkingTaskIds(deps.db, who, page);
-  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, taskIds), (task, facts, listing) => {
+  const work = await listWorkingTaskIds(deps.db, who, page);
+  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, work.tasks), (task, facts, listing) => {
     // The worker's task, or an assignment on its way to the chain: work too, without a deliverable yet.
-    if (task?.worker !== who && !facts.assignments.has(listing.taskId)) return "hidden";
+    if (task?.worker !== who && !facts.assignments.has(taskKey(listing.chain, listing.taskId))) return "hidden";
     return task && canSeeResult(task, listing, who) ? "with-result" : "without-result";
   });
-  return { tasks, total };
+  return { tasks, total: work.total };
 }
 
 /**
  * GET /a2a/tasks/judging: the tasks awaiting the caller's verdict as their verifier agent (agent mode, latest
  * submission on-chain), oldest first, each with its latest deliverable: what a verifier agent judges.
  */
-export async function listJudgingTasks(deps: Deps, wallet: string, page: { limit: number; offset: number }) {
+export async function listJudgingTasks(deps: Deps, wallet: string, page: ListPage) {
   const who = wallet.toLowerCase();
-  const { taskIds, total } = await listJudgingTaskIds(deps.db, who, page);
+  const { tasks: queue, total } = await listJudgingTaskIds(deps.db, who, page);
   // The verifier agent sees the deliverable it judges (canSeeResult), as in the single read.
-  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, taskIds), (task, _facts, listing) =>
+  const tasks = await listedTaskViews(deps, await listingsInOrder(deps, queue), (task, _facts, listing) =>
     task && canSeeResult(task, listing, who) ? "with-result" : "without-result",
   );
   return { tasks, total };

@@ -12,12 +12,20 @@ import { type ListingRecord } from "../db/repositories/listings";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
-import { TASK_STATUS, ZERO_ADDRESS, type PausePeriod, type TaskRecord } from "../escrow/records";
+import { verifierOn } from "./verifiers";
+import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type PausePeriod, type TaskRecord } from "../escrow/records";
 
-/** What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight. */
+/** A task's key across chains: an on-chain id is unique on its own chain only. */
+export type TaskKey = `${ChainName}:${number}`;
+export const taskKey = (chain: ChainName, taskId: number): TaskKey => `${chain}:${taskId}`;
+
+/**
+ * What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight, by task
+ * key (chain and on-chain id: task 1 of base and task 1 of arc are two tasks).
+ */
 export interface MarketFacts {
-  assignments: ReadonlyMap<number, AssignmentState>;
-  verifying: ReadonlySet<number>;
+  assignments: ReadonlyMap<TaskKey, AssignmentState>;
+  verifying: ReadonlySet<TaskKey>;
 }
 
 const NO_FACTS: MarketFacts = { assignments: new Map(), verifying: new Set() };
@@ -29,67 +37,94 @@ const NO_FACTS: MarketFacts = { assignments: new Map(), verifying: new Set() };
 export function marketplaceState(
   listing: ListingRecord,
   task: TaskRecord | undefined,
-  pauses: readonly PausePeriod[],
-  now: number,
+  ctx: ProjectionContext,
   facts: MarketFacts = NO_FACTS,
 ): TaskState {
+  const { now } = ctx;
   const onChainStatus = task?.status ?? TASK_STATUS.Funded;
   const lapsed = task
-    ? now >= effectiveDeadline(task, pauses, now)
+    ? now >= effectiveDeadline(task, pausesOn(ctx, task.chain), now)
     : listing.deadline !== null && now >= listing.deadline;
+  const key = taskKey(listing.chain, listing.taskId);
   const status = marketStatus({
     onChainStatus,
     lapsed,
-    assignment: facts.assignments.get(listing.taskId) ?? "none",
-    verdictInFlight: facts.verifying.has(listing.taskId),
+    assignment: facts.assignments.get(key) ?? "none",
+    verdictInFlight: facts.verifying.has(key),
   });
   return { status, onChainStatus };
 }
 
 /**
  * The marketplace facts of a page of tasks, by the task loader's rules (assignmentHolds, intentInFlight): the page's
- * stored assignments (one query, unless the caller read them already: `stored`), then the marketplace verifier's own
- * view of its intents. Only a Funded task's assignment can hold.
+ * stored assignments (one query per chain on the page, unless the caller read them already: `stored`, by task key),
+ * then the view of its intents of the marketplace verifier of each task's chain. Only a Funded task's assignment can
+ * hold.
  */
 export async function marketFacts(
   deps: Deps,
   tasks: readonly TaskRecord[],
-  stored?: ReadonlyMap<number, AssignmentRecord>,
+  stored?: ReadonlyMap<TaskKey, AssignmentRecord>,
 ): Promise<MarketFacts> {
   const funded = tasks.filter((t) => t.status === TASK_STATUS.Funded);
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
-  const verifier = deps.verifier;
-  stored ??= await getAssignments(
-    deps.db,
-    funded.map((t) => t.taskId),
-  );
+  const anyVerifier = tasks.some((t) => verifierOn(deps, t.chain));
+  if (!stored) {
+    const read = new Map<TaskKey, AssignmentRecord>();
+    for (const chain of new Set(funded.map((t) => t.chain))) {
+      const ids = funded.filter((t) => t.chain === chain).map((t) => t.taskId);
+      for (const [id, a] of await getAssignments(deps.db, ids, chain)) read.set(taskKey(chain, id), a);
+    }
+    stored = read;
+  }
   // Nothing stored and no verifier: no assignment can hold and no verdict is in flight (most reads of an open task).
-  if (stored.size === 0 && !verifier) return NO_FACTS;
-  const byId = new Map(funded.map((t) => [t.taskId, t]));
+  if (stored.size === 0 && !anyVerifier) return NO_FACTS;
+  const byKey = new Map(funded.map((t) => [taskKey(t.chain, t.taskId), t]));
   const wallNow = deps.clock.wallNow();
   const lockSeconds = deps.config.marketplace.acceptLockSeconds;
-  const assignments = new Map<number, AssignmentState>();
-  for (const [taskId, assignment] of stored) {
-    const task = byId.get(taskId);
+  const assignments = new Map<TaskKey, AssignmentState>();
+  for (const [key, assignment] of stored) {
+    const task = byKey.get(key);
     if (!task) continue;
-    const intent = verifier ? await verifier.intent(assignKey(taskId)) : undefined;
+    const verifier = verifierOn(deps, task.chain);
+    const intent = verifier ? await verifier.intent(assignKey(task.taskId)) : undefined;
     if (assignmentHolds(assignment, intent, task, wallNow, lockSeconds)) {
-      assignments.set(taskId, assignmentState(assignment, intent));
+      assignments.set(key, assignmentState(assignment, intent));
     }
   }
-  const verifying = new Set<number>();
-  for (const t of verifier ? submitted : []) {
-    if (intentInFlight(await verifier!.intent(verdictKey(t.taskId, t.submissionAttempts)))) verifying.add(t.taskId);
+  const verifying = new Set<TaskKey>();
+  for (const t of submitted) {
+    const verifier = verifierOn(deps, t.chain);
+    if (!verifier) continue;
+    if (intentInFlight(await verifier.intent(verdictKey(t.taskId, t.submissionAttempts)))) {
+      verifying.add(taskKey(t.chain, t.taskId));
+    }
   }
   return { assignments, verifying };
 }
 
-export interface ProjectionContext {
+/** What a projection reads of one settlement chain: its chain id (null without a deployment) and pause periods. */
+export interface ChainProjection {
   chainId: number | null;
   pauses: readonly PausePeriod[];
+}
+
+export interface ProjectionContext {
+  /** Each configured chain's; a chain absent (a row of a chain no longer configured) has no id and no pauses. */
+  chains: ReadonlyMap<ChainName, ChainProjection>;
   now: number;
 }
+
+const NO_PAUSES: readonly PausePeriod[] = [];
+
+/** The pause periods of `chain`'s escrow, by which its tasks' deadlines are extended. */
+export const pausesOn = (ctx: ProjectionContext, chain: ChainName): readonly PausePeriod[] =>
+  ctx.chains.get(chain)?.pauses ?? NO_PAUSES;
+
+/** The chain id of `chain`: its deployment's (null when the service has none there). */
+export const chainIdOn = (ctx: ProjectionContext, chain: ChainName): number | null =>
+  ctx.chains.get(chain)?.chainId ?? null;
 
 /** The public metadata of a listed task. No key material; publicBrief only on public tasks. */
 export function marketplaceMeta(
@@ -100,12 +135,12 @@ export function marketplaceMeta(
   return {
     taskHash: listing.taskHash,
     onChainTaskId: listing.taskId,
-    chain: listing.chain as TaskMeta["chain"],
-    chainId: ctx.chainId,
+    chain: listing.chain,
+    chainId: chainIdOn(ctx, listing.chain),
     token: task?.token ?? listing.token,
     amount: task?.amount ?? listing.amount,
     deadline: task?.deadline ?? listing.deadline,
-    effectiveDeadline: task ? effectiveDeadline(task, ctx.pauses, ctx.now) : null,
+    effectiveDeadline: task ? effectiveDeadline(task, pausesOn(ctx, task.chain), ctx.now) : null,
     verificationMode: listing.verificationMode as TaskMeta["verificationMode"],
     verificationCriteria: (listing.verificationCriteria as TaskMeta["verificationCriteria"]) ?? null,
     verifierAddress: listing.verifierAddress,
@@ -120,8 +155,10 @@ export function marketplaceMeta(
   };
 }
 
-export function onChainTask(task: TaskRecord, pauses: readonly PausePeriod[], now: number): OnChainTask {
+export function onChainTask(task: TaskRecord, ctx: ProjectionContext): OnChainTask {
   return {
+    chain: task.chain,
+    chainId: chainIdOn(ctx, task.chain),
     taskId: task.taskId,
     poster: task.poster,
     worker: task.worker,
@@ -134,7 +171,7 @@ export function onChainTask(task: TaskRecord, pauses: readonly PausePeriod[], no
     locationZone: task.locationZone,
     createdAt: task.createdAt,
     deadline: task.deadline,
-    effectiveDeadline: effectiveDeadline(task, pauses, now),
+    effectiveDeadline: effectiveDeadline(task, pausesOn(ctx, task.chain), ctx.now),
     submissionAttempts: task.submissionAttempts,
     disputedAt: task.disputedAt,
     verifier: task.verifier,
@@ -165,12 +202,29 @@ export function matchingTask(listing: ListingRecord, task: TaskRecord | undefine
   return task && task.taskHash === listing.taskHash ? task : undefined;
 }
 
+/** Every configured chain's id and pauses (without a chain list: the posting chain's), and the chain time now. */
 export async function projectionContext(deps: Deps): Promise<ProjectionContext> {
-  return {
-    chainId: deps.chain?.book.chainId ?? null,
-    pauses: await projectedPauses(deps),
-    now: await deps.clock.chainNow(),
-  };
+  const names = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
+  const chains = new Map<ChainName, ChainProjection>();
+  for (const name of names) {
+    chains.set(name, { chainId: chainIdOf(deps, name), pauses: await projectedPauses(deps, name) });
+  }
+  return { chains, now: await deps.clock.chainNow() };
+}
+
+/**
+ * The chain id of `chain` as a task view shows it: its gateway's deployment, or null when the chain is configured
+ * without one (a task cannot be indexed there, so only a row of an earlier deployment shows null).
+ */
+export function chainIdOf(deps: Pick<Deps, "chains" | "chain" | "config">, chain: ChainName): number | null {
+  const gateway = deps.chains?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.chain : undefined);
+  return gateway?.book.chainId ?? null;
+}
+
+/** The checkpoint of `chain`'s indexer in this process, null when it runs elsewhere (or not yet). */
+export function indexerCheckpoint(deps: Deps, chain: ChainName): number | null {
+  const indexer = deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
+  return indexer?.status().checkpoint ?? null;
 }
 
 /**
@@ -182,12 +236,11 @@ export async function projectionContext(deps: Deps): Promise<ProjectionContext> 
 export const PAUSES_CACHE_MS = 1000;
 const pauseCaches = new WeakMap<Deps, ReadCache<readonly PausePeriod[]>>();
 
-function projectedPauses(deps: Deps): Promise<readonly PausePeriod[]> {
+/** `chain`'s pause periods, kept per chain and its indexer's checkpoint. */
+function projectedPauses(deps: Deps, chain: ChainName): Promise<readonly PausePeriod[]> {
   let cache = pauseCaches.get(deps);
   if (!cache) pauseCaches.set(deps, (cache = new ReadCache(PAUSES_CACHE_MS, 16)));
-  return cache.get(String(deps.indexer?.status().checkpoint ?? null), () =>
-    loadPausePeriods(deps.db, deps.config.api.postingChain),
-  );
+  return cache.get(`${chain}:${indexerCheckpoint(deps, chain)}`, () => loadPausePeriods(deps.db, chain));
 }
 
 /**

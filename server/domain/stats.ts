@@ -5,9 +5,12 @@
  * - activeAgents: agents active now: registered executors seen in the last RUNNING_WINDOW_SECONDS (10 minutes, the
  *   executor directory's "running"), and wallets holding unsettled work (Assigned, Submitted, Verified, Disputed);
  * - registeredUsers: wallets with an account: signed in, holding an API key, or registered as an executor;
- * - completedTasks: tasks paid out.
+ * - completedTasks: tasks paid out;
+ * - byChain: openTasks and completedTasks of each configured chain; the top-level task figures are their sums, the
+ *   agent and user figures count wallets once across chains (the same wallet settles on both).
  */
 import type { Stats } from "./schemas/stats";
+import type { ChainName } from "../escrow/records";
 import type { Deps } from "./deps";
 import { listOpenTasks } from "../db/repositories/tasks";
 import { TASK_STATUS, ZERO_ADDRESS } from "../escrow/records";
@@ -24,14 +27,15 @@ async function distinctCount(deps: Deps, queries: readonly ReturnType<Deps["db"]
 export async function readStats(deps: Deps): Promise<Stats> {
   const { db } = deps;
   const now = await deps.clock.chainNow();
-  const open = await listOpenTasks(db, { now, limit: 0, offset: 0, listedOnly: true, untargetedOnly: true });
   const working = [TASK_STATUS.Assigned, TASK_STATUS.Submitted, TASK_STATUS.Verified, TASK_STATUS.Disputed];
   const seenSince = now - RUNNING_WINDOW_SECONDS; // executors are seen in chain time, like the directory
   const workers = db("tasks").whereNot({ worker: ZERO_ADDRESS }).select({ address: "worker" });
-  const completed = (await db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first()) as
-    { n?: number | string } | undefined;
+  const byChain: Stats["byChain"] = {};
+  for (const { name } of deps.config.chains) byChain[name] = await chainStats(deps, name, now);
+  const sum = (figure: "openTasks" | "completedTasks") =>
+    Object.values(byChain).reduce((total, chain) => total + chain[figure], 0);
   return {
-    openTasks: open.total,
+    openTasks: sum("openTasks"),
     totalAgents: await distinctCount(deps, [db("executors").select("address"), workers]),
     activeAgents: await distinctCount(deps, [
       db("executors").where("last_seen_at", ">=", seenSince).select("address"),
@@ -42,6 +46,16 @@ export async function readStats(deps: Deps): Promise<Stats> {
       db("api_keys").select("address"),
       db("executors").select("address"),
     ]),
-    completedTasks: Number(completed?.n ?? 0),
+    completedTasks: sum("completedTasks"),
+    byChain,
   };
+}
+
+/** One chain's task figures: its open listed tasks (the open-task list's total on it) and its paid tasks. */
+async function chainStats(deps: Deps, chain: ChainName, now: number) {
+  const { db } = deps;
+  const open = await listOpenTasks(db, { now, chain, limit: 0, offset: 0, listedOnly: true, untargetedOnly: true });
+  const completed = (await db("tasks").where({ chain, status: TASK_STATUS.Completed }).count({ n: "*" }).first()) as
+    { n?: number | string } | undefined;
+  return { openTasks: open.total, completedTasks: Number(completed?.n ?? 0) };
 }

@@ -23,6 +23,8 @@ export interface StoredEvent {
 export type OpenOutcome = "picked" | "judged" | "default";
 
 export interface TaskRecord {
+  /** The settlement chain whose escrow holds the task: on-chain ids are unique per chain only. */
+  chain: ChainName;
   taskId: number;
   poster: string;
   worker: string;

@@ -10,12 +10,15 @@ import {
   type EscrowConfigState,
   type StoredEvent,
   type OpenSubmissions,
+  type ChainName,
   type TaskRecord,
 } from "../escrow/records";
 
 export type { OpenSubmissions };
 
 export interface FoldContext {
+  /** The chain whose events these are: a task first seen in them is recorded on it. */
+  chain: ChainName;
   openSubmissions: OpenSubmissions;
   /** Submissions the fold added, to be written back. */
   newSubmissions: { taskId: number; submitter: string; evidenceHash: string; blockNumber: number }[];
@@ -27,8 +30,9 @@ type ConfigHandler = (config: EscrowConfigState, e: StoredEvent) => void;
 const str = (e: StoredEvent, key: string) => String(e.args[key]);
 
 /** A row for a task whose TaskVerifierSet arrived before its TaskCreated (same transaction). */
-function blankTask(e: StoredEvent): TaskRecord {
+function blankTask(e: StoredEvent, chain: ChainName): TaskRecord {
   return {
+    chain,
     taskId: e.taskId!,
     poster: ZERO_ADDRESS,
     worker: ZERO_ADDRESS,
@@ -68,9 +72,9 @@ const update =
     task ? { ...task, ...change(task, e, ctx), updatedBlock: e.blockNumber } : task;
 
 export const TASK_HANDLERS: Record<string, TaskHandler> = {
-  TaskVerifierSet: (task, e) => ({ ...(task ?? blankTask(e)), verifier: str(e, "verifier") }),
-  TaskCreated: (task, e) => ({
-    ...(task ?? blankTask(e)),
+  TaskVerifierSet: (task, e, ctx) => ({ ...(task ?? blankTask(e, ctx.chain)), verifier: str(e, "verifier") }),
+  TaskCreated: (task, e, ctx) => ({
+    ...(task ?? blankTask(e, ctx.chain)),
     poster: str(e, "agent"),
     token: str(e, "token"),
     amount: str(e, "amount"),

@@ -327,7 +327,11 @@ export class Indexer {
     const taskIds = [...new Set(fresh.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
     const chain = this.chainName;
     const tasks = await getTasks(trx, chain, taskIds);
-    const ctx: FoldContext = { openSubmissions: await loadOpenSubmissions(trx, chain, taskIds), newSubmissions: [] };
+    const ctx: FoldContext = {
+      chain,
+      openSubmissions: await loadOpenSubmissions(trx, chain, taskIds),
+      newSubmissions: [],
+    };
     const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
     const config = hasConfig ? await loadConfig(trx, chain) : emptyConfig();
     const { touchedTasks } = foldEvents(fresh, tasks, config, ctx);
@@ -377,6 +381,7 @@ export class Indexer {
       if (removed.some((e) => isConfigEvent(e.eventName))) {
         const config = emptyConfig();
         foldEvents(await listEventsNamed(trx, chain, Object.keys(CONFIG_HANDLERS)), new Map(), config, {
+          chain,
           openSubmissions: new Map(),
           newSubmissions: [],
         });
@@ -430,7 +435,7 @@ export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[], cha
   await deleteOpenSubmissionsOf(trx, chain, taskIds);
   const events = await listEventsOfTasks(trx, chain, taskIds);
   const tasks = new Map<number, TaskRecord>();
-  const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };
+  const ctx: FoldContext = { chain, openSubmissions: new Map(), newSubmissions: [] };
   foldEvents(events, tasks, emptyConfig(), ctx);
   await upsertTasks(trx, chain, [...tasks.values()]);
   await insertOpenSubmissions(trx, chain, ctx.newSubmissions);

@@ -15,6 +15,7 @@ import {
   postedTasksSchema,
   taskDetailSchema,
   taskIdParam,
+  taskReadQuery,
 } from "../domain/schemas/marketplace";
 import {
   cachedOpenListedTasks,
@@ -114,12 +115,13 @@ export const openTasksRoute = defineOperation({
   path: "/api/v1/a2a/tasks",
   summary: "Open listed tasks (public projection)",
   description:
-    "Listed tasks that are Funded and before their effective deadline, newest first. minReputation keeps tasks whose poster's decayed reputation as a poster is at least the value.",
+    "Listed tasks that are Funded and before their effective deadline, newest first, on every configured chain " +
+    "unless `chain` names one. minReputation keeps tasks whose poster's decayed reputation as a poster is at least the value.",
   tags: ["public", "listings"],
   auth: "none",
   request: { query: openTasksQuery },
   response: openTasksSchema,
-  errors: ["VALIDATION_ERROR"],
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN"],
   handler: ({ query, deps }) => cachedOpenListedTasks(deps, query),
 });
 
@@ -128,11 +130,12 @@ export const postedTasksRoute = defineOperation({
   method: "get",
   path: "/api/v1/a2a/tasks/posted",
   summary: "The caller's listed tasks with state and on-chain record, newest first",
+  description: "Every chain's unless `chain` names one.",
   tags: ["listings"],
   auth: "required",
   request: { query: postedTasksQuery },
   response: postedTasksSchema,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
   handler: ({ query, caller, deps }) => listPostedTasks(deps, caller!.wallet, query),
 });
 
@@ -143,11 +146,12 @@ export const offeredTasksRoute = defineOperation({
   summary: "Open tasks pinned to the caller (rentals and targeted tasks), newest first",
   description:
     "Tasks listed with targetExecutor = the caller's wallet do not appear in the public open-task list; the target " +
-    "finds them here and accepts them directly.",
+    "finds them here and accepts them directly. Every chain's unless `chain` names one.",
   tags: ["listings"],
   auth: "required",
   request: { query: postedTasksQuery },
   response: openTasksSchema,
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
   handler: ({ query, caller, deps }) => listOfferedTasks(deps, caller!.wallet, query),
 });
 
@@ -159,12 +163,13 @@ export const workingTasksRoute = defineOperation({
   description:
     "Listed tasks whose on-chain worker is the caller's wallet, and tasks it accepted whose assignment is on its way " +
     "to the chain (state assigning); settled ones included (state completed, cancelled, ...). Each with meta (and " +
-    "fundingTxHash), state, the on-chain record and the caller's latest mined deliverable.",
+    "fundingTxHash), state, the on-chain record and the caller's latest mined deliverable. Every chain's unless " +
+    "`chain` names one.",
   tags: ["listings"],
   auth: "required",
   request: { query: postedTasksQuery },
   response: postedTasksSchema,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
   handler: ({ query, caller, deps }) => listWorkingTasks(deps, caller!.wallet, query),
 });
 
@@ -176,12 +181,12 @@ export const judgingTasksRoute = defineOperation({
   description:
     "Agent-mode tasks naming the caller's wallet as verifier agent whose latest submission is on-chain (state " +
     "submitted), each with meta (verificationCriteria), state, the on-chain record and resultData, the deliverable " +
-    "to judge. The verifier agent answers with POST /a2a/tasks/{hash}/verify.",
+    "to judge. The verifier agent answers with POST /a2a/tasks/{hash}/verify. Every chain's unless `chain` names one.",
   tags: ["listings"],
   auth: "required",
   request: { query: postedTasksQuery },
   response: postedTasksSchema,
-  errors: ["VALIDATION_ERROR", "UNAUTHORIZED"],
+  errors: ["VALIDATION_ERROR", "INVALID_CHAIN", "UNAUTHORIZED"],
   handler: ({ query, caller, deps }) => listJudgingTasks(deps, caller!.wallet, query),
 });
 
@@ -221,13 +226,16 @@ export const taskRoute = defineOperation({
   path: "/api/v1/tasks/:id",
   summary: "One task by on-chain id or task hash",
   description:
-    "The on-chain task with a2aMeta and a2aState (null when not listed). resultData is present only for the poster, the worker and the task's verifier agent (identified by an optional API key), or for anyone when the task is public.",
+    "The on-chain task with its chain and chainId, a2aMeta and a2aState (null when not listed). On-chain ids are " +
+    "per chain: a numeric id is read on the posting chain unless `chain` names another; a task hash finds the task " +
+    "on whichever chain holds it. resultData is present only for the poster, the worker and the task's verifier agent (identified by an optional API key), or for anyone when the task is public.",
   tags: ["public", "listings"],
   auth: "optional",
-  request: { params: z.object({ id: taskIdParam }) },
+  request: { params: z.object({ id: taskIdParam }), query: taskReadQuery },
   response: taskDetailSchema,
-  errors: ["INVALID_TASK_ID", "NOT_FOUND", "NOT_INDEXED_YET", "UNAUTHORIZED"],
-  handler: ({ params, caller, deps }) => readTask(deps, params.id, caller?.wallet),
+  errors: ["INVALID_TASK_ID", "INVALID_CHAIN", "NOT_FOUND", "NOT_INDEXED_YET", "UNAUTHORIZED"],
+  handler: ({ params, query, caller, deps }) =>
+    readTask(deps, "taskId" in params.id ? { ...params.id, chain: query.chain } : params.id, caller?.wallet),
 });
 
 export const listingRoutes: AnyOperation[] = [

@@ -5,6 +5,7 @@ import { TASK_STATUS, ZERO_ADDRESS, ZERO_HASH, type TaskRecord } from "../../ser
 /** A Funded task of 5 USDC by poster 0xbbbb…, created at 1,800,000,000 with a day to run; `overrides` on top. */
 export function taskRecord(taskId: number, overrides: Partial<TaskRecord> = {}): TaskRecord {
   return {
+    chain: "base",
     taskId,
     poster: `0x${"b".repeat(40)}`,
     worker: ZERO_ADDRESS,

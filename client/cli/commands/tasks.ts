@@ -15,6 +15,7 @@ import {
   type TaskDetail,
   type TaskOperation,
 } from "../../sdk/index";
+import type { ChainName } from "../../sdk/types";
 import { EXIT } from "../exitCodes";
 import { table } from "../output";
 import { amountText, FINAL_STATES, outcomeOf, shortHash, timeText } from "../format";
@@ -45,22 +46,27 @@ interface Row {
   deadline: number | null;
 }
 
-export async function list(ctx: Context, which: TaskList, options: { limit: string }): Promise<void> {
+export async function list(
+  ctx: Context,
+  which: TaskList,
+  options: { limit: string; chain?: ChainName },
+): Promise<void> {
   const api = apiOf(ctx);
   const limit = positiveInt(options.limit, "--limit");
+  const query = { limit, ...(options.chain ? { chain: options.chain } : {}) };
   let rows: Row[];
   let total: number;
   if (which === "posted") {
-    const page = await api.postedTasks({ limit });
+    const page = await api.postedTasks(query);
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   } else if (which === "offered") {
-    const page = await api.offeredTasks({ limit });
+    const page = await api.offeredTasks(query);
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   } else {
     // The agent's own work list (a service without the route answers NOT_FOUND).
-    const page = await api.workingTasks({ limit });
+    const page = await api.workingTasks(query);
     rows = page.tasks.map((t) => rowOf(t.meta, t.state.status));
     total = page.total;
   }
@@ -108,26 +114,29 @@ function rowOf(
   };
 }
 
-/** The task `text` names (hash, `2` or `#2`): its detail, read once. */
-async function readTask(api: MarketApi, text: string): Promise<TaskDetail> {
+/** The chain a numeric task id is read on (`--chain`; without it, the service's posting chain). */
+type IdChain = { chain?: ChainName };
+
+/** The task `text` names (hash, `2` or `#2`, the id on `--chain`): its detail, read once. */
+async function readTask(api: MarketApi, text: string, { chain }: IdChain): Promise<TaskDetail> {
   const ref = parseTaskRef(text);
-  return api.task("taskHash" in ref ? ref.taskHash : ref.taskId);
+  return "taskHash" in ref ? api.task(ref.taskHash) : api.task(ref.taskId, { chain });
 }
 
-/** The hash of the task `text` names: a hash as given, an on-chain id looked up on the service. */
-async function taskHashOf(api: MarketApi, text: string): Promise<string> {
+/** The hash of the task `text` names: a hash as given, an on-chain id (of `--chain`) looked up on the service. */
+async function taskHashOf(api: MarketApi, text: string, { chain }: IdChain): Promise<string> {
   const ref = parseTaskRef(text);
   if ("taskHash" in ref) return ref.taskHash;
-  return (await api.task(ref.taskId)).taskHash.toLowerCase();
+  return (await api.task(ref.taskId, { chain })).taskHash.toLowerCase();
 }
 
-export async function status(ctx: Context, task: string): Promise<void> {
-  const detail = await readTask(apiOf(ctx, false), task);
+export async function status(ctx: Context, task: string, options: IdChain = {}): Promise<void> {
+  const detail = await readTask(apiOf(ctx, false), task, options);
   const state = detail.a2aState?.status ?? null;
   const data = {
     taskHash: detail.taskHash,
-    chain: detail.a2aMeta?.chain ?? null,
-    chainId: detail.a2aMeta?.chainId ?? null,
+    chain: detail.chain,
+    chainId: detail.chainId,
     onChainTaskId: detail.taskId,
     state,
     onChainStatus: detail.status,
@@ -141,7 +150,7 @@ export async function status(ctx: Context, task: string): Promise<void> {
     resultData: detail.resultData ?? null,
   };
   ctx.out.result(data, [
-    `Task      ${detail.taskHash} (id ${detail.taskId}${data.chain ? ` on ${data.chain}, chain id ${data.chainId}` : ""})`,
+    `Task      ${detail.taskHash} (id ${detail.taskId} on ${data.chain}, chain id ${data.chainId ?? "unknown"})`,
     `State     ${state ?? "not listed"}${data.outcome ? ` (${data.outcome})` : ""}`,
     `Reward    ${amountText(detail.amount)}`,
     `Poster    ${detail.poster}`,
@@ -214,10 +223,12 @@ function settlingTx(api: MarketApi, hash: string) {
   return { txHash, close: () => sub.close() };
 }
 
-export async function watch(ctx: Context, task: string, options: { timeout: string }): Promise<void> {
+export async function watch(ctx: Context, task: string, options: { timeout: string } & IdChain): Promise<void> {
   const timeoutMs = parseDuration(options.timeout) * 1000;
   const api = apiOf(ctx, false);
-  const hash = await taskHashOf(api, task);
+  const hash = await taskHashOf(api, task, options);
+  // The chain the task settles on (a hash names the task on either chain), from the reads that follow it.
+  let chain: ChainName | null = null;
   const settled = settlingTx(api, hash);
   ctx.onClose(() => settled.close());
   const changes: { state: string; at: string; via: string }[] = [];
@@ -229,7 +240,10 @@ export async function watch(ctx: Context, task: string, options: { timeout: stri
     `watching ${hash}`,
     (step) =>
       waitForTask(api, hash, {
-        until: (state) => FINAL_STATES.has(state.status),
+        until: (state, detail) => {
+          chain = detail.chain;
+          return FINAL_STATES.has(state.status);
+        },
         timeoutMs,
         readIntervalMs: READ_INTERVAL_MS,
         signal: abort.signal,
@@ -251,8 +265,8 @@ export async function watch(ctx: Context, task: string, options: { timeout: stri
     ]);
     clearTimeout(timer);
   }
-  ctx.out.result({ taskHash: hash, state, outcome, txHash: settledBy ?? final.txHash, changes }, [
-    `Task ${hash} is ${state} (${outcome}).`,
+  ctx.out.result({ taskHash: hash, chain, state, outcome, txHash: settledBy ?? final.txHash, changes }, [
+    `Task ${hash}${chain ? ` on ${chain}` : ""} is ${state} (${outcome}).`,
     ...(settledBy ? [`Settled by transaction ${settledBy}.`] : []),
   ]);
 }
@@ -267,9 +281,9 @@ const OPERATION_TEXT: Record<TaskOperation, string> = {
 
 /** `cancel`, `reclaim`, `dispute`, `escalate`, `release`: the SDK builds, checks, signs and confirms the call. */
 export function operation(name: TaskOperation) {
-  return async (ctx: Context, task: string): Promise<void> => {
+  return async (ctx: Context, task: string, options: IdChain = {}): Promise<void> => {
     const api = apiOf(ctx);
-    const hash = await taskHashOf(api, task);
+    const hash = await taskHashOf(api, task, options);
     const signer = walletOf(ctx);
     const done = await ctx.out
       .step(

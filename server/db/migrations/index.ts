@@ -23,6 +23,7 @@ import { apiKeyExpiry } from "./016_api_key_expiry";
 import { twoChains } from "./014_two_chains";
 import { hostedAgentChains } from "./017_hosted_agent_chains";
 import { verifierIntentsPerChain } from "./018_verifier_intents_per_chain";
+import { chainReadIndexes } from "./019_chain_read_indexes";
 import type { ChainName } from "../../escrow/records";
 
 export type { Migration };
@@ -41,6 +42,7 @@ export function migrations(postingChain: ChainName = "base"): readonly Migration
     apiKeyExpiry,
     hostedAgentChains(postingChain),
     verifierIntentsPerChain(postingChain),
+    chainReadIndexes,
   ];
 }
 

@@ -158,34 +158,32 @@ async function findListing(db: Queryable, column: "task_id" | "task_hash", value
   );
 }
 
-/** The listings of `taskIds` that exist, by task id. */
-/** The listings of `taskIds` on `chain` that exist, by task id (without a chain: every chain's, a single chain's view). */
+/** The listings of `taskIds` on `chain` that exist, by task id (ids are per chain: a page of two chains asks each). */
 export async function getListings(
   db: Queryable,
   taskIds: readonly number[],
-  chain?: ChainName,
+  chain: ChainName,
 ): Promise<Map<number, ListingRecord>> {
   const rows = [];
-  for (const ids of chunks(taskIds, 500)) {
-    rows.push(
-      ...(await db("listings")
-        .where(chain ? { chain } : {})
-        .whereIn("task_id", ids)),
-    );
-  }
+  for (const ids of chunks(taskIds, 500)) rows.push(...(await db("listings").where({ chain }).whereIn("task_id", ids)));
   const out = new Map<number, ListingRecord>();
   for (const l of await withCapabilities(db, rows)) out.set(l.taskId, l);
   return out;
 }
 
-/** A poster's listings, newest task first. */
+/** A poster's listings (of one chain, or of every chain), newest task first (by on-chain id, then chain). */
 export async function listListingsByPoster(
   db: Queryable,
   poster: string,
-  { limit, offset }: { limit: number; offset: number },
+  { limit, offset, chain }: { limit: number; offset: number; chain?: ChainName },
 ): Promise<{ listings: ListingRecord[]; total: number }> {
-  const where = { poster: poster.toLowerCase() };
-  const rows = await db("listings").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
+  const where = { poster: poster.toLowerCase(), ...(chain ? { chain } : {}) };
+  const rows = await db("listings")
+    .where(where)
+    .orderBy("task_id", "desc")
+    .orderBy("chain")
+    .limit(limit)
+    .offset(offset);
   const count = await db("listings").where(where).count({ n: "*" }).first();
   return { listings: await withCapabilities(db, rows), total: Number(count?.n ?? 0) };
 }

@@ -5,6 +5,9 @@
  *
  * The outcome rules (which event counts for whom, with which weight) are the domain's (server/domain/reputation.ts);
  * this module receives them as data and turns them into SQL.
+ *
+ * Outcomes count on every chain: a wallet's score merges its outcomes on base and on arc (an event joins the task of
+ * its own chain; on-chain ids repeat across chains).
  */
 import type { Knex } from "knex";
 import { ZERO_ADDRESS } from "../../escrow/records";
@@ -60,7 +63,7 @@ function outcomesSql(db: Queryable, rules: readonly OutcomeRule[], wallets?: rea
     let sql =
       `select ${walletColumn} as wallet, cast(? as varchar(16)) as role, cast(? as varchar(32)) as kind, ` +
       `cast(? as double precision) as weight, ` +
-      `e.block_timestamp as ts from escrow_events e join tasks t on t.task_id = e.task_id ` +
+      `e.block_timestamp as ts from escrow_events e join tasks t on t.chain = e.chain and t.task_id = e.task_id ` +
       `where e.event_name = ? and ${walletColumn} <> ?`;
     bindings.push(rule.role, rule.kind, rule.weight, rule.eventName, ZERO_ADDRESS);
     if (rule.booleanArg) {

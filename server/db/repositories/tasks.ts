@@ -38,6 +38,7 @@ const toRow = (chain: ChainName, t: TaskRecord) => ({
 /** A `tasks` row as a TaskRecord. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export const taskFromRow = (r: any): TaskRecord => ({
+  chain: r.chain,
   taskId: Number(r.task_id),
   poster: r.poster,
   worker: r.worker,
@@ -187,6 +188,8 @@ export function effectiveDeadlineSql(db: Queryable, now: number): Knex.Raw {
 
 export interface OpenTaskFilter extends Page {
   now: number;
+  /** Only tasks of this chain (default: every chain's). */
+  chain?: ChainName;
   taskIds?: readonly number[];
   /** Only tasks listed on the marketplace (indexed through the API). */
   listedOnly?: boolean;
@@ -211,6 +214,7 @@ export async function listOpenTasks(
   db: Queryable,
   {
     now,
+    chain,
     limit,
     offset,
     taskIds,
@@ -230,6 +234,7 @@ export async function listOpenTasks(
     const q = db("tasks").where({ status: TASK_STATUS.Funded, is_open: false });
     if (everPaused) q.where(effectiveDeadlineSql(db, now), ">", now);
     else q.where("deadline", ">", now);
+    if (chain) q.where("tasks.chain", chain);
     if (taskIds) q.whereIn("task_id", taskIds);
     if (posters) q.whereIn("poster", posters.length ? [...posters] : [""]);
     if (
@@ -262,9 +267,17 @@ export async function listOpenTasks(
   // Sequential: `db` may be a transaction, which is one connection.
   const page = base();
   if (newestListedFirst) {
-    page.orderByRaw("(select listings.listed_at from listings where listings.task_id = tasks.task_id) desc");
+    page.orderByRaw(
+      "(select listings.listed_at from listings where listings.task_id = tasks.task_id and listings.chain = tasks.chain) desc",
+    );
   }
-  const rows = await page.orderBy("task_id", "desc").limit(limit).offset(offset).select("tasks.*");
+  // Then by chain: two chains' tasks of the same id come in a stable order.
+  const rows = await page
+    .orderBy("task_id", "desc")
+    .orderBy("tasks.chain")
+    .limit(limit)
+    .offset(offset)
+    .select("tasks.*");
   const count = await base().count({ n: "*" }).first();
   return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }
@@ -272,17 +285,24 @@ export async function listOpenTasks(
 export async function listTasksByPoster(
   db: Queryable,
   poster: string,
-  { limit, offset }: Page,
+  { limit, offset, chain }: Page & { chain?: ChainName },
 ): Promise<{ tasks: TaskRecord[]; total: number }> {
-  const where = { poster: poster.toLowerCase() };
-  const rows = await db("tasks").where(where).orderBy("task_id", "desc").limit(limit).offset(offset);
+  const where = { poster: poster.toLowerCase(), ...(chain ? { chain } : {}) };
+  const rows = await db("tasks").where(where).orderBy("task_id", "desc").orderBy("chain").limit(limit).offset(offset);
   const count = await db("tasks").where(where).count({ n: "*" }).first();
   return { tasks: rows.map(taskFromRow), total: Number(count?.n ?? 0) };
 }
 
-/** Figures of the stats endpoint that come from the chain. */
-export async function taskStats(db: Queryable, now: number): Promise<{ openTasks: number; completedTasks: number }> {
-  const open = await listOpenTasks(db, { now, limit: 0, offset: 0 });
-  const completed = await db("tasks").where({ status: TASK_STATUS.Completed }).count({ n: "*" }).first();
+/** Open and completed tasks, of one chain or (without one) of every chain. */
+export async function taskStats(
+  db: Queryable,
+  now: number,
+  chain?: ChainName,
+): Promise<{ openTasks: number; completedTasks: number }> {
+  const open = await listOpenTasks(db, { now, chain, limit: 0, offset: 0 });
+  const completed = await db("tasks")
+    .where({ status: TASK_STATUS.Completed, ...(chain ? { chain } : {}) })
+    .count({ n: "*" })
+    .first();
   return { openTasks: open.total, completedTasks: Number(completed?.n ?? 0) };
 }

@@ -19,7 +19,7 @@ import {
   type MarketEventRecord,
 } from "../../db/repositories/marketEvents";
 import { pruneDeliveries } from "../../db/repositories/webhooks";
-import { eventData, recipientRole, type Recipient } from "./log";
+import { eventData, recipientRole, type ChainIdOf, type Recipient } from "./log";
 import type { MarketEvent } from "../schemas/events";
 
 const PAGE = 500;
@@ -54,7 +54,16 @@ export class EventHub {
   private started = false;
   private stopped = false;
 
-  constructor(private readonly options: { db: Knex; logger: Logger; config: PushConfig; wallNowMs: () => number }) {}
+  constructor(
+    private readonly options: {
+      db: Knex;
+      logger: Logger;
+      config: PushConfig;
+      wallNowMs: () => number;
+      /** The chain id an event of each chain carries (without it: null, a hub that knows no deployment). */
+      chainIdOf?: ChainIdOf;
+    },
+  ) {}
 
   /** Reads the log's newest id (live streams start after it) and starts the slow poll and the pruning. */
   async start(): Promise<void> {
@@ -150,7 +159,7 @@ export class EventHub {
   private deliver(sub: Subscriber, row: MarketEventRecord) {
     if (row.id <= sub.lastSent) return;
     const role = recipientRole(row, sub);
-    if (role) sub.sink.send(eventData(row, role));
+    if (role) sub.sink.send(eventData(row, role, this.options.chainIdOf ?? (() => null)));
     sub.lastSent = row.id;
   }
 

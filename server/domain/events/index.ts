@@ -5,6 +5,7 @@ import { findExecutor } from "../../db/repositories/executors";
 import { EventHub, type EventSink, type Subscription } from "./hub";
 import { WebhookDispatcher } from "./webhooks";
 import { StreamRegistry, type StreamKind } from "./streams";
+import { chainIdOf } from "../projection";
 
 export { EventHub } from "./hub";
 export { WebhookDispatcher } from "./webhooks";
@@ -18,6 +19,7 @@ export function createPush(deps: Deps): { events: EventHub; streams: StreamRegis
     logger,
     config: deps.config.push,
     wallNowMs: () => deps.clock.wallNowMs(),
+    chainIdOf: (chain) => chainIdOf(deps, chain),
   });
   const streams = new StreamRegistry({ db: deps.db, logger, config: deps.config.push });
   return { events, streams, webhooks: new WebhookDispatcher(deps, events) };

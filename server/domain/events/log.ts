@@ -6,7 +6,7 @@
  */
 import type { ListingRecord } from "../../db/repositories/listings";
 import type { MarketEventRecord, NewMarketEvent } from "../../db/repositories/marketEvents";
-import { TASK_STATUS } from "../../escrow/records";
+import { TASK_STATUS, type ChainName } from "../../escrow/records";
 import { marketStatus } from "../marketStatus";
 import type { EventRole, MarketEvent } from "../schemas/events";
 
@@ -23,6 +23,7 @@ export function listingEvents(listing: ListingRecord, atMs: number): NewMarketEv
     serviceId: listing.serviceId,
   };
   const base = {
+    chain: listing.chain,
     taskId: listing.taskId,
     taskHash: listing.taskHash,
     poster: listing.poster,
@@ -78,8 +79,11 @@ export function recipientRole(event: MarketEventRecord, who: Recipient): EventRo
   return undefined;
 }
 
-/** The `data` of `event` for a recipient with `role`. */
-export function eventData(event: MarketEventRecord, role: EventRole): MarketEvent {
+/** A settlement chain's EVM chain id, null when the service has no deployment there. */
+export type ChainIdOf = (chain: ChainName) => number | null;
+
+/** The `data` of `event` for a recipient with `role`; `chainIdOf` gives the chain id of the event's chain. */
+export function eventData(event: MarketEventRecord, role: EventRole, chainIdOf: ChainIdOf): MarketEvent {
   const state = marketStatus({
     onChainStatus: event.onChainStatus,
     lapsed: false,
@@ -91,6 +95,8 @@ export function eventData(event: MarketEventRecord, role: EventRole): MarketEven
     id: String(event.id),
     type: event.type as MarketEvent["type"],
     taskHash: event.taskHash,
+    chain: event.chain,
+    chainId: chainIdOf(event.chain),
     onChainTaskId: String(event.taskId),
     role,
     state,

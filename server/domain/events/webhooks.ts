@@ -38,6 +38,7 @@ import {
   type WebhookRecord,
 } from "../../db/repositories/webhooks";
 import { eventData, recipientRole } from "./log";
+import { chainIdOf } from "../projection";
 import type { EventHub } from "./hub";
 import type { EventType, WebhookBody } from "../schemas/events";
 
@@ -411,7 +412,7 @@ export class WebhookDispatcher {
       });
       return;
     }
-    const body = JSON.stringify(eventData(event, role));
+    const body = JSON.stringify(eventData(event, role, (chain) => chainIdOf(this.deps, chain)));
     const outcome = await post(hook, delivery, body, clock.wallNow(), {
       allowPrivate: config.allowPrivate,
       timeoutMs: config.timeoutMs,

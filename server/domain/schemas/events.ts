@@ -4,6 +4,7 @@
  */
 import { z, pageLimit } from "./common";
 import { MARKETPLACE_STATUSES } from "./marketplace";
+import { CHAIN_NAMES } from "../../escrow/records";
 
 export const EVENT_TYPES = [
   "task.open",
@@ -25,7 +26,9 @@ export const marketEventSchema = z
     id: z.string().openapi({ description: "The event id (decimal), the SSE `id:` line; strictly increasing" }),
     type: z.enum(EVENT_TYPES),
     taskHash: z.string(),
-    onChainTaskId: z.string().openapi({ description: "Decimal string" }),
+    chain: z.enum(CHAIN_NAMES).openapi({ description: "The settlement chain of the task" }),
+    chainId: z.number().int().nullable().openapi({ description: "That chain's EVM chain id" }),
+    onChainTaskId: z.string().openapi({ description: "Decimal string: the task's id on `chain`" }),
     role: z.enum(EVENT_ROLES).openapi({ description: "Why the recipient gets the event" }),
     state: z.enum(MARKETPLACE_STATUSES).openapi({ description: "The task's marketplace state after the event" }),
     txHash: z

@@ -4,7 +4,8 @@
  *
  * No key material (wrappedKeys, custody keys) appears in any schema of this file's responses.
  */
-import { z, address, bytes32, issue, pageLimit, pageOffset, taskHash, txHash } from "./common";
+import { z, address, bytes32, chainName, issue, pageLimit, pageOffset, taskHash, txHash } from "./common";
+import { CHAIN_NAMES } from "../../escrow/records";
 import { postingTermsShape, verificationCriteriaSchema } from "./postingTerms";
 import { postingChainField } from "./posting";
 
@@ -29,12 +30,20 @@ export type MarketplaceStatus = (typeof MARKETPLACE_STATUSES)[number];
 export const PRIVACIES = ["private", "public"] as const;
 export const LISTING_MODES = ["manual", "auto", "agent"] as const;
 
+/** The settlement chain of a task, in every view of it. */
+const taskChainSchema = z
+  .enum(CHAIN_NAMES)
+  .openapi({ description: "The settlement chain whose escrow holds the task (on-chain ids are unique per chain)" });
+const taskChainIdSchema = z.number().int().nullable().openapi({
+  description: "That chain's EVM chain id; null only when the service is configured for the chain without a deployment",
+});
+
 export const taskMetaSchema = z
   .object({
     taskHash: z.string().openapi({ description: "SHA-256 of the brief blob; the task's id in the API" }),
     onChainTaskId: z.number().int().openapi({ description: "Task id in the escrow on `chain`" }),
-    chain: z.enum(["base", "arc"]),
-    chainId: z.number().int().nullable(),
+    chain: taskChainSchema,
+    chainId: taskChainIdSchema,
     token: z.string().nullable().openapi({ description: "Settlement token address" }),
     amount: z.string().nullable().openapi({ description: "Reward in the token's smallest unit" }),
     deadline: z.number().int().nullable().openapi({ description: "Creation-time deadline, Unix seconds" }),
@@ -78,7 +87,9 @@ export const marketplaceTaskSchema = z
 /** Every field of the escrow's getTask plus its per-task state and settlement, from the on-chain projection. */
 export const onChainTaskSchema = z
   .object({
-    taskId: z.number().int(),
+    chain: taskChainSchema,
+    chainId: taskChainIdSchema,
+    taskId: z.number().int().openapi({ description: "Task id in the escrow on `chain`" }),
     poster: z.string(),
     worker: z.string(),
     token: z.string(),
@@ -198,6 +209,13 @@ export const capabilitiesSchema = z
   .max(20)
   .transform((caps) => [...new Set(caps)].sort());
 
+/** A list's chain filter: only that chain's tasks; absent, every chain's. */
+const listChainFilter = chainName.optional().openapi({
+  type: "string",
+  enum: [...CHAIN_NAMES],
+  description: "Only tasks settling on this chain (default: every configured chain)",
+});
+
 export const openTasksQuery = z.object({
   capabilities: z
     .string()
@@ -223,13 +241,26 @@ export const openTasksQuery = z.object({
     type: "integer",
     description: "Minimum reputation of the poster as a poster (decayed score; see docs/marketplace.md)",
   }),
+  chain: listChainFilter,
   limit: pageLimit,
   offset: pageOffset,
 });
 
 export const postedTasksQuery = z.object({
+  chain: listChainFilter,
   limit: pageLimit,
   offset: pageOffset,
+});
+
+/** GET /tasks/{id}: the chain a numeric id is read on. */
+export const taskReadQuery = z.object({
+  chain: chainName.optional().openapi({
+    type: "string",
+    enum: [...CHAIN_NAMES],
+    description:
+      "The chain a numeric id is read on (default: the posting chain); a task hash finds the task on either chain " +
+      "and ignores it",
+  }),
 });
 
 // ---------------------------------------------------------------------------------------------------------------

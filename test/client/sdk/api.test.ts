@@ -37,6 +37,7 @@ async function callEverything(api: MarketApi) {
     () => api.postedTasks(),
     () => api.offeredTasks(),
     () => api.task(HASH),
+    () => api.task(1, { chain: "arc" }),
     () => api.registerExecutor({ publicKey: "04" }),
     () => api.ownExecutor(),
     () => api.heartbeat(),
@@ -152,6 +153,8 @@ describe("SDK REST calls", () => {
       expect([notFound.code, notFound.status]).to.deep.equal(["NOT_FOUND", 404]);
       const badId = await refused(market.task("0x1234"));
       expect([badId.code, badId.status]).to.deep.equal(["INVALID_TASK_ID", 400]);
+      const badChain = await refused(market.task(1, { chain: "polygon" as "arc" }));
+      expect([badChain.code, badChain.status]).to.deep.equal(["INVALID_CHAIN", 400]);
       const noKey = await refused(new MarketApi({ baseUrl: api.url }).whoami());
       expect([noKey.code, noKey.status]).to.deep.equal(["UNAUTHORIZED", 401]);
       const rows = await refused(market.uploadBatch(["ok", ""]));

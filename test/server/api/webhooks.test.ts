@@ -115,6 +115,8 @@ describe("/api/v1/webhooks", function () {
           type: "task.listed",
           role: "poster",
           taskHash,
+          chain: "base",
+          chainId: 31337,
           onChainTaskId: String(taskId),
           state: "open",
         });

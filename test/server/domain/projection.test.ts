@@ -1,5 +1,5 @@
 import { expect } from "chai";
-import { marketFacts } from "../../../server/domain/projection";
+import { marketFacts, taskKey } from "../../../server/domain/projection";
 import { manualClock } from "../../../server/chain/clock";
 import type { Deps } from "../../../server/domain/deps";
 import type { AssignmentRecord } from "../../../server/db/repositories/assignments";
@@ -28,14 +28,14 @@ const deps = {
     throw new Error("marketFacts read the database although it was given the assignments");
   },
   clock: manualClock(NOW),
-  config: { marketplace: { acceptLockSeconds: 600 } },
+  config: { marketplace: { acceptLockSeconds: 600 }, api: { postingChain: "base" } },
 } as unknown as Deps;
 
 describe("marketFacts (server/domain/projection.ts)", () => {
   it("takes the assignments a caller already read instead of querying them", async () => {
     const funded = task(1, TASK_STATUS.Funded);
-    const facts = await marketFacts(deps, [funded], new Map([[1, accepted(1)]]));
-    expect([...facts.assignments.keys()]).to.deep.equal([1]);
+    const facts = await marketFacts(deps, [funded], new Map([[taskKey("base", 1), accepted(1)]]));
+    expect([...facts.assignments.keys()]).to.deep.equal(["base:1"]);
     expect((await marketFacts(deps, [funded], new Map())).assignments.size).to.equal(0);
   });
 
@@ -46,8 +46,8 @@ describe("marketFacts (server/domain/projection.ts)", () => {
       deps,
       [assigned, submitted],
       new Map([
-        [2, accepted(2)],
-        [3, accepted(3)],
+        [taskKey("base", 2), accepted(2)],
+        [taskKey("base", 3), accepted(3)],
       ]),
     );
     expect(facts.assignments.size).to.equal(0);

@@ -30,7 +30,7 @@ function event(eventName: string, args: Record<string, unknown>, blockNumber = 1
 
 function fold(events: StoredEvent[]): { task: TaskRecord; ctx: FoldContext } {
   const tasks = new Map<number, TaskRecord>();
-  const ctx: FoldContext = { openSubmissions: new Map(), newSubmissions: [] };
+  const ctx: FoldContext = { chain: "base", openSubmissions: new Map(), newSubmissions: [] };
   foldEvents(events, tasks, emptyConfig(), ctx);
   return { task: tasks.get(7)!, ctx };
 }
