@@ -90,6 +90,8 @@ export const ERROR_STATUS = {
   SKILL_NOT_FOUND: 404,
   SKILL_NEEDS_SECRETS: 400,
   SLUG_TAKEN: 409,
+  /** A known chain this service does not settle on (not in CHAINS): the hosted agent's `chains`. */
+  CHAIN_NOT_SERVED: 400,
   NO_KEY: 409,
   EXPORT_NOT_LOGGED: 503,
   NO_JWT_SECRET: 500,

@@ -226,10 +226,18 @@ export function buildProgram(state: RunState): Command {
     .option("--description <text>", "what it does")
     .option("--skill <id...>", "skills to install (see `market hosted skills`)")
     .option("--capabilities <list>", "capabilities beyond its skills', comma-separated")
+    .option("--chains <list>", "the settlement chains it takes tasks on, comma-separated (default: all the service's)")
     .option("--min-reward <units>", "the smallest reward it takes, in the token's smallest units", "0")
     .option("--verifier-name <name>", "offer to verify other agents' work, under this name")
     .option("--pay", "pay the deploy fee first (approve exactly the fee, deployAgent, verify)")
     .action(act(hosted.create));
+  hostedAgents
+    .command("update")
+    .description("change a hosted agent's extra capabilities or settlement chains (a running agent restarts)")
+    .argument("<agent>", "its slug or id")
+    .option("--capabilities <list>", "capabilities beyond its skills', comma-separated (replaces them; '' for none)")
+    .option("--chains <list>", "the settlement chains it takes tasks on, comma-separated")
+    .action(act(hosted.update));
   for (const name of ["start", "stop", "pause", "resume", "restart"] as const) {
     hostedAgents
       .command(name)

@@ -306,6 +306,9 @@ export class MarketApi {
   hostedAgents = () => this.request<T.HostedAgentList>("GET", "/api/v1/agents");
   /** `agent`: its id (agt_...) or slug. */
   hostedAgent = (agent: string) => this.request<T.HostedAgent>("GET", `/api/v1/agents/${enc(agent)}`);
+  /** Replaces the settings given (extra capabilities, settlement chains); a running agent restarts with them. */
+  updateHostedAgent = (agent: string, body: T.HostedAgentSettings) =>
+    this.request<T.HostedAgent>("PATCH", `/api/v1/agents/${enc(agent)}`, { body });
   hostedAgentAction = (agentId: string, action: T.HostedAgentAction) =>
     this.request<T.HostedAgent>("POST", "/api/v1/agents/action", { body: { agentId, action } });
   deleteHostedAgent = (agent: string) => this.request<T.HostedAgentDeleted>("DELETE", `/api/v1/agents/${enc(agent)}`);

@@ -1056,6 +1056,7 @@ export type HostedAgentCreate = {
   name: string;
   slug: string;
   description?: string | undefined;
+  chains?: string[] | undefined;
   verifier?: { optIn: boolean; name?: string | undefined } | undefined;
   capabilities?: string[] | undefined;
   minReward?: string | undefined;
@@ -1065,10 +1066,13 @@ export type HostedAgentCreate = {
   deployFeeTxHash?: string | undefined;
 };
 
+export type HostedAgentSettings = { chains?: string[] | undefined; capabilities?: string[] | undefined };
+
 export type HostedAgent = {
   description: string | null;
   status: "running" | "stopped" | "starting" | "paused" | "crashed" | "deleted";
   name: string;
+  chains: ("base" | "arc")[];
   id: string;
   createdAt: string;
   verifier: { name: string | null; optIn: boolean };
@@ -1093,6 +1097,7 @@ export type HostedAgentList = {
     description: string | null;
     status: "running" | "stopped" | "starting" | "paused" | "crashed" | "deleted";
     name: string;
+    chains: ("base" | "arc")[];
     id: string;
     createdAt: string;
     verifier: { name: string | null; optIn: boolean };
@@ -1235,6 +1240,7 @@ export type ServiceErrorCode =
   | "SKILL_NOT_FOUND"
   | "SKILL_NEEDS_SECRETS"
   | "SLUG_TAKEN"
+  | "CHAIN_NOT_SERVED"
   | "NO_KEY"
   | "EXPORT_NOT_LOGGED"
   | "NO_JWT_SECRET"

@@ -144,6 +144,7 @@ export type DeployFeeVerified = Out<typeof deployFee.deployFeeVerifiedSchema>;
 
 // Hosted agents (the owner's routes)
 export type HostedAgentCreate = In<typeof hostedAgents.createAgentBodySchema>;
+export type HostedAgentSettings = In<typeof hostedAgents.agentSettingsBodySchema>;
 export type HostedAgent = Out<typeof hostedAgents.agentViewSchema>;
 export type HostedAgentList = Out<typeof hostedAgents.agentListSchema>;
 export type HostedAgentAction = (typeof hostedAgents.AGENT_ACTIONS)[number];

@@ -1,6 +1,7 @@
 /**
  * The Koa app factory. It does not listen: tests drive `app.callback()`, server/main.ts listens.
- * Order: request log (request id, one line per request) -> metrics (when enabled) -> envelope (errors) -> /metrics,
+ * Order: request log (request id, one line per request) -> metrics (when enabled) -> CORS of /mcp and the OAuth
+ * endpoints (their headers on every answer, errors included; preflights answered) -> envelope (errors) -> /metrics,
  * /health/live, /health/ready -> per-IP window (per-agent for hosted agents' tokens) -> A2A JSON-RPC (/a2a/v1) -> OAuth
  * (MCP authorization: /.well-known/oauth-*, /oauth/register, /oauth/token, /oauth/revoke) -> MCP (/mcp) -> the web app
  * (any other GET path outside /api/) -> routes -> 404/405.
@@ -16,6 +17,7 @@ import { envelope } from "./middleware/errors";
 import { a2aJsonRpc } from "../protocols/a2a/jsonRpc";
 import { mcpEndpoint } from "../protocols/mcp/endpoint";
 import { oauthEndpoints } from "../protocols/oauth/endpoints";
+import { mcpCors } from "../protocols/mcp/cors";
 import { webApp } from "./webApp";
 import { requestLog } from "../observability/requestLog";
 import { createMetrics, metricsRoute, type Metrics } from "../observability/metrics";
@@ -35,6 +37,7 @@ export function createApp(deps: Deps, routes: readonly AnyOperation[] = allRoute
   const metrics = options.metrics ?? (deps.config.observability.metricsOnApi ? createMetrics(deps) : undefined);
   app.use(requestLog(deps.config.observability.logRequests ? deps.logger.child({ component: "http" }) : undefined));
   if (metrics) app.use(metrics.middleware());
+  app.use(mcpCors());
   app.use(envelope(deps.logger));
   if (metrics && deps.config.observability.metricsOnApi) app.use(metricsRoute(metrics));
   app.use(healthRoutes(deps, { draining: options.draining }));

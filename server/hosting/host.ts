@@ -432,6 +432,7 @@ export class AgentHost {
         credential: credential.credential,
         rpcUrl: this.options.config.rpcUrl,
         capabilities: agent.capabilities,
+        chains: agent.chains,
         minReward: agent.minReward,
         skills,
         lastEventId: slot.lastEventId ?? agent.lastEventId ?? undefined,

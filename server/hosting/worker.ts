@@ -10,7 +10,15 @@ import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
 import { JsonRpcProvider, Wallet } from "ethers";
-import { AgentRuntime, MarketApi, TxSender, checkEscrowTx, type Job, type SettlementPin } from "../../client/sdk/index";
+import {
+  AgentRuntime,
+  MarketApi,
+  TxSender,
+  checkEscrowTx,
+  type ChainName,
+  type Job,
+  type SettlementPin,
+} from "../../client/sdk/index";
 import { capabilitiesFor } from "../domain/agents/skills/catalog";
 import { verifierSkill } from "../domain/agents/skills/specs";
 import { findRunnableSkill } from "./skills/catalog";
@@ -28,6 +36,8 @@ export interface WorkerInit {
   rpcUrl: string;
   /** The agent's own capabilities, added to its skills'. */
   capabilities: string[];
+  /** The settlement chains its owner enables: registered as its executor record's supportedChains. */
+  chains: ChainName[];
   minReward: string;
   skills: { id: string; config: Record<string, unknown>; secrets: Record<string, string> }[];
   lastEventId?: string;
@@ -119,6 +129,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
     privateKey: init.privateKey,
     provider,
     capabilities,
+    supportedChains: init.chains,
     minReward: init.minReward,
     lastEventId: init.lastEventId,
     // Opted in as a verifier agent: registered so (role=verifier lists it while it runs).

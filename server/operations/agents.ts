@@ -1,6 +1,6 @@
 /**
  * Agents and the deploy fee: what hosting an agent costs, turning a paid fee into a deploy credit, and the owner's
- * hosted agents (server/domain/agents): create, list, act, delete, skills, logs (JSON or followed as SSE), key export.
+ * hosted agents (server/domain/agents): create, list, change settings, act, delete, skills, logs (JSON or followed as SSE), key export.
  */
 import { defineOperation, type AnyOperation } from "./operation";
 import { deployFeeSchema, deployFeeVerifiedSchema, deployFeeVerifyBodySchema } from "../domain/schemas/deployFee";
@@ -9,6 +9,7 @@ import {
   agentActionBodySchema,
   agentListSchema,
   agentParams,
+  agentSettingsBodySchema,
   agentSkillParams,
   agentViewSchema,
   createAgentBodySchema,
@@ -29,6 +30,7 @@ import {
   readHostedAgent,
   skillCatalog,
   uninstallSkill,
+  updateHostedAgent,
 } from "../domain/agents/hostedAgents";
 import { exportAgentKey, exportChallenge } from "../domain/agents/keyExport";
 
@@ -93,12 +95,15 @@ export const createAgentRoute = defineOperation({
   description:
     "The service generates the agent's wallet and keeps its key encrypted. With the fee required, a given " +
     "deployFeeTxHash is verified first (as POST /agents/deploy-fee/verify), then one deploy credit is spent; a taken " +
-    "slug spends nothing. Skills are installed as by POST /agents/:agent/skills.",
+    "slug spends nothing. Skills are installed as by POST /agents/:agent/skills. chains defaults to every chain " +
+    "the service settles on (GET /health/settlement chains); a known chain it does not settle on is CHAIN_NOT_SERVED.",
   request: { body: createAgentBodySchema },
   response: agentViewSchema,
   successStatus: 201,
   errors: [
     "SLUG_TAKEN",
+    "INVALID_CHAIN",
+    "CHAIN_NOT_SERVED",
     "NO_DEPLOY_CREDIT",
     "SKILL_NOT_FOUND",
     "SKILL_NEEDS_SECRETS",
@@ -161,6 +166,22 @@ export const readAgentRoute = defineOperation({
   response: agentViewSchema,
   errors: ["NOT_FOUND", "DELEGATION_DISABLED"],
   handler: ({ params, caller, deps }) => readHostedAgent(deps, caller!.wallet, params.agent),
+});
+
+export const updateAgentRoute = defineOperation({
+  mcp: { tool: "update_hosted_agent" },
+  ...OWNER,
+  method: "patch",
+  path: "/api/v1/agents/:agent",
+  summary: "Change a hosted agent's extra capabilities or settlement chains; a running agent restarts with them",
+  description:
+    "The settings given replace the agent's (at least one). chains: among the chains the service settles on " +
+    "(CHAIN_NOT_SERVED otherwise); the agent's executor record takes them at once, so the marketplace refuses it " +
+    "tasks on other chains (CHAIN_UNSUPPORTED).",
+  request: { params: agentParams, body: agentSettingsBodySchema },
+  response: agentViewSchema,
+  errors: ["INVALID_CHAIN", "CHAIN_NOT_SERVED", "NOT_FOUND", "DELEGATION_DISABLED"],
+  handler: ({ params, body, caller, deps }) => updateHostedAgent(deps, caller!.wallet, params.agent, body),
 });
 
 export const deleteAgentRoute = defineOperation({
@@ -244,6 +265,7 @@ export const agentRoutes: AnyOperation[] = [
   createAgentRoute,
   listAgentsRoute,
   readAgentRoute,
+  updateAgentRoute,
   deleteAgentRoute,
   installSkillRoute,
   uninstallSkillRoute,

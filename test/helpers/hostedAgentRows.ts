@@ -20,6 +20,8 @@ export async function insertHostedAgent(
     owner?: string;
     name?: string;
     capabilities?: string[];
+    /** The owner's chains (default: the column's, the posting chain of the migration). */
+    chains?: string[];
     minReward?: string;
     desiredState?: "stopped" | "running" | "paused";
     skills?: { skill: string; config?: Record<string, unknown>; secrets?: Record<string, string> }[];
@@ -35,6 +37,7 @@ export async function insertHostedAgent(
     owner: (agent.owner ?? `0x${"0a".repeat(20)}`).toLowerCase(),
     name: agent.name ?? "test agent",
     capabilities: JSON.stringify(agent.capabilities ?? []),
+    ...(agent.chains ? { chains: JSON.stringify(agent.chains) } : {}),
     min_reward: agent.minReward ?? "0",
     wallet: agent.wallet.toLowerCase(),
     encrypted_key: sealSecret(kek, agent.privateKey, secretLabel.walletKey(id)),

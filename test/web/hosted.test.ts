@@ -2,8 +2,10 @@
  * Hosted agents in the browser, as their owner meets them: the deploy fee paid from the page (the SDK's checks), an
  * agent created with a skill whose secret is typed once and never shown back, started, its log followed, a refusal
  * shown with its code in words, stopped, its key exported (the owner's signature; shown once), and deleted after a
- * confirmation that says its key is erased. A provider's services: offered (a price with too many decimals refused),
- * edited, rented from another account with the service's terms shown, and deactivated.
+ * confirmation that says its key is erased; another created with an extra capability on one of the settlement
+ * chains (checkboxes of the settlement record's chains), its card showing both, its chains changed there. A
+ * provider's services: offered (a price with too many decimals refused), edited, rented from another account with
+ * the service's terms shown, and deactivated.
  */
 import { expect } from "chai";
 import { JsonRpcProvider, Wallet, parseEther } from "ethers";
@@ -111,6 +113,66 @@ describe("web: owners and providers (hosted agents, services)", function () {
     await page.getByRole("button", { name: "Yes, delete and erase the key" }).click();
     await card.waitFor({ state: "detached" });
     expect((await readAgent()).status).to.equal(404);
+    expect(web().pageErrors).to.deep.equal([]);
+  });
+
+  it("creates an agent with an extra capability on one of the settlement chains; its card shows both and changes the chains", async () => {
+    const page = await web().newPage();
+    const owner = web().account("agent-3");
+    const slug = "web-chains-agent";
+    await signInAs(page, web(), "agent-3");
+    await go(page, "Hosted agents");
+    const fee = page.getByTestId("deploy-fee");
+    await fee.filter({ hasText: "You have 0 unspent deploy credit(s)" }).waitFor();
+    await page.getByRole("button", { name: "Pay the deploy fee" }).click();
+    await fee.filter({ hasText: "You have 1 unspent deploy credit(s)" }).waitFor({ timeout: 60_000 });
+
+    await page.getByRole("textbox", { name: "Slug" }).fill(slug);
+    await page.getByRole("textbox", { name: "Name", exact: false }).first().fill("Chains agent");
+    await page.getByRole("combobox", { name: "Skill", exact: true }).click();
+    await page.getByRole("option", { name: /\(summary\)$/ }).click();
+    await page.getByRole("textbox", { name: "Extra capabilities" }).fill("Klingon-Verse, haiku");
+    // The settlement record's chains, every one ticked until the owner unticks one.
+    const base = page.getByRole("checkbox", { name: "base", exact: true });
+    const arc = page.getByRole("checkbox", { name: "arc", exact: true });
+    await arc.waitFor();
+    expect([await base.isChecked(), await arc.isChecked()]).to.deep.equal([true, true]);
+    await arc.uncheck();
+    await base.uncheck();
+    await page.getByText("Choose at least one chain").waitFor();
+    expect(await page.getByRole("button", { name: "Create the agent" }).isDisabled()).to.equal(true);
+    await base.check();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await page.getByRole("button", { name: "Create the agent" }).click();
+    await page.getByText(`Agent ${slug} created`).waitFor({ timeout: 30_000 });
+
+    const card = page.getByTestId(`hosted-${slug}`);
+    expect(await card.getByTestId("hosted-chains").innerText()).to.equal("base");
+    expect((await card.getByTestId("hosted-capabilities").innerText()).split(", ")).to.include.members([
+      "haiku",
+      "klingon-verse",
+      "summarise",
+    ]);
+    // The form is ready for the next agent: every chain ticked again.
+    expect(await arc.isChecked()).to.equal(true);
+    const stored = await fetch(`${web().url}/api/v1/agents/${slug}`, { headers: { "x-api-key": owner.apiKey } }).then(
+      (r) => r.json(),
+    );
+    expect(stored.data).to.deep.include({ chains: ["base"], extraCapabilities: ["haiku", "klingon-verse"] });
+
+    // Changed on its card: arc added.
+    await card.getByRole("button", { name: `Change the chains of ${slug}` }).click();
+    const chainsForm = card.getByRole("form", { name: `Chains of ${slug}` });
+    const cardArc = chainsForm.getByRole("checkbox", { name: "arc", exact: true });
+    expect(await cardArc.isChecked()).to.equal(false);
+    await cardArc.check();
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    await chainsForm.getByRole("button", { name: "Save chains" }).click();
+    await card.getByTestId("hosted-chains").filter({ hasText: "arc, base" }).waitFor();
+    const changed = await fetch(`${web().url}/api/v1/agents/${slug}`, { headers: { "x-api-key": owner.apiKey } }).then(
+      (r) => r.json(),
+    );
+    expect(changed.data).to.deep.include({ chains: ["arc", "base"], generation: 1 });
     expect(web().pageErrors).to.deep.equal([]);
   });
 

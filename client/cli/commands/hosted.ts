@@ -1,7 +1,7 @@
 /**
  * `market hosted`: the owner's hosted agents, which the service runs in its agent host (docs/hosting.md): list them,
- * the skills catalog, create one (spending a deploy credit; --pay pays the fee first), start, stop, pause, resume,
- * restart, install and uninstall skills, read its log, delete it.
+ * the skills catalog, create one (spending a deploy credit; --pay pays the fee first), change its extra capabilities
+ * and settlement chains, start, stop, pause, resume, restart, install and uninstall skills, read its log, delete it.
  */
 import type { Context } from "../context";
 import { apiOf, walletOf } from "../clients";
@@ -67,6 +67,7 @@ function describe(agent: HostedAgent): string[] {
   return [
     `Hosted agent ${agent.slug ?? agent.id} (${agent.id}): ${agent.status}, wallet ${agent.wallet}.`,
     `Skills: ${agent.skills.map((s) => s.skill).join(", ") || "-"}; capabilities: ${agent.capabilities.join(", ") || "-"}.`,
+    `Chains: ${agent.chains.join(", ")}.`,
   ];
 }
 
@@ -78,6 +79,7 @@ export async function create(
     description?: string;
     skill?: string[];
     capabilities?: string;
+    chains?: string;
     minReward: string;
     verifierName?: string;
     pay?: boolean;
@@ -99,6 +101,7 @@ export async function create(
       name: options.name,
       ...(options.description ? { description: options.description } : {}),
       capabilities: parseList(options.capabilities) ?? [],
+      ...(options.chains !== undefined ? { chains: parseList(options.chains) } : {}),
       minReward,
       skills: (options.skill ?? []).map((skill) => ({ skill })),
       verifier: options.verifierName ? { optIn: true, name: options.verifierName } : { optIn: false },
@@ -108,6 +111,18 @@ export async function create(
     ...describe(agent),
     `Send its wallet a little gas, then \`market hosted start ${agent.slug}\`.`,
   ]);
+}
+
+/** `market hosted update <agent> [--capabilities <list>] [--chains <list>]`: the settings given replace the agent's. */
+export async function update(ctx: Context, agent: string, options: { capabilities?: string; chains?: string }) {
+  if (options.capabilities === undefined && options.chains === undefined) {
+    throw usageError("NOTHING_TO_CHANGE", "give --capabilities or --chains (or both)");
+  }
+  const answer = await apiOf(ctx).updateHostedAgent(agent, {
+    ...(options.capabilities !== undefined ? { capabilities: parseList(options.capabilities) } : {}),
+    ...(options.chains !== undefined ? { chains: parseList(options.chains) } : {}),
+  });
+  ctx.out.result(answer, [...describe(answer), "A running agent restarts with them."]);
 }
 
 /** start, stop, pause, resume, restart. */

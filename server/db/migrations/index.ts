@@ -21,6 +21,7 @@ import { openVerdicts } from "./013_open_verdicts";
 import { oauth } from "./015_oauth";
 import { apiKeyExpiry } from "./016_api_key_expiry";
 import { twoChains } from "./014_two_chains";
+import { hostedAgentChains } from "./017_hosted_agent_chains";
 import type { ChainName } from "../../escrow/records";
 
 export type { Migration };
@@ -32,7 +33,7 @@ export interface MigrateOptions {
 
 /** Every migration, for a database whose rows so far belong to `postingChain`. */
 export function migrations(postingChain: ChainName = "base"): readonly Migration[] {
-  return [...MIGRATIONS_TO_013, twoChains(postingChain), oauth, apiKeyExpiry];
+  return [...MIGRATIONS_TO_013, twoChains(postingChain), oauth, apiKeyExpiry, hostedAgentChains(postingChain)];
 }
 
 const MIGRATIONS_TO_013: readonly Migration[] = [

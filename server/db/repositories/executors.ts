@@ -83,6 +83,22 @@ export async function upsertExecutor(db: Queryable, executor: ExecutorRecord): P
   });
 }
 
+/**
+ * Replaces the supported chains of `address`'s record (a hosted agent's, following its owner's setting); false when
+ * the wallet is not registered.
+ */
+export async function setExecutorChains(
+  db: Queryable,
+  address: string,
+  supportedChains: readonly string[],
+  now: number,
+): Promise<boolean> {
+  const updated = await db("executors")
+    .where({ address: address.toLowerCase() })
+    .update({ supported_chains: JSON.stringify(supportedChains), updated_at: now });
+  return updated > 0;
+}
+
 /** Sets last_seen_at (never backwards); returns false when the wallet is not registered. */
 export async function touchExecutor(db: Queryable, address: string, now: number): Promise<boolean> {
   const wallet = address.toLowerCase();

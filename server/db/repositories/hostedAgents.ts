@@ -5,6 +5,7 @@
  */
 import type { Knex } from "knex";
 import { queryRows, toBool, type Queryable } from "./util";
+import type { ChainName } from "../../escrow/records";
 
 export type DesiredState = "stopped" | "running" | "paused";
 
@@ -25,6 +26,8 @@ export interface HostedAgentRow {
   description: string | null;
   /** The owner's extra capabilities (its skills' come from the catalog). */
   capabilities: string[];
+  /** The settlement chains the owner enables, sorted (its executor record's supportedChains). */
+  chains: ChainName[];
   minReward: string;
   wallet: string;
   encryptedKey: string | null;
@@ -74,6 +77,7 @@ export const hostedAgentFromRow = (r: any): HostedAgentRow => ({
   name: r.name,
   description: r.description ?? null,
   capabilities: JSON.parse(r.capabilities),
+  chains: JSON.parse(r.chains),
   minReward: String(r.min_reward),
   wallet: r.wallet,
   encryptedKey: r.encrypted_key ?? null,
@@ -119,6 +123,7 @@ export interface NewHostedAgent {
   name: string;
   description: string | null;
   capabilities: string[];
+  chains: ChainName[];
   minReward: string;
   wallet: string;
   encryptedKey: string;
@@ -137,6 +142,7 @@ export async function insertHostedAgent(db: Queryable, agent: NewHostedAgent): P
     name: agent.name,
     description: agent.description,
     capabilities: JSON.stringify(agent.capabilities),
+    chains: JSON.stringify(agent.chains),
     min_reward: agent.minReward,
     wallet: agent.wallet,
     encrypted_key: agent.encryptedKey,
@@ -225,6 +231,22 @@ export async function transitionAgent(
     .whereIn("desired_state", [...change.from])
     .update(update);
   return updated > 0;
+}
+
+/**
+ * Sets the owner's settings given (extra capabilities, chains) of a live agent and bumps its generation, so a running
+ * worker restarts with them. False when the agent is deleted (or unknown).
+ */
+export async function updateAgentSettings(
+  db: Queryable,
+  id: string,
+  settings: { capabilities?: string[]; chains?: ChainName[] },
+  now: number,
+): Promise<boolean> {
+  const update: Record<string, unknown> = { updated_at: now, generation: db.raw("generation + 1") };
+  if (settings.capabilities) update.capabilities = JSON.stringify(settings.capabilities);
+  if (settings.chains) update.chains = JSON.stringify(settings.chains);
+  return (await db("hosted_agents").where({ id }).whereNull("deleted_at").update(update)) > 0;
 }
 
 export async function bumpGeneration(db: Queryable, id: string, now: number): Promise<void> {

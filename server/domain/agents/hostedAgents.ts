@@ -1,7 +1,8 @@
 /**
  * Hosted agents, the owner's side (docs/api.md, "Hosted agents"): create (spending one deploy credit when the fee is
- * required), list and read with status, earnings and recent logs, the owner's actions (the state machine below),
- * delete, skills, logs. The agent host (server/hosting) runs what the owners asked for and reports the status.
+ * required), change its settings (extra capabilities, settlement chains), list and read with status, earnings and
+ * recent logs, the owner's actions (the state machine below), delete, skills, logs. The agent host (server/hosting)
+ * runs what the owners asked for and reports the status.
  *
  * desired_state is the owner's, status the host's report:
  * - create: desired stopped, status stopped.
@@ -9,7 +10,8 @@
  *   wanted running (desired running or paused) fill the live hosts' capacity -> desired running, status starting.
  * - pause: running -> paused; resume: paused -> running; stop: running | paused -> stopped; restart: running | paused,
  *   generation + 1. Any other start state: AGENT_ACTION_FAILED.
- * - installing or uninstalling a skill bumps the generation (a running worker restarts with the new skills).
+ * - installing or uninstalling a skill, or changing the settings, bumps the generation (a running worker restarts
+ *   with them).
  * - delete: only when stopped (AGENT_RUNNING) -> status deleted, slug freed, key erased (export answers NO_KEY).
  *
  * The agent's wallet is generated here; its key is stored sealed under the key-encryption key and never logged.
@@ -44,12 +46,22 @@ import {
   slugInUse,
   startAgentWithinCapacity,
   transitionAgent,
+  updateAgentSettings,
   type DesiredState,
   type HostedAgentRow,
   type InstalledSkillRow,
   type LogRow,
 } from "../../db/repositories/hostedAgents";
-import type { AgentAction, AgentView, CreateAgentBody, LogLine, SkillInstallBody } from "../schemas/agents";
+import { setExecutorChains } from "../../db/repositories/executors";
+import type { ChainName } from "../../escrow/records";
+import type {
+  AgentAction,
+  AgentSettingsBody,
+  AgentView,
+  CreateAgentBody,
+  LogLine,
+  SkillInstallBody,
+} from "../schemas/agents";
 
 /** Lines of log the agent view carries. */
 export const RECENT_LOG_LINES = 20;
@@ -167,6 +179,7 @@ async function agentViews(deps: Deps, agents: readonly HostedAgentRow[]): Promis
         minReward: agent.minReward,
         capabilities: capabilitiesOf(agent, own),
         extraCapabilities: agent.capabilities,
+        chains: agent.chains,
         skills: own.map((s) => ({ skill: s.skill, config: s.config, installedAt: iso(s.installedAt) })),
         verifier: { optIn: agent.verifierOptIn, name: agent.verifierName },
         restarts: agent.restarts,
@@ -224,6 +237,23 @@ function slugTaken(slug: string): never {
   return fail("SLUG_TAKEN", `body.slug: ${slug} is taken by another agent: choose another slug`);
 }
 
+/** Every chain this service settles on (CHAINS), sorted: a new agent's chains when the owner names none. */
+const configuredChains = (deps: Deps): ChainName[] => deps.config.chains.map((c) => c.name).sort();
+
+/** The owner's `chains` when this service settles on each (CHAIN_NOT_SERVED naming the first it does not). */
+function servedChains(deps: Deps, chains: readonly ChainName[], field = "body.chains"): ChainName[] {
+  const configured = configuredChains(deps);
+  const unserved = chains.find((c) => !configured.includes(c));
+  if (unserved) {
+    fail(
+      "CHAIN_NOT_SERVED",
+      `${field}: this service does not settle on ${unserved} (its chains: ${configured.join(", ")}; GET /api/v1/health/settlement)`,
+      { details: { chain: unserved, configured } },
+    );
+  }
+  return [...chains];
+}
+
 /**
  * POST /agents. With the fee required: a given deployFeeTxHash is verified first (a payment already verified as an
  * unspent credit of this wallet is accepted as is), then one credit is spent in the transaction that inserts the
@@ -238,6 +268,7 @@ export async function createHostedAgent(
 ): Promise<AgentView> {
   requireHosting(deps);
   const wallet = owner.toLowerCase();
+  const chains = body.chains ? servedChains(deps, body.chains) : configuredChains(deps);
   const seen = new Set<string>();
   const installs = body.skills.map((install, i) => {
     if (seen.has(install.skill)) {
@@ -276,6 +307,7 @@ export async function createHostedAgent(
         name: body.name,
         description: body.description ?? null,
         capabilities: body.capabilities,
+        chains,
         minReward: body.minReward,
         wallet: agentWallet.address.toLowerCase(),
         encryptedKey: sealSecret(kek, agentWallet.privateKey, secretLabel.walletKey(id)),
@@ -308,6 +340,33 @@ export async function deleteHostedAgent(
   }
   deps.agentHost?.wake();
   return { id: agent.id, deleted: true };
+}
+
+/**
+ * PATCH /agents/:agent: replaces the settings given (the extra capabilities, the chains; CHAIN_NOT_SERVED for a
+ * chain this service does not settle on). The generation is bumped, so a running worker restarts and registers them;
+ * the agent's executor record, when its wallet is registered, takes the new chains at once (the marketplace's
+ * CHAIN_UNSUPPORTED follows them even before the worker restarts, or while the agent is stopped).
+ */
+export async function updateHostedAgent(
+  deps: Deps,
+  owner: string,
+  idOrSlug: string,
+  body: AgentSettingsBody,
+): Promise<AgentView> {
+  const agent = await ownedAgent(deps, owner, idOrSlug);
+  const chains = body.chains ? servedChains(deps, body.chains) : undefined;
+  const now = deps.clock.wallNow();
+  const chainNow = chains ? await deps.clock.chainNow() : 0;
+  await deps.db.transaction(async (trx) => {
+    if (!(await updateAgentSettings(trx, agent.id, { capabilities: body.capabilities, chains }, now))) {
+      fail("NOT_FOUND", `no hosted agent ${idOrSlug} of this wallet: GET /api/v1/agents lists them`);
+    }
+    if (chains) await setExecutorChains(trx, agent.wallet, chains, chainNow);
+  });
+  deps.agentHost?.wake();
+  deps.logger.info("hosted agent settings changed", { agentId: agent.id, changed: Object.keys(body) });
+  return viewOf(deps, owner, agent.id);
 }
 
 // ---------------------------------------------------------------------------------------------------------------

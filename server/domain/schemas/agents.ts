@@ -2,7 +2,8 @@
  * Hosted agents (docs/api.md, "Hosted agents"): the owner's requests (create, act, install skills, export the key) and
  * the views answered. One schema each gives validation, types and the OpenAPI document.
  */
-import { txHash, z } from "./common";
+import { chainName, txHash, z } from "./common";
+import { CHAIN_NAMES } from "../../escrow/records";
 import { signedMessageFields } from "./accounts";
 import { capability, displayName, minReward, MAX_EXECUTOR_CAPABILITIES, verifierOptInShape } from "./executors";
 
@@ -55,6 +56,28 @@ export const skillInstallBodySchema = z
   .openapi("HostedAgentSkillInstall", { description: "A skill to install: its id, configuration and secrets" });
 export type SkillInstallBody = z.output<typeof skillInstallBodySchema>;
 
+/** The owner's extra capabilities: trimmed, lower-cased, deduplicated and sorted. */
+const extraCapabilities = z
+  .array(capability)
+  .max(MAX_EXECUTOR_CAPABILITIES, `at most ${MAX_EXECUTOR_CAPABILITIES}`)
+  .transform((caps) => [...new Set(caps)].sort())
+  .openapi({ description: "Capabilities beyond those its skills give" });
+
+/**
+ * The chains the agent settles on, deduplicated and sorted: each a known chain name (INVALID_CHAIN otherwise); the
+ * domain checks that this service settles there (CHAIN_NOT_SERVED).
+ */
+const agentChains = z
+  .array(chainName)
+  .min(1, "at least one chain")
+  .max(CHAIN_NAMES.length, `at most ${CHAIN_NAMES.length} chains`)
+  .transform((chains) => [...new Set(chains)].sort())
+  .openapi({
+    description:
+      "Settlement chains the agent takes tasks on, among the service's (GET /health/settlement chains); its executor record's supportedChains",
+    example: ["base"],
+  });
+
 export const createAgentBodySchema = z
   .object({
     slug,
@@ -64,12 +87,10 @@ export const createAgentBodySchema = z
       .max(2000, "must be at most 2000 characters")
       .optional()
       .openapi({ description: "What the agent does (at most 2000 characters)" }),
-    capabilities: z
-      .array(capability)
-      .max(MAX_EXECUTOR_CAPABILITIES, `at most ${MAX_EXECUTOR_CAPABILITIES}`)
-      .default([])
-      .transform((caps) => [...new Set(caps)].sort())
-      .openapi({ description: "Capabilities beyond those its skills give" }),
+    capabilities: extraCapabilities.default([]),
+    chains: agentChains.optional().openapi({
+      description: "Settlement chains the agent takes tasks on (default: every chain the service settles on)",
+    }),
     minReward: minReward.default("0"),
     skills: z
       .array(skillInstallBodySchema)
@@ -96,6 +117,21 @@ export const createAgentBodySchema = z
   .strict()
   .openapi("HostedAgentCreate");
 export type CreateAgentBody = z.output<typeof createAgentBodySchema>;
+
+/** PATCH /agents/:agent: the settings given replace the agent's; at least one. */
+export const agentSettingsBodySchema = z
+  .object({
+    capabilities: extraCapabilities.optional().openapi({
+      description: "Capabilities beyond those its skills give (replaces the extra ones; [] removes them)",
+    }),
+    chains: agentChains.optional(),
+  })
+  .strict()
+  .refine((v) => v.capabilities !== undefined || v.chains !== undefined, {
+    message: "name at least one setting to change: capabilities or chains",
+  })
+  .openapi("HostedAgentSettings");
+export type AgentSettingsBody = z.output<typeof agentSettingsBodySchema>;
 
 export const AGENT_ACTIONS = ["start", "stop", "pause", "resume", "restart"] as const;
 export type AgentAction = (typeof AGENT_ACTIONS)[number];
@@ -149,6 +185,9 @@ export const agentViewSchema = z
     minReward: z.string(),
     capabilities: z.array(z.string()).openapi({ description: "Its skills' capabilities and the extra ones" }),
     extraCapabilities: z.array(z.string()),
+    chains: z
+      .array(z.enum(CHAIN_NAMES))
+      .openapi({ description: "Settlement chains it takes tasks on (its executor record's supportedChains)" }),
     skills: z.array(z.object({ skill: z.string(), config: z.record(z.unknown()), installedAt: z.string() })),
     verifier: z.object({ optIn: z.boolean(), name: z.string().nullable() }),
     restarts: z.number().int(),

@@ -2,10 +2,11 @@
  * The remote MCP endpoint at /mcp: @modelcontextprotocol/sdk's Streamable HTTP transport, stateless (a server and a
  * transport per request, JSON responses, no session), mounted in Koa. Every request needs an API key (X-API-Key or
  * Authorization: Bearer), as on every authenticated route, or an OAuth access token of this server (docs/oauth.md):
- * 401 otherwise, whose WWW-Authenticate names the protected-resource metadata (RFC 9728 `resource_metadata`). Host and Origin must
- * name this service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise. Tool calls are limited per key
- * (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on top of the per-IP window; a refused call is a tool error with
- * RATE_LIMIT and retryAfterSeconds.
+ * 401 otherwise, whose WWW-Authenticate names the protected-resource metadata (RFC 9728 `resource_metadata`), except
+ * for a refused API key (refuseCredential: 403, no challenge, so that a host shows why). The Host must name this
+ * service (hostAllowed: DNS-rebinding protection), checked before authentication: 403 otherwise; a page of any origin
+ * may call (CORS: ./cors.ts). Tool calls are limited per key (RATE_MCP_CALLS_PER_MINUTE, default 120 a minute) on
+ * top of the per-IP window; a refused call is a tool error with RATE_LIMIT and retryAfterSeconds.
  */
 import type { Context, Middleware } from "koa";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
@@ -23,6 +24,7 @@ import { SharedPostTransport } from "./transport";
 import { takeStreamSlot } from "../../domain/events";
 import { countRequests } from "../../operations/postingLimits";
 import { oauthUrls } from "../../domain/oauth";
+import { API_KEY_PATTERN } from "../../domain/credentials";
 
 export const MCP_PATH = "/mcp";
 const MINUTE_MS = 60_000;
@@ -32,8 +34,12 @@ const WWW_AUTHENTICATE = 'Bearer realm="mcp"';
 const LOOPBACK = new Set(["127.0.0.1", "localhost", "[::1]"]);
 
 /**
- * DNS-rebinding protection: the Host must name this service (PUBLIC_URL's host, or a loopback name on any port),
- * and an Origin, when a browser sends one, the same.
+ * DNS-rebinding protection: the Host must name this service (PUBLIC_URL's host, or a loopback name on any port). A
+ * rebinding page's requests carry its own host name, whatever address it resolves to.
+ *
+ * An Origin, when a browser sends one, may be any origin (browser-based MCP hosts, docs/oauth.md): /mcp reads no
+ * cookie, so a page of another origin acts only with a key or token its user gave it. It must still be an origin as
+ * a browser serializes one (http or https, nothing after the port; or `null`, of a sandboxed or file page).
  */
 export function hostAllowed(deps: Deps, host: string | undefined, origin: string | undefined): boolean {
   const publicUrl = new URL(deps.config.api.publicUrl);
@@ -46,10 +52,10 @@ export function hostAllowed(deps: Deps, host: string | undefined, origin: string
     }
   };
   if (!host || !ok(host)) return false;
-  if (origin === undefined) return true;
+  if (origin === undefined || origin === "null") return true;
   try {
     const url = new URL(origin);
-    return url.origin === publicUrl.origin || (LOOPBACK.has(url.hostname) && /^https?:$/.test(url.protocol));
+    return /^https?:$/.test(url.protocol) && url.origin === origin;
   } catch {
     return false;
   }
@@ -234,7 +240,11 @@ export function mcpEndpoint(deps: Deps): Middleware {
     if (ctx.path !== MCP_PATH) return next();
     if (!allowedHost(ctx.get("host") || undefined, ctx.get("origin") || undefined)) {
       ctx.status = 403;
-      ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32000, message: "Host or Origin is not this service's" } };
+      ctx.body = {
+        jsonrpc: "2.0",
+        id: null,
+        error: { code: -32000, message: "Host is not this service's, or Origin is not an http(s) origin" },
+      };
       return;
     }
     let caller: Caller | undefined;
@@ -246,10 +256,13 @@ export function mcpEndpoint(deps: Deps): Middleware {
         memo: ctx.state as RequestMemo,
       });
     } catch (error) {
-      if (error instanceof AuthFailure) return refuseCredential(ctx, deps, credential, error.message);
+      if (error instanceof AuthFailure) {
+        const apiKey = ctx.get("x-api-key").trim() !== "" || API_KEY_PATTERN.test(credential!);
+        return refuseCredential(ctx, deps, credential, error.message, apiKey);
+      }
       throw error;
     }
-    if (!caller) return refuseCredential(ctx, deps, undefined, missingCredential(false).message);
+    if (!caller) return refuseCredential(ctx, deps, undefined, missingCredential(false).message, false);
     const scope: RequestScope = { caller, ctx };
     const authInfo = {
       token: caller.via,
@@ -272,7 +285,8 @@ export function mcpEndpoint(deps: Deps): Middleware {
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableJsonResponse: true,
-      // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port".
+      // Host and Origin were checked above (hostAllowed): the transport's exact-match lists cannot say "any port" or
+      // "any origin".
       enableDnsRebindingProtection: false,
     });
     const server = pool.take();
@@ -291,14 +305,23 @@ export function mcpEndpoint(deps: Deps): Middleware {
 
 /**
  * What a person reads when their MCP host cannot connect: which key was refused (the header and the key's first
- * characters, never the whole key) or that none was sent, and how to get one.
+ * characters, never the whole key) or that none was sent, and how to get one; for a refused API key, that removing it
+ * lets a host sign in with OAuth instead.
  */
-export function credentialMessage(publicUrl: string, credential: string | undefined, reason: string): string {
+export function credentialMessage(
+  publicUrl: string,
+  credential: string | undefined,
+  reason: string,
+  apiKey = false,
+): string {
   const how =
     `Get an API key: sign in with your wallet at ${publicUrl}/settings (Settings and API keys), or run ` +
     "`market login`; on a devnet each account's apiKey is in .devnet/accounts.json. Then send it as the header " +
-    "X-API-Key: <key> (or Authorization: Bearer <key>). MCP hosts that sign in with OAuth find this server's " +
-    "authorization in WWW-Authenticate's resource_metadata.";
+    "X-API-Key: <key> (or Authorization: Bearer <key>). " +
+    (apiKey
+      ? "Or remove the key from the host's configuration: a host that signs in with OAuth then finds this server's " +
+        "authorization in the 401's WWW-Authenticate resource_metadata."
+      : "MCP hosts that sign in with OAuth find this server's authorization in WWW-Authenticate's resource_metadata.");
   const which = credential
     ? `The marketplace API key sent (${credential.slice(0, 7)}...) was refused: ${reason}.`
     : "No marketplace API key was sent: this MCP server needs one.";
@@ -306,12 +329,31 @@ export function credentialMessage(publicUrl: string, credential: string | undefi
 }
 
 /**
- * The 401 of /mcp as a JSON-RPC error (what an MCP client shows: the SDK's client puts the body in its error) with the
- * same message in WWW-Authenticate's error_description (RFC 6750), for hosts that only read the challenge, and the
- * protected-resource metadata's URL (RFC 9728 resource_metadata), where an OAuth client starts.
+ * The refusal of /mcp as a JSON-RPC error (what an MCP client shows: the SDK's client puts the body in its error),
+ * data.code UNAUTHORIZED.
+ *
+ * No credential, or a refused bearer token (an OAuth access token, or anything not an API key): 401 with the same
+ * message in WWW-Authenticate's error_description (RFC 6750), for hosts that only read the challenge, and the
+ * protected-resource metadata's URL (RFC 9728 resource_metadata), where an OAuth client starts (or refreshes).
+ *
+ * A refused API key (`apiKey`: any X-API-Key, or an sk_ key as a bearer): 403 without a challenge (RFC 9110 15.5.4:
+ * the credentials sent are not enough; do not repeat them). A person configured that key, and OAuth hosts start OAuth
+ * on any 401, with or without a challenge (the MCP Inspector CLI 2.12 then says only that interactive OAuth needs a
+ * TTY), hiding the message; on a 403 they show the body. docs/oauth.md, "API keys and OAuth".
  */
-function refuseCredential(ctx: Context, deps: Deps, credential: string | undefined, reason: string): void {
-  const message = credentialMessage(deps.config.api.publicUrl, credential, reason);
+function refuseCredential(
+  ctx: Context,
+  deps: Deps,
+  credential: string | undefined,
+  reason: string,
+  apiKey: boolean,
+): void {
+  const message = credentialMessage(deps.config.api.publicUrl, credential, reason, apiKey);
+  ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32001, message, data: { code: "UNAUTHORIZED" } } };
+  if (apiKey) {
+    ctx.status = 403;
+    return;
+  }
   const description = message.replace(/[^\x20-\x7e]|["\\]/g, "'");
   ctx.status = 401;
   ctx.set(
@@ -319,5 +361,4 @@ function refuseCredential(ctx: Context, deps: Deps, credential: string | undefin
     `${WWW_AUTHENTICATE}${credential ? ', error="invalid_token"' : ""}, error_description="${description}", ` +
       `resource_metadata="${oauthUrls(deps).resourceMetadata}"`,
   );
-  ctx.body = { jsonrpc: "2.0", id: null, error: { code: -32001, message, data: { code: "UNAUTHORIZED" } } };
 }

@@ -69,13 +69,12 @@ async function readForm(ctx: Context): Promise<Record<string, string>> {
 }
 
 /**
- * Answers JSON. Every OAuth answer allows any origin (CORS): a browser-based MCP host calls these endpoints from its
- * own page, and none of them reads a cookie (credentials travel in the form or the Authorization header).
+ * Answers JSON. Every path here allows any origin (../mcp/cors.ts sets the headers and answers preflights): a
+ * browser-based MCP host calls these endpoints from its own page, and none of them reads a cookie.
  */
 function json(ctx: Context, status: number, body: unknown, cacheable = false): void {
   ctx.status = status;
   ctx.set("Cache-Control", cacheable ? "public, max-age=300" : "no-store");
-  ctx.set("Access-Control-Allow-Origin", "*");
   ctx.body = body;
 }
 
@@ -93,15 +92,7 @@ export function oauthEndpoints(deps: Deps): Middleware {
       }
       return next();
     }
-    const exchange = POST_PATHS.has(path);
-    if (ctx.method === "OPTIONS" && (exchange || METADATA_PATHS.has(path) || path === AS_METADATA_PATH)) {
-      ctx.set("Access-Control-Allow-Origin", "*");
-      ctx.set("Access-Control-Allow-Methods", exchange ? "POST" : "GET");
-      ctx.set("Access-Control-Allow-Headers", "content-type, mcp-protocol-version");
-      ctx.status = 204;
-      return;
-    }
-    if (ctx.method !== "POST" || !exchange) return next();
+    if (ctx.method !== "POST" || !POST_PATHS.has(path)) return next();
     try {
       if (path === "/oauth/register") {
         const body = await readJsonBody(ctx, FORM_LIMIT_BYTES).catch((error: unknown) => {

@@ -1,8 +1,9 @@
 /**
  * `market hosted` with the real binary against a devnet, as an agent owner meets it: the skills catalog, a create
  * refused without a deploy credit and made with --pay, skill installs with their refusals, start (the devnet's agent
- * host runs it), its log, stop and delete; every refusal with the service's code and the CLI's exit code (2 for bad
- * input, 4 for a refusal).
+ * host runs it), its log, stop and delete; another on one chain with an extra capability, then its chains and
+ * capabilities changed (market hosted update); every refusal with the service's code and the CLI's exit code (2 for
+ * bad input, 4 for a refusal).
  */
 import { expect } from "chai";
 import { runCli, startCliDevnet, type CliDevnet } from "./run";
@@ -92,5 +93,36 @@ describe("market CLI: hosted agents against a devnet", function () {
     const deleted = await cli("hosted", "delete", "cli-agent", "--json");
     expect(deleted.code, deleted.stderr).to.equal(0);
     expect((await cli("hosted", "--json")).json.agents).to.deep.equal([]);
+  });
+
+  it("creates an agent on one chain with an extra capability, then changes its chains and capabilities", async () => {
+    const env = net.env("agent-3");
+    const cli = (...args: string[]) => runCli(args, env);
+    const created = await cli(
+      "hosted",
+      "create",
+      "--slug",
+      "cli-chains",
+      "--name",
+      "CLI chains",
+      "--chains",
+      "base",
+      "--capabilities",
+      "Haiku",
+      "--pay",
+    );
+    expect(created.code, created.stderr).to.equal(0);
+    expect(created.stdout).to.include("Chains: base.").and.to.include("capabilities: haiku.");
+    const read = await cli("hosted", "--json");
+    expect(read.json.agents[0]).to.deep.include({ chains: ["base"], extraCapabilities: ["haiku"] });
+
+    const both = await cli("hosted", "update", "cli-chains", "--chains", "base,arc", "--capabilities", "", "--json");
+    expect(both.code, both.stderr).to.equal(0);
+    expect(both.json).to.deep.include({ chains: ["arc", "base"], extraCapabilities: [], generation: 1 });
+    const unknown = await cli("hosted", "update", "cli-chains", "--chains", "solana", "--json");
+    expect([unknown.code, unknown.json.error.code]).to.deep.equal([2, "INVALID_CHAIN"]);
+    const nothing = await cli("hosted", "update", "cli-chains");
+    expect(nothing.code).to.equal(2);
+    expect(nothing.stderr).to.include("NOTHING_TO_CHANGE");
   });
 });

@@ -76,6 +76,7 @@ async function callEverything(api: MarketApi) {
     () => api.createHostedAgent({ slug: "abc", name: "n" }),
     () => api.hostedAgents(),
     () => api.hostedAgent("abc"),
+    () => api.updateHostedAgent("abc", { chains: ["base"] }),
     () => api.hostedAgentAction("abc", "start"),
     () => api.deleteHostedAgent("abc"),
     () => api.hostedAgentLogs("abc", { after: 1 }),

@@ -357,6 +357,7 @@ describe("Executors API", () => {
         name: "hosted",
         description: null,
         capabilities: [],
+        chains: ["base"],
         minReward: "0",
         wallet: address,
         encryptedKey: "v1.x.y.z",

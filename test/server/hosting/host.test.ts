@@ -25,6 +25,7 @@ import { startAgentMarket, waitFor, type AgentMarket } from "../../helpers/agent
 import { issueAgentToken } from "../../../server/domain/agents/tokens";
 import { agentLog, hostedAgentRow, insertHostedAgent, type InsertedAgent } from "../../helpers/hostedAgentRows";
 import { AgentHost, type AgentHostOptions } from "../../../server/hosting/host";
+import { findExecutor } from "../../../server/db/repositories/executors";
 import { silentLogger } from "../../../server/logger";
 import type { Config } from "../../../server/config";
 import { AgentRuntime, MarketApi, postTask } from "../../../client/sdk/index";
@@ -78,11 +79,13 @@ describe("agent host: hosted agents in worker threads", function () {
 
   async function newAgent(
     desiredState: "running" | "paused" = "running",
+    chains?: string[],
   ): Promise<InsertedAgent & { privateKey: string }> {
     const wallet = await freshWallet(chain.provider);
     const inserted = await insertHostedAgent(api.deps.db, api.deps.config.hostedAgents.keyEncryptionKey, {
       privateKey: wallet.privateKey,
       wallet: wallet.address,
+      chains,
       desiredState,
       skills: [{ skill: SKILL }],
     });
@@ -111,7 +114,8 @@ describe("agent host: hosted agents in worker threads", function () {
   const paid = (id: number) => async () => Number((await onChain(id)).status) === STATUS.Completed;
 
   it("runs an agent: a task for its skill is accepted, delivered and paid to the agent's own wallet", async () => {
-    const agent = await newAgent();
+    // Its owner enabled both chains: its worker registers them as its executor record's supportedChains.
+    const agent = await newAgent("running", ["arc", "base"]);
     const credentials: string[] = [];
     const host = startHost({
       credentialFor: async (a) => {
@@ -126,6 +130,7 @@ describe("agent host: hosted agents in worker threads", function () {
     await waitFor(async () => (await statusOf(agent.id)) === "running", 60_000, "the agent to run");
     const row = await hostedAgentRow(api.deps.db, agent.id);
     expect(row.leaseHost).to.equal(host.id);
+    expect((await findExecutor(api.deps.db, agent.wallet))!.supportedChains).to.deep.equal(["arc", "base"]);
     const before = await usdcOf(agent.wallet);
     const posted = await post("Summarise the hosted agent. It runs in a worker thread.");
     await waitFor(paid(posted.onChainTaskId), 60_000, "the task to be paid");

@@ -45,8 +45,8 @@ describe("published interfaces", () => {
     expect(current.openapi).to.deep.equal(recorded.openapi);
   });
 
-  it("lists the recorded 51 MCP tools with their input schemas", () => {
-    expect(current.mcpTools.map((tool) => tool.name)).to.have.length(51);
+  it("lists the recorded 52 MCP tools with their input schemas", () => {
+    expect(current.mcpTools.map((tool) => tool.name)).to.have.length(52);
     expect(current.mcpTools).to.deep.equal(recorded.mcpTools);
   });
 });

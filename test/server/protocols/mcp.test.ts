@@ -85,6 +85,7 @@ const HOSTED_AGENT_TOOLS = [
   "list_hosted_agents",
   "get_hosted_agent",
   "create_hosted_agent",
+  "update_hosted_agent",
   "hosted_agent_action",
   "install_skill",
   "uninstall_skill",
@@ -113,6 +114,13 @@ describe("Remote MCP at /mcp", () => {
           agent.id,
         ]);
         expect(ok(await tool(owner, "get_hosted_agent", { agent: "mcp-agent" })).id).to.equal(agent.id);
+        // Its settings, as PATCH /agents/{agent} changes them (one chain configured here: base).
+        const changed = ok(
+          await tool(owner, "update_hosted_agent", { agent: agent.id, capabilities: ["Klingon"], chains: ["base"] }),
+        );
+        expect(changed).to.deep.include({ extraCapabilities: ["klingon"], chains: ["base"], generation: 1 });
+        failed(await tool(owner, "update_hosted_agent", { agent: agent.id, chains: ["arc"] }), "CHAIN_NOT_SERVED");
+        failed(await tool(owner, "update_hosted_agent", { agent: agent.id, chains: ["solana"] }), "INVALID_CHAIN");
         ok(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }));
         failed(await tool(owner, "install_skill", { agent: agent.id, skill: "keywords" }), "ALREADY_INSTALLED");
         failed(await tool(owner, "install_skill", { agent: agent.id, skill: "nope" }), "SKILL_NOT_FOUND");
@@ -198,7 +206,7 @@ describe("Remote MCP at /mcp", () => {
       { WEBHOOK_MAX_PER_WALLET: "2", DEPLOY_FEE_REQUIRED: "false" },
     ));
 
-  it("needs an API key: 401 with WWW-Authenticate, also for a bad key", () =>
+  it("needs an API key (401 with WWW-Authenticate without one, 403 for a bad one) and this service's Host", () =>
     withMarket(async (m) => {
       const init = {
         jsonrpc: "2.0",
@@ -215,14 +223,23 @@ describe("Remote MCP at /mcp", () => {
         headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` },
         body: JSON.stringify(init),
       });
-      expect(bad.status).to.equal(401);
-      expect(bad.headers.get("www-authenticate")).to.match(/^Bearer realm="mcp"/);
-      const rebinding = await fetch(`${m.api.url}/mcp`, {
+      expect(bad.status).to.equal(403);
+      expect(bad.headers.get("www-authenticate")).to.equal(null);
+      // A page of any origin may call (CORS, no cookies: it needs the key); an Origin no browser sends is refused.
+      const otherOrigin = await fetch(`${m.api.url}/mcp`, {
         method: "POST",
-        headers: { ...headers, "x-api-key": m.posterKey, origin: "http://evil.example" },
+        headers: { ...headers, "x-api-key": m.posterKey, origin: "https://host.example" },
         body: JSON.stringify(init),
       });
-      expect(rebinding.status).to.equal(403);
+      expect(otherOrigin.status).to.equal(200);
+      for (const origin of ["ftp://host.example", "https://host.example/page", "not an origin"]) {
+        const malformed = await fetch(`${m.api.url}/mcp`, {
+          method: "POST",
+          headers: { ...headers, "x-api-key": m.posterKey, origin },
+          body: JSON.stringify(init),
+        });
+        expect(malformed.status, origin).to.equal(403);
+      }
       // A rebinding attack presents its own host name: refused before authentication.
       const port = new URL(m.api.url).port;
       const status = await new Promise<number>((resolve, reject) => {
@@ -284,11 +301,37 @@ describe("Remote MCP at /mcp", () => {
         },
         body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
       });
-      expect(raw.status).to.equal(401);
-      expect(raw.headers.get("www-authenticate")).to.match(
-        /^Bearer realm="mcp", error="invalid_token", error_description="UNAUTHORIZED: The marketplace API key sent/,
+      // A refused API key: 403 and no challenge (an OAuth host would start OAuth on a 401 and hide this message).
+      expect(raw.status).to.equal(403);
+      expect(raw.headers.get("www-authenticate")).to.equal(null);
+      const refused = (await raw.json()).error;
+      expect(refused).to.deep.include({ code: -32001, data: { code: "UNAUTHORIZED" } });
+      expect(refused.message).to.include("(sk_0000...) was refused").and.include("remove the key");
+      // The same key as a bearer token is still an API key; a bearer that is no API key (an OAuth token, say) keeps
+      // the 401 and its challenge, where an OAuth client refreshes or signs in again.
+      const asBearer = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: `Bearer ${bad}`,
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(asBearer.status).to.equal(403);
+      const notAKey = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          accept: "application/json, text/event-stream",
+          authorization: "Bearer nope",
+        },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
+      });
+      expect(notAKey.status).to.equal(401);
+      expect(notAKey.headers.get("www-authenticate")).to.match(
+        /^Bearer realm="mcp", error="invalid_token", error_description="UNAUTHORIZED: The marketplace API key sent \(nope/,
       );
-      expect((await raw.json()).error).to.deep.include({ code: -32001 });
     }));
 
   it("lists the catalog with input schemas and read-only hints", () =>

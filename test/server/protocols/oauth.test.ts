@@ -6,11 +6,18 @@
  * test/web/oauth.test.ts.
  */
 import crypto from "node:crypto";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
+import https from "node:https";
 import type { AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { type Market, withMarket } from "../../helpers/market";
 
@@ -88,6 +95,98 @@ async function connected(m: Market, scope = "market:read market:post market:work
   return { client, tokens: tokens.json as { access_token: string; refresh_token: string; scope: string } };
 }
 
+/**
+ * A loopback server of Client ID Metadata Documents on a free port: `document(url)` is the JSON served at `url`.
+ * Counts the requests it answered.
+ */
+async function documentServer(document: (url: string) => Record<string, unknown>) {
+  let served = 0;
+  const server = http.createServer((req, res) => {
+    served++;
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`;
+    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(document(url)));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    served: () => served,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A self-signed certificate for https://127.0.0.1 (openssl), or undefined where openssl cannot make one. */
+function loopbackCertificate(): { key: string; cert: string } | undefined {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cimd-cert-"));
+  try {
+    const made = spawnSync(
+      "openssl",
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-addext",
+        "subjectAltName=IP:127.0.0.1",
+        "-keyout",
+        path.join(dir, "key.pem"),
+        "-out",
+        path.join(dir, "cert.pem"),
+      ],
+      { stdio: "ignore" },
+    );
+    if (made.status !== 0) return undefined;
+    return {
+      key: fs.readFileSync(path.join(dir, "key.pem"), "utf8"),
+      cert: fs.readFileSync(path.join(dir, "cert.pem"), "utf8"),
+    };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** An MCP host's OAuth provider that names itself by a Client ID Metadata Document URL (no registration). */
+class DocumentClientProvider implements OAuthClientProvider {
+  client?: OAuthClientInformationMixed;
+  saved?: OAuthTokens;
+  verifier = "";
+  readonly authorizationUrls: URL[] = [];
+  constructor(readonly clientMetadataUrl: string) {}
+  get redirectUrl() {
+    return REDIRECT;
+  }
+  get clientMetadata() {
+    return { client_name: "SDK document host", redirect_uris: [REDIRECT] };
+  }
+  clientInformation() {
+    return this.client;
+  }
+  saveClientInformation(info: OAuthClientInformationMixed) {
+    this.client = info;
+  }
+  tokens() {
+    return this.saved;
+  }
+  saveTokens(tokens: OAuthTokens) {
+    this.saved = tokens;
+  }
+  redirectToAuthorization(url: URL) {
+    this.authorizationUrls.push(url);
+  }
+  saveCodeVerifier(verifier: string) {
+    this.verifier = verifier;
+  }
+  codeVerifier() {
+    return this.verifier;
+  }
+}
+
 async function mcpStatus(m: Market, token: string): Promise<number> {
   const response = await fetch(`${m.api.url}/mcp`, {
     method: "POST",
@@ -144,11 +243,7 @@ describe("MCP authorization (OAuth 2.1)", function () {
 
       const headers = { "content-type": "application/json", accept: "application/json, text/event-stream" };
       const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" });
-      for (const extra of <Record<string, string>[]>[
-        {},
-        { "x-api-key": `sk_${"0".repeat(64)}` },
-        { authorization: `Bearer mat_${"1".repeat(64)}` },
-      ]) {
+      for (const extra of <Record<string, string>[]>[{}, { authorization: `Bearer mat_${"1".repeat(64)}` }]) {
         const response = await fetch(`${m.api.url}/mcp`, { method: "POST", headers: { ...headers, ...extra }, body });
         expect(response.status).to.equal(401);
         const challenge = response.headers.get("www-authenticate")!;
@@ -158,6 +253,15 @@ describe("MCP authorization (OAuth 2.1)", function () {
         const error = (await response.json()).error;
         expect(error.message).to.include("X-API-Key: <key>").and.include(`${m.api.url}/settings`);
       }
+      // A refused API key is a 403 without a challenge: its host shows the message instead of starting OAuth.
+      const refusedKey = await fetch(`${m.api.url}/mcp`, {
+        method: "POST",
+        headers: { ...headers, "x-api-key": `sk_${"0".repeat(64)}` },
+        body,
+      });
+      expect(refusedKey.status).to.equal(403);
+      expect(refusedKey.headers.get("www-authenticate")).to.equal(null);
+      expect((await refusedKey.json()).error.message).to.include("(sk_0000...) was refused");
       // The API key still works on /mcp as before.
       expect(await mcpStatus(m, m.posterKey)).to.equal(200);
     }));
@@ -204,18 +308,12 @@ describe("MCP authorization (OAuth 2.1)", function () {
     }));
 
   it("takes a Client ID Metadata Document as client_id (loopback allowed only with WEBHOOK_ALLOW_PRIVATE)", async () => {
-    let served = 0;
-    const server = http.createServer((req, res) => {
-      served++;
-      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`;
-      const body =
-        req.url === "/client.json"
-          ? { client_id: url, client_name: "Document host", redirect_uris: [REDIRECT] }
-          : { client_id: "https://someone.else/client.json", client_name: "Impostor", redirect_uris: [REDIRECT] };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-    });
-    await new Promise<void>((resolve) => server.listen(18300, "127.0.0.1", resolve));
-    const clientId = "http://127.0.0.1:18300/client.json";
+    const documents = await documentServer((url) =>
+      url.endsWith("/client.json")
+        ? { client_id: url, client_name: "Document host", redirect_uris: [REDIRECT] }
+        : { client_id: "https://someone.else/client.json", client_name: "Impostor", redirect_uris: [REDIRECT] },
+    );
+    const clientId = `${documents.url}/client.json`;
     try {
       await withMarket(
         async (m) => {
@@ -235,24 +333,177 @@ describe("MCP authorization (OAuth 2.1)", function () {
             "market:work",
           ]);
           // The document names another client_id: refused.
-          const impostor = new URLSearchParams(
-            authorizationParams(m, "http://127.0.0.1:18300/impostor.json", challenge),
-          );
+          const impostor = new URLSearchParams(authorizationParams(m, `${documents.url}/impostor.json`, challenge));
           const refused = await m.api.request("GET", `/api/v1/oauth/authorization?${impostor}`);
           expect(refused.json.error.code).to.equal("OAUTH_INVALID_CLIENT");
           expect(refused.json.error.message).to.include("names client_id https://someone.else/client.json");
         },
         { WEBHOOK_ALLOW_PRIVATE: "true" },
       );
-      const before = served;
+      const before = documents.served();
       await withMarket(async (m) => {
         const query = new URLSearchParams(authorizationParams(m, clientId, pkce().challenge));
         const refused = await m.api.request("GET", `/api/v1/oauth/authorization?${query}`);
         expect(refused.json.error.code).to.equal("OAUTH_INVALID_CLIENT");
         expect(refused.json.error.message).to.include("not a public address");
       });
-      expect(served, "a loopback document is never fetched without WEBHOOK_ALLOW_PRIVATE").to.equal(before);
+      expect(documents.served(), "a loopback document is never fetched without WEBHOOK_ALLOW_PRIVATE").to.equal(before);
     } finally {
+      await documents.close();
+    }
+  });
+
+  it("authorizes a Client ID Metadata Document client end to end: approval, code, tokens, MCP calls, refresh", async () => {
+    const documents = await documentServer((url) => ({
+      client_id: url,
+      client_name: "Document host",
+      client_uri: "https://host.example",
+      redirect_uris: [REDIRECT],
+    }));
+    const clientId = `${documents.url}/host/client.json`;
+    try {
+      await withMarket(
+        async (m) => {
+          // A redirect the document does not list is shown, never redirected to.
+          const elsewhere = await m.api.request(
+            "GET",
+            `/api/v1/oauth/authorization?${new URLSearchParams(
+              authorizationParams(m, clientId, pkce().challenge, { redirect_uri: "http://127.0.0.1:9/other" }),
+            )}`,
+          );
+          expect(elsewhere.json.error.code).to.equal("OAUTH_INVALID_REDIRECT_URI");
+          expect(elsewhere.json.error.details?.redirectTo).to.equal(undefined);
+
+          const { verifier, challenge } = pkce();
+          const redirect = await approve(m, clientId, challenge, { scope: "market:read market:work" });
+          expect(redirect.origin + redirect.pathname).to.equal(REDIRECT);
+          expect(redirect.searchParams.get("state")).to.equal("st-1");
+          expect(redirect.searchParams.get("iss")).to.equal(m.api.url);
+          const code = redirect.searchParams.get("code")!;
+          // The code is bound to the document's client_id: another client cannot spend it.
+          const other = (await register(m)).json.client_id as string;
+          const stolen = await form(`${m.api.url}/oauth/token`, {
+            grant_type: "authorization_code",
+            code,
+            code_verifier: verifier,
+            redirect_uri: REDIRECT,
+            client_id: other,
+          });
+          expect(stolen.json.error).to.equal("invalid_grant");
+
+          const { verifier: v2, challenge: c2 } = pkce();
+          const code2 = (await approve(m, clientId, c2, { scope: "market:read market:work" })).searchParams.get(
+            "code",
+          )!;
+          const tokens = await form(`${m.api.url}/oauth/token`, {
+            grant_type: "authorization_code",
+            code: code2,
+            code_verifier: v2,
+            redirect_uri: REDIRECT,
+            client_id: clientId,
+            resource: `${m.api.url}/mcp`,
+          });
+          expect(tokens.status, JSON.stringify(tokens.json)).to.equal(200);
+          expect(tokens.json.scope).to.equal("market:read market:work");
+          expect(tokens.json.access_token).to.match(/^mat_[0-9a-f]{64}$/);
+
+          // The token works on /mcp through the official client, within its scopes.
+          const client = await mcpClient(m, tokens.json.access_token);
+          const browsed = (await client.callTool({ name: "browse_tasks", arguments: {} })) as { isError?: boolean };
+          expect(browsed.isError, JSON.stringify(browsed)).to.not.equal(true);
+          const posting = (await client.callTool({ name: "upload_brief", arguments: {} })) as {
+            isError?: boolean;
+            structuredContent?: { error?: { code: string } };
+          };
+          expect(posting.structuredContent?.error?.code).to.equal("INSUFFICIENT_SCOPE");
+          await client.close();
+
+          // Refresh with the document's client_id: rotated, and the new access token works.
+          const refreshed = await form(`${m.api.url}/oauth/token`, {
+            grant_type: "refresh_token",
+            refresh_token: tokens.json.refresh_token,
+            client_id: clientId,
+          });
+          expect(refreshed.status, JSON.stringify(refreshed.json)).to.equal(200);
+          expect(refreshed.json.refresh_token).to.not.equal(tokens.json.refresh_token);
+          expect(await mcpStatus(m, refreshed.json.access_token)).to.equal(200);
+
+          // The owner's connected apps list it by its document.
+          const connectedApps = await m.api.request("GET", "/api/v1/oauth/clients", { key: m.posterKey });
+          expect(connectedApps.status, connectedApps.text).to.equal(200);
+          expect(JSON.stringify(connectedApps.json.data)).to.include(clientId).and.include("Document host");
+          // The document was fetched once for all of this (kept 5 minutes).
+          expect(documents.served()).to.equal(1);
+        },
+        { WEBHOOK_ALLOW_PRIVATE: "true" },
+      );
+    } finally {
+      await documents.close();
+    }
+  });
+
+  it("the MCP SDK's client signs in with an https Client ID Metadata Document URL (SEP-991), no registration", async function () {
+    const certificate = loopbackCertificate();
+    if (!certificate) {
+      console.log("      skipped: openssl could not make a certificate for the https metadata document");
+      this.skip();
+    }
+    let served = 0;
+    const server = https.createServer(certificate!, (req, res) => {
+      served++;
+      const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}${req.url}`;
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ client_id: url, client_name: "SDK document host", redirect_uris: [REDIRECT] }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const clientMetadataUrl = `https://127.0.0.1:${(server.address() as AddressInfo).port}/mcp-host/client.json`;
+    // The API runs in this process: its fetch of the document trusts the test's certificate through the global agent.
+    const trusted = https.globalAgent.options.ca;
+    https.globalAgent.options.ca = certificate!.cert;
+    try {
+      await withMarket(
+        async (m) => {
+          const registrations = await m.api.deps.db("oauth_clients").where({ kind: "dcr" }).count({ n: "*" });
+          const provider = new DocumentClientProvider(clientMetadataUrl);
+          const first = new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), { authProvider: provider });
+          const refused = await new Client({ name: "sdk-host", version: "1.0.0" }).connect(first).then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(refused).to.be.instanceOf(UnauthorizedError);
+          // The SDK read client_id_metadata_document_supported and named itself by its URL: no registration.
+          const asked = provider.authorizationUrls[0];
+          expect(asked.searchParams.get("client_id")).to.equal(clientMetadataUrl);
+          expect(await m.api.deps.db("oauth_clients").where({ kind: "dcr" }).count({ n: "*" })).to.deep.equal(
+            registrations,
+          );
+
+          // The owner approves what the host asked for (the web app's page does this call).
+          const params = Object.fromEntries(asked.searchParams);
+          const approval = await m.api.request("POST", "/api/v1/oauth/authorization", {
+            key: m.posterKey,
+            body: { ...params, approve: true },
+          });
+          expect(approval.status, approval.text).to.equal(200);
+          const redirect = new URL(approval.json.data.redirectTo as string);
+          await first.finishAuth(redirect.searchParams.get("code")!);
+          expect(provider.saved?.access_token).to.match(/^mat_[0-9a-f]{64}$/);
+
+          const client = new Client({ name: "sdk-host", version: "1.0.0" });
+          await client.connect(
+            new StreamableHTTPClientTransport(new URL(`${m.api.url}/mcp`), { authProvider: provider }),
+          );
+          expect((await client.listTools()).tools.map((t) => t.name)).to.include("browse_tasks");
+          const browsed = (await client.callTool({ name: "browse_tasks", arguments: {} })) as { isError?: boolean };
+          expect(browsed.isError, JSON.stringify(browsed)).to.not.equal(true);
+          await client.close();
+          expect(served, "the document was fetched over https").to.be.greaterThan(0);
+        },
+        { WEBHOOK_ALLOW_PRIVATE: "true" },
+      );
+    } finally {
+      https.globalAgent.options.ca = trusted;
       await new Promise<void>((resolve) => server.close(() => resolve()));
     }
   });

@@ -4,8 +4,10 @@
  * refusal shows the API's message and code), skills installed from the catalog (secret fields write-only) and
  * uninstalled, and deleting one after a confirmation that says its key is erased.
  * Creating one: the deploy fee's terms, paid from the wallet through the SDK's `payDeployFee` (its checks: exactly
- * the fee, to the factory, from this wallet), then the slug, the name and a skill from the catalog with the secret
- * fields it needs (write-only: sent once, never shown back). Exporting an agent's key: the owner's wallet signs the
+ * the fee, to the factory, from this wallet), then the slug, the name, a skill from the catalog with the secret
+ * fields it needs (write-only: sent once, never shown back), extra capabilities and the settlement chains it takes
+ * tasks on (checkboxes of the settlement record's chains, all ticked by default). Each card shows the agent's
+ * capabilities and chains, which the owner changes there. Exporting an agent's key: the owner's wallet signs the
  * service's challenge (EIP-4361, personal_sign) and the key is shown once, with a warning. The log is followed as
  * Server-Sent Events (the SDK's `followAgentLogs`, resuming after the last line shown); the agents' status refreshes
  * every 5 s while shown.
@@ -16,6 +18,7 @@ import {
   Badge,
   Button,
   Card,
+  Checkbox,
   Code,
   Group,
   Loader,
@@ -40,7 +43,7 @@ import {
 } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { formatAmount, formatIso, shortAddress } from "../format";
-import { usePostingChain } from "../hooks";
+import { usePostingChain, useSettlement } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { ShownOnce } from "../components/ShownOnce";
@@ -157,6 +160,16 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
               </Table.Td>
             </Table.Tr>
             <Table.Tr>
+              <Table.Th>Capabilities</Table.Th>
+              <Table.Td data-testid="hosted-capabilities">{agent.capabilities.join(", ") || "none"}</Table.Td>
+            </Table.Tr>
+            <Table.Tr>
+              <Table.Th>Chains</Table.Th>
+              <Table.Td>
+                <AgentChains session={session} agent={agent} name={name} />
+              </Table.Td>
+            </Table.Tr>
+            <Table.Tr>
               <Table.Th>Restarts</Table.Th>
               <Table.Td>{agent.restarts}</Table.Td>
             </Table.Tr>
@@ -254,6 +267,75 @@ function AgentCard({ session, agent }: { session: Session; agent: HostedAgent })
         <AgentLog session={session} agent={agent} />
       </Stack>
     </Card>
+  );
+}
+
+/**
+ * The chains the agent takes tasks on, and changing them (PATCH /agents/{agent}: a running agent restarts with them;
+ * the marketplace refuses it tasks on the others at once). The choices are the settlement record's chains.
+ */
+function AgentChains({ session, agent, name }: { session: Session; agent: HostedAgent; name: string }) {
+  const queryClient = useQueryClient();
+  const settlement = useSettlement();
+  const [editing, setEditing] = useState<string[] | null>(null);
+  const save = useMutation({
+    mutationFn: (chains: string[]) => marketApi(session).updateHostedAgent(agent.id, { chains }),
+    onSuccess: () => {
+      setEditing(null);
+      return queryClient.invalidateQueries({ queryKey: ["me", "hosted"] });
+    },
+  });
+  if (editing === null) {
+    return (
+      <Group gap="xs" wrap="nowrap">
+        <span data-testid="hosted-chains">{agent.chains.join(", ")}</span>
+        <Button
+          size="compact-xs"
+          variant="subtle"
+          aria-label={`Change the chains of ${name}`}
+          onClick={() => setEditing(agent.chains)}
+        >
+          Change
+        </Button>
+      </Group>
+    );
+  }
+  return (
+    <form
+      aria-label={`Chains of ${name}`}
+      onSubmit={(event) => {
+        event.preventDefault();
+        save.mutate(editing);
+      }}
+    >
+      <Stack gap={4}>
+        <Checkbox.Group
+          aria-label={`Chains ${name} takes tasks on`}
+          value={editing}
+          onChange={setEditing}
+          error={editing.length === 0 ? "Choose at least one chain" : undefined}
+        >
+          <Group gap="xs">
+            {(settlement.data?.chains ?? []).map((c) => (
+              <Checkbox key={c.chain} value={c.chain} label={c.chain} />
+            ))}
+          </Group>
+        </Checkbox.Group>
+        <Group gap="xs">
+          <Button type="submit" size="compact-xs" disabled={editing.length === 0} loading={save.isPending}>
+            Save chains
+          </Button>
+          <Button size="compact-xs" variant="default" onClick={() => setEditing(null)}>
+            Cancel
+          </Button>
+        </Group>
+        {save.isError && (
+          <Alert color="orange" role="alert" title="Not changed">
+            {describeError(save.error)}
+          </Alert>
+        )}
+      </Stack>
+    </form>
   );
 }
 
@@ -526,6 +608,13 @@ function CreateAgent({ session }: { session: Session }) {
   const [skill, setSkill] = useState<string | null>(null);
   const [secrets, setSecrets] = useState<Record<string, string>>({});
   const [config, setConfig] = useState<Record<string, string>>({});
+  const [capabilities, setCapabilities] = useState("");
+  const settlement = useSettlement();
+  const configuredChains = (settlement.data?.chains ?? []).map((c) => c.chain);
+  // Every configured chain until the owner unticks one (the API's default too).
+  const [chains, setChains] = useState<string[] | null>(null);
+  const chosenChains = chains ?? configuredChains;
+  const noChain = settlement.data !== undefined && chosenChains.length === 0;
   const [created, setCreated] = useState<string | null>(null);
   const chosen = catalog.data?.skills.find((s) => s.id === skill);
 
@@ -541,6 +630,11 @@ function CreateAgent({ session }: { session: Session }) {
       marketApi(session).createHostedAgent({
         slug: slug.trim(),
         name: name.trim(),
+        capabilities: capabilities
+          .split(",")
+          .map((c) => c.trim())
+          .filter(Boolean),
+        ...(chains ? { chains } : {}),
         skills: skill ? [skillInstall(skill, chosen, config, secrets)] : [],
       }),
     onSuccess: (agent) => {
@@ -551,6 +645,8 @@ function CreateAgent({ session }: { session: Session }) {
       setSlug("");
       setName("");
       setSkill(null);
+      setCapabilities("");
+      setChains(null);
       void queryClient.invalidateQueries({ queryKey: ["me"] });
     },
   });
@@ -620,8 +716,27 @@ function CreateAgent({ session }: { session: Session }) {
               onConfig={(field, value) => setConfig((c) => ({ ...c, [field]: value }))}
               onSecret={(field, value) => setSecrets((c) => ({ ...c, [field]: value }))}
             />
+            <TextInput
+              label="Extra capabilities"
+              description="Capabilities beyond its skill's, comma-separated (tasks asking for them are offered to it)"
+              value={capabilities}
+              onChange={(e) => setCapabilities(e.currentTarget.value)}
+            />
+            <Checkbox.Group
+              label="Chains"
+              description="The settlement chains it takes tasks on"
+              value={chosenChains}
+              onChange={setChains}
+              error={noChain ? "Choose at least one chain" : undefined}
+            >
+              <Group mt="xs">
+                {configuredChains.map((c) => (
+                  <Checkbox key={c} value={c} label={c} />
+                ))}
+              </Group>
+            </Checkbox.Group>
             <Group>
-              <Button type="submit" loading={create.isPending} disabled={needsFee}>
+              <Button type="submit" loading={create.isPending} disabled={needsFee || noChain}>
                 Create the agent
               </Button>
               {needsFee && (
