@@ -4,7 +4,7 @@
  */
 import { JsonRpcProvider, Wallet } from "ethers";
 import { MarketApi } from "../sdk/index";
-import { requireApiKey, requirePrivateKey } from "./config";
+import { requireApiKey, requirePrivateKey, rpcUrlFor } from "./config";
 import type { Context } from "./context";
 
 /** The API client; `keyed` requires an API key (every route but the public reads). */
@@ -13,10 +13,10 @@ export function apiOf(ctx: Context, keyed = true): MarketApi {
   return new MarketApi({ baseUrl: ctx.config.apiUrl, apiKey });
 }
 
-/** The signing wallet on a plain JsonRpcProvider of --rpc-url. */
-export function walletOf(ctx: Context): Wallet {
+/** The signing wallet on a plain JsonRpcProvider of `chain`'s RPC URL (rpcUrlFor; default the configured one). */
+export function walletOf(ctx: Context, chain?: "base" | "arc"): Wallet {
   const privateKey = requirePrivateKey(ctx.config);
-  const provider = new JsonRpcProvider(ctx.config.rpcUrl);
+  const provider = new JsonRpcProvider(rpcUrlFor(ctx.config, chain));
   ctx.onClose(() => provider.destroy());
   return new Wallet(privateKey, provider);
 }

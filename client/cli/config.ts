@@ -11,11 +11,15 @@ import { EXIT } from "./exitCodes";
 
 export const DEFAULT_API_URL = "http://127.0.0.1:8787";
 export const DEFAULT_RPC_URL = "http://127.0.0.1:8545";
+/** The devnet's arc chain (DEVNET_ARC_PORT). */
+export const DEFAULT_ARC_RPC_URL = "http://127.0.0.1:8546";
 
 /** What the config file holds. */
 export interface ConfigFile {
   apiUrl?: string;
   rpcUrl?: string;
+  /** The arc chain's JSON-RPC URL, used for a command on arc unless --rpc-url names one. */
+  arcRpcUrl?: string;
   apiKey?: string;
   address?: string;
   savedAt?: string;
@@ -34,6 +38,8 @@ export interface GlobalFlags {
 export interface ResolvedConfig {
   apiUrl: string;
   rpcUrl: string;
+  /** arc's JSON-RPC URL: MARKET_ARC_RPC_URL, else the config file's arcRpcUrl, else the devnet's. */
+  arcRpcUrl: string;
   apiKey?: string;
   privateKey?: string;
   configPath: string;
@@ -97,11 +103,13 @@ export function resolveConfig(flags: GlobalFlags, env: NodeJS.ProcessEnv = proce
   const saved = readConfigFile(file);
   const apiUrl = pick(flags.apiUrl, env.MARKET_API_URL, saved.apiUrl);
   const rpcUrl = pick(flags.rpcUrl, env.MARKET_RPC_URL, saved.rpcUrl);
+  const arcRpcUrl = pick(undefined, env.MARKET_ARC_RPC_URL, saved.arcRpcUrl);
   const apiKey = pick(flags.apiKey, env.MARKET_API_KEY, saved.apiKey);
   const privateKey = pick(flags.privateKey, env.MARKET_PRIVATE_KEY, undefined);
   return {
     apiUrl: (apiUrl.value ?? DEFAULT_API_URL).replace(/\/+$/, ""),
     rpcUrl: rpcUrl.value ?? DEFAULT_RPC_URL,
+    arcRpcUrl: arcRpcUrl.value ?? DEFAULT_ARC_RPC_URL,
     apiKey: apiKey.value,
     privateKey: privateKey.value,
     configPath: file,
@@ -126,4 +134,13 @@ export function requirePrivateKey(config: ResolvedConfig): string {
     throw new CliError({ code: "NO_PRIVATE_KEY", message: "no private key configured", exit: EXIT.CONFIG });
   }
   return config.privateKey;
+}
+
+/**
+ * The JSON-RPC URL of a command on `chain`: --rpc-url when given (the user named it for this command), else arc's
+ * own URL for arc, else the configured RPC URL (base's, the posting chain's on the devnet).
+ */
+export function rpcUrlFor(config: ResolvedConfig, chain?: "base" | "arc"): string {
+  if (chain === "arc" && config.sources.rpcUrl !== "flag") return config.arcRpcUrl;
+  return config.rpcUrl;
 }

@@ -21,7 +21,8 @@ Configuration (each value: flag, else environment, else the config file written 
   --api-url      MARKET_API_URL      the service (default http://127.0.0.1:8787, the devnet)
   --api-key      MARKET_API_KEY      the API key (sk_...)
   --private-key  MARKET_PRIVATE_KEY  the wallet that signs (never written to the config file)
-  --rpc-url      MARKET_RPC_URL      the chain's JSON-RPC (default http://127.0.0.1:8545, the devnet)
+  --rpc-url      MARKET_RPC_URL      the chain's JSON-RPC (default http://127.0.0.1:8545, the devnet's base)
+                 MARKET_ARC_RPC_URL  arc's JSON-RPC for commands on arc (default http://127.0.0.1:8546, the devnet's arc)
   --config       MARKET_CONFIG       the config file (default ~/.config/market/config.json, mode 0600)
 
 Exit codes:
@@ -88,7 +89,7 @@ export function buildProgram(state: RunState): Command {
   const chainOption = () =>
     new Option(
       "--chain <chain>",
-      "the settlement chain to post on (default: the service's posting chain); the wallet's RPC must be that chain's",
+      "the settlement chain to post on (default: the service's posting chain); on arc the wallet uses MARKET_ARC_RPC_URL unless --rpc-url is given",
     ).choices(["base", "arc"]);
   const post = program
     .command("post")

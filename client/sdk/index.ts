@@ -79,7 +79,9 @@ export {
 export {
   AgentRuntime,
   MIN_POLL_INTERVAL_MS,
+  taskChain,
   type AgentRuntimeOptions,
+  type ChainSigner,
   type Job,
   type JobStage,
   type JobView,

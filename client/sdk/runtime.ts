@@ -9,6 +9,10 @@
  * follows the verdict. `pause()` stops taking new tasks while accepted ones are followed to the end; `resume()`
  * takes new ones again.
  *
+ * Chains: the agent works on the posting chain through `provider`, and on each other chain of `providers` (each
+ * with its own escrow, token and nonces, checked against that chain's entry of the settlement record). It registers
+ * those chains as its `supportedChains` and takes no task on a chain it has no provider for.
+ *
  * Request budget (the service allows 100 requests a minute per IP): with the stream, requests are made only for
  * events (one read of an announced task, its accept, its delivery) plus one catch-up scan of open and offered tasks
  * when a connection opens and a heartbeat every 5 minutes. Without it (404), one discovery request every
@@ -20,7 +24,7 @@ import type { MarketApi } from "./api";
 import { escrowInterface } from "./abi";
 import { agentPublicKey, openBrief } from "./briefCrypto";
 import { evidenceHash } from "./canonicalJson";
-import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type SettlementPin } from "./checks";
+import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, pinnedChain, type SettlementPin } from "./checks";
 import { ApiError, MarketError, isMarketError } from "./errors";
 import { subscribe, type EventSubscription } from "./events";
 import { TxSender } from "./sender";
@@ -40,7 +44,7 @@ function alreadySubmitted(error: unknown) {
     unsignedTx,
     unsignedTxAnswer: (pin: SettlementPin): TxAnswer => ({
       unsignedTx: unsignedTx!,
-      chain: pin.postingChain,
+      chain: pinnedChain(pin),
       chainId: pin.chainId,
     }),
   };
@@ -52,6 +56,8 @@ export const MIN_POLL_INTERVAL_MS = 10_000;
 /** A task the agent took, handed to its work function. */
 export interface Job {
   taskHash: string;
+  /** The task's settlement chain (its on-chain id is that chain's escrow's). */
+  chain: ChainName;
   onChainTaskId: number;
   meta: TaskMeta;
   /** The brief's bytes (decrypted for private tasks). */
@@ -66,6 +72,7 @@ export type JobStage = "accepted" | "delivered" | "failed" | "paid" | "refunded"
 
 export interface JobView {
   taskHash: string;
+  chain: ChainName;
   onChainTaskId: number;
   stage: JobStage;
   attempt: number;
@@ -78,8 +85,15 @@ export interface AgentRuntimeOptions {
   api: MarketApi;
   /** The agent's wallet key: signs its transactions and unwraps brief keys (its public key is registered). */
   privateKey: string;
+  /** An RPC of the posting chain (a plain JsonRpcProvider works). */
   provider: Provider;
+  /** RPCs of other settlement chains the agent works on too (`arc: new JsonRpcProvider(arcUrl)`). */
+  providers?: Partial<Record<ChainName, Provider>>;
   capabilities: string[];
+  /**
+   * The chains registered as the agent's (default: the posting chain and every chain of `providers`); each needs a
+   * provider.
+   */
   supportedChains?: ChainName[];
   /** Smallest reward the agent takes, in the token's smallest unit (default "0"). */
   minReward?: string;
@@ -150,9 +164,21 @@ interface JobState extends JobView {
   result?: { attempt: number; value: unknown };
 }
 
+/** The agent's signer on one chain, and the settlement it checks that chain's transactions against. */
+export interface ChainSigner {
+  wallet: Wallet;
+  sender: TxSender;
+  pin: SettlementPin;
+}
+
+/** The chain of a task view: its own `chain` (services that settle on one chain may leave it out: the posting chain). */
+export function taskChain(meta: TaskMeta, postingChain: ChainName): ChainName {
+  return (meta as TaskMeta & { chain?: ChainName }).chain ?? postingChain;
+}
+
 export class AgentRuntime {
   private readonly wallet: Wallet;
-  private readonly sender: TxSender;
+  private readonly signers = new Map<ChainName, ChainSigner>();
   private readonly jobMap = new Map<string, JobState>();
   private readonly refused = new Set<string>();
   private readonly bids = new Set<string>();
@@ -167,16 +193,38 @@ export class AgentRuntime {
 
   constructor(readonly options: AgentRuntimeOptions) {
     this.wallet = new Wallet(options.privateKey, options.provider);
-    this.sender = new TxSender(this.wallet, { confirmTimeoutMs: options.confirmTimeoutMs });
   }
 
   get address(): string {
     return this.wallet.address;
   }
 
-  /** The settlement every transaction is checked against (chain, escrow, token), once started; undefined before. */
+  /**
+   * The posting chain's settlement its transactions are checked against (chain, escrow, token), once started;
+   * undefined before. Another chain's: `settlementOn(chain)`.
+   */
   get settlement(): SettlementPin | undefined {
     return this.pin;
+  }
+
+  /** The settlement of `chain` the agent works on, once started; undefined for a chain it does not work on. */
+  settlementOn(chain: ChainName): SettlementPin | undefined {
+    return this.signers.get(chain)?.pin;
+  }
+
+  /** The chains the agent works on (registered as its supportedChains), once started. */
+  get chains(): ChainName[] {
+    return [...this.signers.keys()];
+  }
+
+  /**
+   * The agent's signer on `chain`, with the settlement its transactions there are checked against (MarketError
+   * CHAIN_UNSUPPORTED for a chain it does not work on). One sender per chain: its nonces are managed there.
+   */
+  signerOn(chain: ChainName): ChainSigner {
+    const signer = this.signers.get(chain);
+    if (!signer) throw new MarketError("CHAIN_UNSUPPORTED", `this agent does not work on ${chain}`);
+    return signer;
   }
 
   /** "stream" while subscribed to /api/v1/events, "polling" on a server without it; undefined before start. */
@@ -214,16 +262,35 @@ export class AgentRuntime {
   async start(): Promise<void> {
     const settlement = await this.postableSettlement();
     this.pin = pinSettlement(settlement);
-    await checkRpc(this.wallet, this.pin);
+    const providers: Partial<Record<ChainName, Provider>> = {
+      ...this.options.providers,
+      [settlement.postingChain]: this.options.provider,
+    };
+    const chains =
+      this.options.supportedChains ??
+      settlement.chains.map((c) => c.chain).filter((chain) => providers[chain] !== undefined);
+    // Each chain's signer is checked against that chain's entry (its RPC must be that chain's) before any work.
+    for (const chain of chains) {
+      const provider = providers[chain];
+      if (!provider) throw new MarketError("NO_RPC", `supportedChains names ${chain}: give its provider in providers`);
+      const pin = pinSettlement(settlement, undefined, chain);
+      const wallet = chain === settlement.postingChain ? this.wallet : new Wallet(this.options.privateKey, provider);
+      await checkRpc(wallet, pin);
+      this.signers.set(chain, {
+        wallet,
+        pin,
+        sender: new TxSender(wallet, { confirmTimeoutMs: this.options.confirmTimeoutMs }),
+      });
+    }
     checkOwner((await this.api.whoami()).address, this.wallet.address);
     await this.api.registerExecutor({
       publicKey: agentPublicKey(this.options.privateKey),
       capabilities: this.options.capabilities,
-      supportedChains: this.options.supportedChains ?? [settlement.postingChain],
+      supportedChains: chains,
       minReward: this.options.minReward ?? "0",
       ...(this.options.verifier ? { verifier: this.options.verifier } : {}),
     });
-    this.log(`registered with capabilities ${this.options.capabilities.join(", ")}`);
+    this.log(`registered with capabilities ${this.options.capabilities.join(", ")} on ${chains.join(", ")}`);
     this.running = true;
     // Work accepted before a restart first (the queue runs it before any new task).
     this.enqueue(() => this.resumeWork());
@@ -283,8 +350,9 @@ export class AgentRuntime {
   }
 
   jobs(): JobView[] {
-    return [...this.jobMap.values()].map(({ taskHash, onChainTaskId, stage, attempt, error }) => ({
+    return [...this.jobMap.values()].map(({ taskHash, chain, onChainTaskId, stage, attempt, error }) => ({
       taskHash,
+      chain,
       onChainTaskId,
       stage,
       attempt,
@@ -414,7 +482,8 @@ export class AgentRuntime {
     const hash = task.meta.taskHash.toLowerCase();
     // Paused: not refused for good, `resume()` looks at the open tasks again.
     if (this.jobMap.has(hash) || this.refused.has(hash) || !this.running || this.pausedValue) return;
-    if (!this.takes(task)) {
+    // A task on a chain the agent has no signer on is never taken (whatever `take` says): it could not deliver.
+    if (!this.signers.has(taskChain(task.meta, this.pin!.postingChain)) || !this.takes(task)) {
       this.refused.add(hash);
       return;
     }
@@ -445,7 +514,7 @@ export class AgentRuntime {
     const job = this.newJob(hash, accepted.onChainTaskId, task.meta, 1, accepted.wrappedKey);
     this.jobMap.set(hash, job);
     this.changed(job);
-    this.log(`accepted ${hash}`);
+    this.log(`accepted ${hash} on ${job.chain}`);
     await this.deliver(job);
   }
 
@@ -518,6 +587,7 @@ export class AgentRuntime {
   ): JobState {
     return {
       taskHash: hash,
+      chain: taskChain(meta, this.pin!.postingChain),
       onChainTaskId,
       stage: "accepted",
       attempt: Math.max(attempt, 1),
@@ -560,6 +630,7 @@ export class AgentRuntime {
         const brief = await this.brief(job);
         const value = await this.options.work({
           taskHash: job.taskHash,
+          chain: job.chain,
           onChainTaskId: job.onChainTaskId,
           meta: job.meta,
           brief,
@@ -569,6 +640,7 @@ export class AgentRuntime {
         job.result = { attempt: job.attempt, value };
       }
       const result = job.result.value;
+      const signer = this.signerOn(job.chain);
       let answer: TxAnswer & { attempt: number };
       let expectedHash = evidenceHash(result);
       try {
@@ -588,19 +660,19 @@ export class AgentRuntime {
           return;
         }
         // A run before a restart stored another result for this attempt without sending it: send that one.
-        answer = { ...pending.unsignedTxAnswer(this.pin!), attempt: pending.attempt ?? job.attempt };
+        answer = { ...pending.unsignedTxAnswer(signer.pin), attempt: pending.attempt ?? job.attempt };
         expectedHash = pending.evidenceHash!;
       }
-      // The careful client's checks: my wallet, the escrow, the chain, exactly submitEvidence of my result.
-      checkEscrowTx(answer, this.pin!, this.wallet.address, {
+      // The careful client's checks: my wallet, the task's chain and its escrow, exactly submitEvidence of my result.
+      checkEscrowTx(answer, signer.pin, signer.wallet.address, {
         fn: "submitEvidence",
         taskId: BigInt(job.onChainTaskId),
         evidenceHash: expectedHash,
       });
       let sent;
       try {
-        sent = await this.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
-        await this.sender.wait(sent.hash);
+        sent = await signer.sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
+        await signer.sender.wait(sent.hash);
       } catch (error) {
         // Sent by a run before a restart and mined since (the service had not indexed it yet): delivered, once.
         if (await this.onChainAlready(job, answer.attempt)) {
@@ -636,8 +708,9 @@ export class AgentRuntime {
    */
   private async onChainAlready(job: JobState, attempt: number): Promise<boolean> {
     try {
+      const { sender, pin } = this.signerOn(job.chain);
       const data = escrowInterface.encodeFunctionData("getTask", [job.onChainTaskId]);
-      const answer = await this.sender.provider.call({ to: this.pin!.escrow, data });
+      const answer = await sender.provider.call({ to: pin.escrow, data });
       const [task] = escrowInterface.decodeFunctionResult("getTask", answer);
       return Number(task.submissionAttempts) >= attempt;
     } catch {

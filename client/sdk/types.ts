@@ -1494,6 +1494,7 @@ export type AddedKeys = { taskHash: string; onChainTaskId: number; agents: strin
 
 /** The devnet's demo accounts (only a server running as the devnet answers). */
 export type DevnetWallets = {
+  chains: { chain: "base" | "arc"; chainId: number; rpcUrl: string }[];
   chainId: number;
   rpcUrl: string;
   accounts: { address: string; role: string; privateKey: string }[];

@@ -1,6 +1,6 @@
 /**
  * The devnet wallet picker's data: the demo accounts the devnet writes to `.devnet/accounts.json` (Hardhat's public
- * test keys) and the chain to sign on. Only the devnet sets DEVNET_ACCOUNTS_FILE; anywhere else this answers
+ * test keys) and the chains to sign on (the posting chain first). Only the devnet sets DEVNET_ACCOUNTS_FILE; anywhere else this answers
  * NOT_FOUND, so no deployment can hand out keys by accident.
  */
 import fs from "node:fs/promises";
@@ -21,9 +21,14 @@ export async function readDevnetWallets(deps: Deps): Promise<DevnetWallets> {
     fail("NOT_FOUND", "the devnet has not written its accounts yet");
   }
   const accounts = accountsFile.parse(JSON.parse(raw));
+  const chains = deps.config.chains.flatMap((c) => {
+    const gateway = deps.chains.get(c.name);
+    return gateway ? [{ chain: c.name, chainId: gateway.book.chainId, rpcUrl: c.rpcUrl }] : [];
+  });
   return {
     rpcUrl: deps.config.rpcUrl,
     chainId: deps.chain.book.chainId,
+    chains,
     accounts: accounts.map(({ role, address, privateKey }) => ({ role, address, privateKey })),
   };
 }

@@ -431,6 +431,11 @@ export class AgentHost {
         apiUrl: this.options.apiUrl,
         credential: credential.credential,
         rpcUrl: this.options.config.rpcUrl,
+        rpcUrls: Object.fromEntries(
+          this.options.config.chains
+            .filter((c) => c.name !== this.options.config.api.postingChain && agent!.chains.includes(c.name))
+            .map((c) => [c.name, c.rpcUrl]),
+        ),
         capabilities: agent.capabilities,
         chains: agent.chains,
         minReward: agent.minReward,

@@ -9,16 +9,8 @@
 import { getHeapStatistics, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 import { parentPort, workerData } from "node:worker_threads";
-import { JsonRpcProvider, Wallet } from "ethers";
-import {
-  AgentRuntime,
-  MarketApi,
-  TxSender,
-  checkEscrowTx,
-  type ChainName,
-  type Job,
-  type SettlementPin,
-} from "../../client/sdk/index";
+import { JsonRpcProvider } from "ethers";
+import { AgentRuntime, MarketApi, checkEscrowTx, taskChain, type ChainName, type Job } from "../../client/sdk/index";
 import { capabilitiesFor } from "../domain/agents/skills/catalog";
 import { verifierSkill } from "../domain/agents/skills/specs";
 import { findRunnableSkill } from "./skills/catalog";
@@ -33,7 +25,10 @@ export interface WorkerInit {
   apiUrl: string;
   /** The bearer credential the worker acts with (a hosted token; an API key in tests). */
   credential: string;
+  /** The posting chain's JSON-RPC URL. */
   rpcUrl: string;
+  /** The JSON-RPC URL of every other chain in `chains` (the agent signs there through it). */
+  rpcUrls: Partial<Record<ChainName, string>>;
   /** The agent's own capabilities, added to its skills'. */
   capabilities: string[];
   /** The settlement chains its owner enables: registered as its executor record's supportedChains. */
@@ -124,10 +119,17 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
 
   const api = new MarketApi({ baseUrl: init.apiUrl, token: init.credential });
   const provider = new JsonRpcProvider(init.rpcUrl, undefined, { staticNetwork: true });
+  const providers = Object.fromEntries(
+    Object.entries(init.rpcUrls).map(([chain, url]) => [
+      chain,
+      new JsonRpcProvider(url, undefined, { staticNetwork: true }),
+    ]),
+  ) as Partial<Record<ChainName, JsonRpcProvider>>;
   const runtime = new AgentRuntime({
     api,
     privateKey: init.privateKey,
     provider,
+    providers,
     capabilities,
     supportedChains: init.chains,
     minReward: init.minReward,
@@ -151,6 +153,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
       for (const hook of stopHooks) await hook();
       await runtime.stop();
       provider.destroy();
+      for (const other of Object.values(providers)) other?.destroy();
       // Ends this thread only (not the host's process).
       process.exit(0);
     })());
@@ -186,7 +189,7 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
   await runtime.start();
   // Installing the verifier skill makes the agent judge the tasks naming it as verifier agent.
   if (installed.some((s) => s.skill.id === verifierSkill.id)) {
-    const judge = startJudging(init, api, runtime.settlement!, provider, log, stopping.signal);
+    const judge = startJudging(init, api, runtime, log, stopping.signal);
     stopHooks.push(judge);
   }
   post({ type: "ready" });
@@ -195,19 +198,18 @@ async function main(init: WorkerInit, port: NonNullable<typeof parentPort>) {
 /**
  * A verifier agent's duty: every judgeIntervalMs, the tasks awaiting its verdict (GET /a2a/tasks/judging), each
  * judged once per attempt with the verifier skill's judgeWork against the task's criteria, the verdict recorded
- * (POST /a2a/tasks/{hash}/verify) and the answered completeVerification checked (my wallet, the escrow, the chain,
- * exactly this task and verdict) and sent with the agent's own key. Answers a function that stops it.
+ * (POST /a2a/tasks/{hash}/verify) and the answered completeVerification checked (my wallet, the task's chain and
+ * its escrow, exactly this task and verdict) and sent with the agent's own key through the runtime's signer of that
+ * chain (one sender per chain: the judge's and the worker's transactions share its nonces). Answers a function that
+ * stops it.
  */
 function startJudging(
   init: WorkerInit,
   api: MarketApi,
-  pin: SettlementPin,
-  provider: JsonRpcProvider,
+  runtime: AgentRuntime,
   log: (message: string, level?: "info" | "warn" | "error") => void,
   signal: AbortSignal,
 ): () => Promise<void> {
-  const signer = new Wallet(init.privateKey, provider);
-  const sender = new TxSender(signer);
   const judged = new Set<string>();
   let timer: NodeJS.Timeout | undefined;
   let round: Promise<void> = Promise.resolve();
@@ -220,7 +222,8 @@ function startJudging(
     const verdict = await judgeWork(task.meta.verificationCriteria, task.resultData);
     // The verdict as judgeWork gives it: its reason is cut to what the route accepts (evaluationReason).
     const answer = await api.verify(task.meta.taskHash, verdict);
-    checkEscrowTx(answer, pin, signer.address, {
+    const { pin, wallet, sender } = runtime.signerOn(taskChain(task.meta, runtime.settlement!.postingChain));
+    checkEscrowTx(answer, pin, wallet.address, {
       fn: "completeVerification",
       taskId: BigInt(onChain.taskId),
       passed: verdict.passed,

@@ -244,10 +244,14 @@ describe("web: the app, sign-in and API keys", function () {
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
-  it("serves the devnet's demo wallets and chain to the picker (the devnet sets DEVNET_ACCOUNTS_FILE)", async () => {
+  it("serves the devnet's demo wallets and both chains to the picker (the devnet sets DEVNET_ACCOUNTS_FILE)", async () => {
     const answer = await (await fetch(`${web().url}/api/v1/devnet/wallets`)).json();
     expect(answer.data.chainId).to.equal(web().devnet.deployment.book.chainId);
     expect(answer.data.rpcUrl).to.equal(web().devnet.rpcUrl);
+    expect(answer.data.chains).to.deep.equal([
+      { chain: "base", chainId: web().devnet.deployment.book.chainId, rpcUrl: web().devnet.rpcUrl },
+      { chain: "arc", chainId: 31338, rpcUrl: web().devnet.arcRpcUrl },
+    ]);
     expect(answer.data.accounts.map((a: { role: string }) => a.role)).to.deep.equal(
       web().devnet.accounts.map((a) => a.role),
     );

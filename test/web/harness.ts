@@ -201,6 +201,8 @@ export interface NewTask {
   mode?: "manual";
   /** A label of the Deadline choices (default "1 day"). */
   deadline?: string;
+  /** The settlement chain to post on (default the form's: the posting chain). */
+  chain?: "base" | "arc";
 }
 
 /** Posts a task through the Post page as the signed-in wallet; returns its task hash once listed. */
@@ -222,6 +224,7 @@ export async function postTask(page: Page, task: NewTask): Promise<string> {
 
 /** Fills the post form already open (a fresh one, or a rental's) and posts it; returns the task hash once listed. */
 export async function fillAndPostTask(page: Page, task: NewTask): Promise<string> {
+  if (task.chain) await page.getByText(new RegExp(`^${task.chain} \\(chain \\d+\\)$`)).click();
   if (task.privateTo) {
     await page.getByText("Private", { exact: true }).click();
     for (const address of task.privateTo) {

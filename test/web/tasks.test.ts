@@ -56,6 +56,34 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
   });
 
+  it("posts on arc: the devnet wallet switches to arc, arc's escrow holds the reward and the task reads as arc's", async () => {
+    const page = await web().newPage();
+    await signInAs(page, web(), "poster-2");
+    const [base, arc] = web().devnet.chains;
+    const erc20 = ["function balanceOf(address) view returns (uint256)"];
+    const balanceOn = (chain: typeof base) =>
+      new Contract(
+        chain.deployment.book.token.address,
+        erc20,
+        new JsonRpcProvider(chain.rpcUrl, undefined, { cacheTimeout: -1 }),
+      ).balanceOf(chain.deployment.book.escrow.proxy) as Promise<bigint>;
+    const [baseBefore, arcBefore] = await Promise.all([balanceOn(base), balanceOn(arc)]);
+    const hash = await postTask(page, {
+      brief: "Count the escrow's events on arc, in Klingon numerals.",
+      reward: "3",
+      capabilities: ["klingon-verse"],
+      keywords: ["escrow"],
+      fields: [],
+      chain: "arc",
+    });
+    expect(await page.getByTestId("posted").innerText()).to.contain("on arc is funded and listed");
+    expect(await balanceOn(arc), "arc's escrow holds the reward").to.equal(arcBefore + 3_000_000n);
+    expect(await balanceOn(base), "base's escrow is untouched").to.equal(baseBefore);
+    const read = await (await fetch(`${web().url}/api/v1/tasks/${hash}`)).json();
+    expect(read.data).to.include({ chain: "arc", chainId: arc.chainId });
+    expect(await seriousA11yViolations(page)).to.deep.equal([]);
+  });
+
   it("follows a task live from the wallet's event stream (fetch with X-API-Key), polling only as the fallback", async () => {
     const page = await web().newPage();
     const streams: Record<string, string>[] = [];

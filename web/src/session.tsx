@@ -60,7 +60,7 @@ async function findWallet(stored: StoredSession): Promise<Eip1193Provider | null
       .devnetWallets()
       .catch(() => null);
     const account = wallets?.accounts.find((a) => a.address.toLowerCase() === stored.address.toLowerCase());
-    return wallets && account ? devnetProvider(account.privateKey, wallets.rpcUrl, wallets.chainId) : null;
+    return wallets && account ? devnetProvider(account.privateKey, wallets.chains) : null;
   }
   return new Promise((resolve) => {
     let stop: () => void = () => undefined;

@@ -47,23 +47,45 @@ export function discoverWallets(onChange: (wallets: WalletChoice[]) => void): ()
   return () => window.removeEventListener("eip6963:announceProvider", onAnnounce);
 }
 
+/** A chain the devnet wallet can sign on: its id and JSON-RPC URL. */
+export interface DevnetChain {
+  chainId: number;
+  rpcUrl: string;
+}
+
 /**
  * An EIP-1193 provider over a devnet demo key: accounts, personal_sign and eth_sendTransaction are answered in the
- * page with the key; every other call goes to the devnet's JSON-RPC.
+ * page with the key; every other call goes to the current chain's JSON-RPC. It starts on the first of `chains` and
+ * moves to another with wallet_switchEthereumChain, as a browser wallet does (an unknown chain: error 4902).
  */
-export function devnetProvider(privateKey: string, rpcUrl: string, chainId: number): Eip1193Provider {
-  // No response cache: a transaction right after another must read the new nonce.
-  const rpc = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
-  const wallet = new Wallet(privateKey, rpc);
+export function devnetProvider(privateKey: string, chains: readonly DevnetChain[]): Eip1193Provider {
+  const signers = new Map(
+    chains.map(({ chainId, rpcUrl }) => {
+      // No response cache: a transaction right after another must read the new nonce.
+      const rpc = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, batchMaxCount: 1, cacheTimeout: -1 });
+      return [chainId, { rpc, wallet: new Wallet(privateKey, rpc) }] as const;
+    }),
+  );
+  let chainId = chains[0].chainId;
+  const current = () => signers.get(chainId)!;
   return {
     async request({ method, params }) {
       const args = (Array.isArray(params) ? params : []) as unknown[];
+      const { rpc, wallet } = current();
       switch (method) {
         case "eth_requestAccounts":
         case "eth_accounts":
           return [wallet.address];
         case "eth_chainId":
           return toQuantity(chainId);
+        case "wallet_switchEthereumChain": {
+          const wanted = Number((args[0] as { chainId: string }).chainId);
+          if (!signers.has(wanted)) {
+            throw Object.assign(new Error(`the devnet wallet has no chain ${wanted}`), { code: 4902 });
+          }
+          chainId = wanted;
+          return null;
+        }
         case "personal_sign": {
           const data = String(args[0]);
           return wallet.signMessage(isHexString(data) ? getBytes(data) : toUtf8Bytes(data));

@@ -230,8 +230,8 @@ function journalOf(ctx: Context): FileJournal {
 
 async function postAll(ctx: Context, inputs: TaskInput[], chain?: ChainName) {
   const api = apiOf(ctx);
-  const signer = walletOf(ctx);
   const pin = pinSettlement(await api.settlement(), undefined, chain);
+  const signer = walletOf(ctx, pin.chain);
   const drafts: TaskDraft[] = inputs.map((input) => ({
     brief: input.brief,
     privacy: input.privacy,

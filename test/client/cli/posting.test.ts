@@ -67,6 +67,28 @@ describe("market CLI: posting against a devnet", function () {
     expect(tasks.json.tasks.map((t: { taskHash: string }) => t.taskHash)).to.include(taskHash);
   });
 
+  it("post --chain arc funds the task on arc through arc's RPC (MARKET_ARC_RPC_URL), base untouched", async () => {
+    const env = net.env("poster-2");
+    const [base, arc] = net.devnet.chains;
+    const poster = net.devnet.accounts.find((a) => a.role === "poster-2")!;
+    const balanceOn = (chain: typeof base) =>
+      MockUSDC__factory.connect(
+        chain.deployment.book.token.address,
+        new ethers.JsonRpcProvider(chain.rpcUrl, undefined, { cacheTimeout: -1 }),
+      ).balanceOf(poster.address);
+    const [baseBefore, arcBefore] = await Promise.all([balanceOn(base), balanceOn(arc)]);
+    const posted = await runCli(
+      ["post", "--json", "--chain", "arc", "--text", "Tally the arc escrow's events.", "--public", "--amount", "1.5"],
+      env,
+    );
+    expect(posted.code, posted.stdout + posted.stderr).to.equal(0);
+    expect(posted.json).to.include({ chain: "arc", chainId: arc.chainId });
+    expect(arcBefore - (await balanceOn(arc))).to.equal(1_500_000n);
+    expect(await balanceOn(base)).to.equal(baseBefore);
+    const receipt = await new ethers.JsonRpcProvider(arc.rpcUrl).getTransactionReceipt(posted.json.txHash);
+    expect(receipt?.to?.toLowerCase()).to.equal(arc.deployment.book.escrow.proxy.toLowerCase());
+  });
+
   it("human output: each step of the posting as a plain line off a TTY, then the task and what to do next", async () => {
     const posted = await runCli(["post", "--text", "Review my essay", "--private", "--amount-raw", "700000"], {
       ...net.env("poster-2"),

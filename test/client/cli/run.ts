@@ -99,6 +99,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
         XDG_CONFIG_HOME: path.join(home, ".config"),
         MARKET_API_URL: devnet.apiUrl!,
         MARKET_RPC_URL: devnet.rpcUrl,
+        MARKET_ARC_RPC_URL: devnet.arcRpcUrl,
         MARKET_API_KEY: account.apiKey,
         MARKET_PRIVATE_KEY: account.privateKey,
       };

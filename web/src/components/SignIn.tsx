@@ -74,7 +74,7 @@ export function SignInPanel({ reason }: { reason?: string }) {
                   mutation.mutate({
                     id: "devnet",
                     name: `Devnet wallet (${chosenDemo.role})`,
-                    provider: devnetProvider(chosenDemo.privateKey, devnet.data!.rpcUrl, devnet.data!.chainId),
+                    provider: devnetProvider(chosenDemo.privateKey, devnet.data!.chains),
                   })
                 }
               >

@@ -31,7 +31,7 @@ import { BrowserProvider, formatUnits, parseUnits, toBigInt, toQuantity } from "
 import { Link, useLocation, useSearchParams } from "react-router";
 import { postTask } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
-import { usePostingChain } from "../hooks";
+import { useSettlement } from "../hooks";
 import { useSession, type Session } from "../session";
 import { SignInPanel } from "../components/SignIn";
 import { formatAmount, shortAddress } from "../format";
@@ -64,7 +64,7 @@ interface Check {
   label: string;
   ok: boolean;
 }
-type Settlement = NonNullable<ReturnType<typeof usePostingChain>["chain"]>;
+type Settlement = NonNullable<ReturnType<typeof useSettlement>["data"]>["chains"][number];
 
 /** Which of the four checks (in the order shown) an SDK refusal is. */
 const CHECK_OF_CODE: Record<string, number> = {
@@ -78,7 +78,7 @@ const CHECK_OF_CODE: Record<string, number> = {
 
 export function PostTaskPage() {
   const { session } = useSession();
-  const { chain, isLoading } = usePostingChain();
+  const settlement = useSettlement();
   const location = useLocation();
   const [params] = useSearchParams();
   const serviceId = params.get("service");
@@ -88,21 +88,35 @@ export function PostTaskPage() {
     enabled: serviceId !== null,
   });
   if (!session) return <SignInPanel reason="Sign in with the wallet that pays the reward to post a task." />;
-  if (isLoading || service.isLoading) return null;
-  if (!chain?.escrowAddress || !chain.token || !chain.postable)
+  if (settlement.isLoading || service.isLoading) return null;
+  // The chains a task can be posted on (the posting chain first, as the settlement record lists them).
+  const postable = (settlement.data?.chains ?? []).filter((c) => c.postable && c.escrowAddress && c.token);
+  if (postable.length === 0)
     return <Alert color="red">This server has no postable settlement chain (CHAIN_NOT_CONFIGURED).</Alert>;
   if (service.isError) return <Alert color="red">This service cannot be rented: {describeError(service.error)}</Alert>;
   if (service.data && !service.data.active)
     return <Alert color="red">This service is no longer offered (SERVICE_NOT_ACTIVE).</Alert>;
-  if (service.data && service.data.token.toLowerCase() !== chain.token.address.toLowerCase())
+  // A rental pays in the service's token: only the chains that settle in it.
+  const chains = service.data
+    ? postable.filter((c) => c.token!.address.toLowerCase() === service.data!.token.toLowerCase())
+    : postable;
+  if (service.data && chains.length === 0)
     return (
       <Alert color="red">
-        This service is priced in {service.data.token}, not in the settlement token {chain.token.address}: it cannot be
-        rented here (SERVICE_TOKEN_MISMATCH).
+        This service is priced in {service.data.token}, not in the settlement token {postable[0].token!.address}: it
+        cannot be rented here (SERVICE_TOKEN_MISMATCH).
       </Alert>
     );
   // Following "Post a task" again opens a fresh form (a new history entry, a new key).
-  return <PostForm key={location.key} session={session} chain={chain} service={service.data ?? null} />;
+  return (
+    <PostForm
+      key={location.key}
+      session={session}
+      chains={chains}
+      postingChain={settlement.data!.postingChain}
+      service={service.data ?? null}
+    />
+  );
 }
 
 function regexProblem(pattern: string): string | null {
@@ -115,7 +129,22 @@ function regexProblem(pattern: string): string | null {
   }
 }
 
-function PostForm({ session, chain, service }: { session: Session; chain: Settlement; service: ServiceView | null }) {
+function PostForm({
+  session,
+  chains,
+  postingChain,
+  service,
+}: {
+  session: Session;
+  chains: Settlement[];
+  postingChain: string;
+  service: ServiceView | null;
+}) {
+  // The settlement chain of the task: the posting chain unless the poster picks another postable one.
+  const [chainName, setChainName] = useState(
+    (chains.find((c) => c.chain === postingChain) ?? chains[0]).chain as Settlement["chain"],
+  );
+  const chain = chains.find((c) => c.chain === chainName) ?? chains[0];
   const token = chain.token!;
   const queryClient = useQueryClient();
   const price = service ? BigInt(service.price_raw) : 0n;
@@ -132,13 +161,14 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
   const [agents, setAgents] = useState<string[]>(service ? [service.agent_address] : []);
   const [touched, setTouched] = useState(false);
   const executors = useQuery({
-    queryKey: ["executors", "all"],
-    queryFn: () => marketApi().executors({ limit: 200 }),
+    queryKey: ["executors", "all", chain.chain],
+    // Only agents that settle on the task's chain can be given its brief (the SDK refuses the others).
+    queryFn: () => marketApi().executors({ limit: 200, chain: chain.chain }),
     enabled: privacy === "private",
   });
   const [step, setStep] = useState(-1);
   const [checks, setChecks] = useState<Check[]>([]);
-  const [listed, setListed] = useState<{ taskHash: string; onChainTaskId: number } | null>(null);
+  const [listed, setListed] = useState<{ taskHash: string; onChainTaskId: number; chain: string } | null>(null);
 
   const criteria: Criteria = {};
   if (minLength !== "") criteria.min_length = Number(minLength);
@@ -224,6 +254,7 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
           {
             api: marketApi(session),
             signer,
+            chain: chain.chain,
             expect: { chainId: chain.chainId!, escrow: chain.escrowAddress!.toLowerCase() },
             onStage: (stage) => {
               if (stage === "uploaded") setStep(1);
@@ -244,7 +275,7 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
         throw new Error("A check failed: nothing was signed.", { cause: error });
       }
       setStep(6);
-      setListed({ taskHash: posted.taskHash, onChainTaskId: posted.onChainTaskId });
+      setListed({ taskHash: posted.taskHash, onChainTaskId: posted.onChainTaskId, chain: chain.chain });
       // A fresh form for the next task; the progress and the link to this one stay.
       setBrief("");
       setCapabilities([]);
@@ -289,6 +320,28 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
         }}
       >
         <Stack>
+          {chains.length > 1 && (
+            <Stack gap={4}>
+              <Text size="sm" fw={500} id="chain-label">
+                Settlement chain
+              </Text>
+              <SegmentedControl
+                aria-labelledby="chain-label"
+                value={chain.chain}
+                onChange={(value) => {
+                  setChainName(value as Settlement["chain"]);
+                  // The chosen agents must settle on the new chain: choose again from its directory.
+                  setAgents(service ? [service.agent_address] : []);
+                }}
+                disabled={post.isPending}
+                data={chains.map((c) => ({ value: c.chain, label: `${c.chain} (chain ${c.chainId})` }))}
+              />
+              <Text size="xs" c="dimmed">
+                The reward is held by {chain.chain}&apos;s escrow; the wallet is asked to switch to chain{" "}
+                {chain.chainId} before anything is signed.
+              </Text>
+            </Stack>
+          )}
           <Stack gap={4}>
             <Text size="sm" fw={500} id="privacy-label">
               Privacy
@@ -419,7 +472,7 @@ function PostForm({ session, chain, service }: { session: Session; chain: Settle
       )}
       {listed && (
         <Alert color="green" title="Listed" data-testid="posted">
-          Task #{listed.onChainTaskId} is funded and listed ({privacy}).{" "}
+          Task #{listed.onChainTaskId} on {listed.chain} is funded and listed ({privacy}).{" "}
           <Anchor component={Link} to={`/tasks/${listed.taskHash}`}>
             Follow it
           </Anchor>
