@@ -37,7 +37,7 @@ describe("two settlement chains at once: a task on arc and a task on base, build
     fixture = await loadFixture(deployEscrowFixture);
     arc = await arcFixture();
     base = await serveChain();
-    arcServed = await serveArcChain(arc);
+    arcServed = await serveArcChain();
     api = await startTestApi(fixture.book, { VERIFIER_PRIVATE_KEY: verifierPrivateKey() }, { arc });
     auto = new AutoVerifier(api.deps, { pollMs: 50 });
     auto.start();
