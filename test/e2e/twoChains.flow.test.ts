@@ -16,7 +16,7 @@ import { hardhatPrivateKey, verifierPrivateKey } from "../helpers/keys";
 import { serveChain, type ServedChain } from "../helpers/rpc";
 import { waitFor } from "../helpers/agentMarket";
 import { AutoVerifier } from "../../server/domain/marketplace/autoVerifier";
-import { AgentRuntime, MarketApi, postTask, type JobView } from "../../client/sdk/index";
+import { AgentRuntime, MarketApi, agentPublicKey, postTask, type JobView } from "../../client/sdk/index";
 
 const BALANCE = ["function balanceOf(address) view returns (uint256)"];
 const POSTER = 3;
@@ -95,7 +95,7 @@ describe("two settlement chains at once: a task on arc and a task on base, build
     const registered = await api.request("POST", "/api/v1/a2a/executors", {
       key: baseOnlyKey,
       body: {
-        publicKey: new Wallet(hardhatPrivateKey(BASE_ONLY_AGENT)).signingKey.compressedPublicKey,
+        publicKey: agentPublicKey(hardhatPrivateKey(BASE_ONLY_AGENT)),
         capabilities: ["something-else"],
         supportedChains: ["base"],
       },
@@ -157,8 +157,7 @@ describe("two settlement chains at once: a task on arc and a task on base, build
     const baseCheckpoint = await db("checkpoints").where({ chain: "base" }).select();
 
     // A restart of arc's indexer.
-    await api.arcIndexer!.stop();
-    await api.arcIndexer!.start();
+    await api.restartArcIndexer();
     await api.synced();
     expect(await baseRows()).to.equal(baseBefore);
 

@@ -35,6 +35,8 @@ export interface TestApi {
   indexer: Indexer;
   /** arc's indexer, when the API was started with `arc`. */
   arcIndexer?: Indexer;
+  /** Stops arc's indexer and starts a new one over the same database, as a restarted indexer process would. */
+  restartArcIndexer(): Promise<void>;
   request(method: string, urlPath: string, options?: RequestOptions): Promise<ApiResponse>;
   createKey(wallet: string): Promise<string>;
   /** Waits until the indexer has every block up to the chain head. */
@@ -147,8 +149,8 @@ export async function startTestApi(
   testDb.onCleanup(() => indexer.stop());
   const indexers = new Map<ChainName, Indexer>([["base", indexer]]);
   let arcIndexer: Indexer | undefined;
-  if (arc) {
-    arcIndexer = new Indexer({
+  const newArcIndexer = (arc: SecondChain) =>
+    new Indexer({
       db: testDb.db,
       chain: providerChainReader(arc.provider),
       chainName: "arc",
@@ -160,10 +162,11 @@ export async function startTestApi(
       logger: silentLogger,
       onEvents: () => deps.events?.notify(),
     });
+  if (arc) {
+    arcIndexer = newArcIndexer(arc);
     await arcIndexer.start();
     indexers.set("arc", arcIndexer);
-    const stopArc = arcIndexer;
-    testDb.onCleanup(() => stopArc.stop());
+    testDb.onCleanup(() => arcIndexer!.stop());
   }
   deps.indexers = indexers;
   // The marketplace verifiers run when env has VERIFIER_PRIVATE_KEY (buildDeps creates one per chain).
@@ -184,7 +187,16 @@ export async function startTestApi(
     clock,
     testDb,
     indexer,
-    arcIndexer,
+    get arcIndexer() {
+      return arcIndexer;
+    },
+    async restartArcIndexer() {
+      if (!arc || !arcIndexer) throw new Error("this API was started without arc");
+      await arcIndexer.stop();
+      arcIndexer = newArcIndexer(arc);
+      await arcIndexer.start();
+      indexers.set("arc", arcIndexer);
+    },
     async request(method, urlPath, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       let body: string | Buffer | undefined;
