@@ -40,11 +40,11 @@ const EXAMPLES: Example[] = [
     timeoutMs: 60_000,
   },
   {
-    title: "post a task on arc with a plain ethers wallet on arc's RPC, followed until it is listed on arc",
+    title: "post a task on arc with a plain ethers wallet on arc's RPC and wait until it is paid on arc",
     file: "postOnArc.ts",
     role: "poster",
-    env: (devnet) => ({ MARKET_ARC_RPC_URL: devnet.arcRpcUrl }),
-    timeoutMs: 60_000,
+    env: (devnet) => ({ MARKET_ARC_RPC_URL: devnet.arcRpcUrl, WAIT_UNTIL_PAID: "1" }),
+    timeoutMs: 150_000,
   },
   {
     title: "run an agent (takes the private task offered to it, then stops)",
