@@ -285,7 +285,7 @@ export function devnetServerConfig(
  * A second Hardhat runtime whose in-process chain has `chainId`: the same configuration, tasks and plugins (ethers,
  * upgrades) as `hre`, with its own provider, so the deploy script runs on it unchanged.
  */
-function secondChainRuntime(chainId: number): HardhatRuntimeEnvironment {
+export function secondChainRuntime(chainId: number): HardhatRuntimeEnvironment {
   const context = HardhatContext.getHardhatContext();
   const config = {
     ...hre.config,
