@@ -1,6 +1,6 @@
 import type { ChainName } from "../../escrow/records";
 import type { BlockHeader } from "../../escrow/records";
-import { bulkInsert, chunks, upsertClause, type Queryable } from "./util";
+import { bulkInsert, insertChunks, upsertClause, type Queryable } from "./util";
 
 const BLOCK_COLUMNS = ["chain", "block_number", "block_hash", "parent_hash", "timestamp"];
 const BLOCK_PG_TYPES = ["text", "bigint", "text", "text", "bigint"];
@@ -8,7 +8,7 @@ const BLOCK_UPSERT = upsertClause(["chain", "block_number"], BLOCK_COLUMNS);
 
 /** Remembers the hashes of indexed blocks, which is how a reorg is noticed and its common ancestor found. */
 export async function saveBlocks(db: Queryable, chain: ChainName, blocks: readonly BlockHeader[]): Promise<void> {
-  for (const chunk of chunks(blocks)) {
+  for (const chunk of insertChunks(db, blocks)) {
     const rows = chunk.map((b) => [chain, b.number, b.hash, b.parentHash, b.timestamp]);
     await bulkInsert(db, "blocks", BLOCK_COLUMNS, rows, BLOCK_UPSERT, BLOCK_PG_TYPES);
   }

@@ -4,7 +4,7 @@ import type { ChainName } from "../../escrow/records";
  * deploy credit each. A row comes from a verification (POST /agents/deploy-fee/verify, `verified_at`) or from the
  * indexer (`indexed_at`), whichever sees the payment first; the primary key (tx_hash, log_index) keeps it one row.
  */
-import { bulkInsert, chunks, type Queryable } from "./util";
+import { bulkInsert, insertChunks, type Queryable } from "./util";
 
 export interface DeployFeePayment {
   txHash: string;
@@ -64,7 +64,7 @@ export async function recordIndexedDeployFees(
     indexedAt: number;
   })[],
 ): Promise<void> {
-  for (const chunk of chunks(payments)) {
+  for (const chunk of insertChunks(db, payments)) {
     const rows = chunk.map((p) => [chain, p.txHash, p.logIndex, p.payer, p.nonce, p.blockNumber, p.indexedAt]);
     await bulkInsert(db, "deploy_fee_payments", INDEXED_COLUMNS, rows, INDEXED_CONFLICT, INDEXED_PG_TYPES);
   }

@@ -3,7 +3,7 @@
  * webhook fan-out. Ids are the SSE event ids: strictly increasing, and visible in id order (see insertMarketEvents).
  */
 import type { ChainName } from "../../escrow/records";
-import { bulkInsert, chunks, queryRows, toBool, type Queryable } from "./util";
+import { bulkInsert, insertChunks, queryRows, toBool, type Queryable } from "./util";
 
 export interface NewMarketEvent {
   /** The task's settlement chain (absent: the column's default, the posting chain the database migrated with). */
@@ -133,7 +133,7 @@ export async function insertMarketEvents(trx: Queryable, events: readonly NewMar
     const skip = withChain ? 0 : 1;
     const columns = INSERT_COLUMNS.slice(skip);
     const types = INSERT_PG_TYPES.slice(skip);
-    for (const chunk of chunks(events.slice(i, j))) {
+    for (const chunk of insertChunks(trx, events.slice(i, j))) {
       const rows = chunk.map((e) => toValues(e).slice(skip));
       added += (await bulkInsert(trx, "market_events", columns, rows, SKIP_WRITTEN, types, ["id"])).length;
     }

@@ -1,6 +1,6 @@
 import type { ChainName } from "../../escrow/records";
 import type { OpenSubmissions } from "../../escrow/records";
-import { bulkInsert, chunks, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, insertChunks, upsertClause, type Queryable } from "./util";
 
 export async function loadOpenSubmissions(
   db: Queryable,
@@ -30,7 +30,7 @@ export async function insertOpenSubmissions(
 ): Promise<void> {
   // A submitter twice in one statement would be a second update of one row, which PostgreSQL refuses: the last wins.
   const latest = new Map(rows.map((r) => [`${r.taskId}:${r.submitter}`, r]));
-  for (const chunk of chunks([...latest.values()])) {
+  for (const chunk of insertChunks(db, [...latest.values()])) {
     const values = chunk.map((r) => [chain, r.taskId, r.submitter, r.evidenceHash, r.blockNumber]);
     await bulkInsert(db, "open_submissions", SUBMISSION_COLUMNS, values, SUBMISSION_UPSERT, SUBMISSION_PG_TYPES);
   }

@@ -12,6 +12,17 @@ export function chunks<T>(items: readonly T[], size = INSERT_CHUNK): T[][] {
   return out;
 }
 
+/**
+ * Rows per bulkInsert statement on PostgreSQL, which binds one array per column whatever the row count (`unnest`):
+ * an indexer range's rows in one statement rather than one per SQLite-sized chunk, each a round trip.
+ */
+export const PG_INSERT_CHUNK = 10_000;
+
+/** `items` in chunks for bulkInsert: `sqliteSize` rows on SQLite (its bound-variable limit), PG_INSERT_CHUNK on PostgreSQL. */
+export function insertChunks<T>(db: Queryable, items: readonly T[], sqliteSize = INSERT_CHUNK): T[][] {
+  return chunks(items, db.client.config.client === "pg" ? PG_INSERT_CHUNK : sqliteSize);
+}
+
 /** SQLite returns 0/1 for booleans, PostgreSQL true/false. */
 export const toBool = (v: unknown): boolean => v === true || v === 1 || v === "1" || v === "true";
 
