@@ -5,7 +5,10 @@
  * On the in-process Hardhat network, deploys with the deploy library (no address book written) and builds a history
  * of at least BENCH_TASKS (default 10,000) tasks created with createTasks in batches of 50 by several posters: one to
  * three batches per block, a tenth of the tasks with their own verifier agent, and runs of empty blocks between busy
- * blocks, so the backfill spans several getLogs ranges. Then, for each database (SQLite through better-sqlite3,
+ * blocks, so the backfill spans several getLogs ranges. The first BENCH_LISTED (default 2,000) tasks are listed on the
+ * marketplace (a listings row in each database before its backfill) and have work on chain after the history: the
+ * marketplace verifier assigns each to a worker, who submits evidence (100 transactions a block), so the backfill also
+ * writes the push event log (market_events: task.assigned and task.submitted, two rows per listed task). Then, for each database (SQLite through better-sqlite3,
  * SQLite through node-sqlite3, PostgreSQL when configured), starting from the same chain (evm_snapshot/evm_revert):
  *
  *   1. Backfill: a fresh, migrated database; the Indexer's own background loop (start()) from the deployment block
@@ -26,7 +29,7 @@
  *
  * Figures that have a target are printed with PASS and UNDER/OVER. The script never asserts and exits 0 unless it
  * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
- * BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
+ * BENCH_LISTED [2000], BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
  * step 4 (and building arc's history).
  */
 import { mulberry32 } from "../test/helpers/scenario";
@@ -52,6 +55,8 @@ import { DEVNET_ARC_CHAIN_ID, secondChainRuntime } from "../scripts/devnet";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
+const LISTED = Math.min(TASKS, Number(process.env.BENCH_LISTED ?? 2_000));
+const WORK_PER_BLOCK = 100;
 const MAX_TX_PER_BLOCK = 3;
 const MAX_EMPTY_GAP = 100;
 const PROGRESS_EVERY = 2_000;
@@ -315,6 +320,8 @@ interface Result {
   ranges: number;
   backfillMs: number;
   eventsPerSecond: number;
+  /** Rows of the push event log (market_events) the backfill wrote. */
+  pushEvents: number;
   breakdown: Breakdown;
   latencies: number[];
   followError?: string;
@@ -331,10 +338,19 @@ interface ChainHistory {
   posters: Awaited<ReturnType<typeof deployFundedPosters>>["posters"];
   book: Awaited<ReturnType<typeof deployFundedPosters>>["book"];
   head: number;
+  /** The listed tasks (ids 1..BENCH_LISTED), each assigned and submitted on chain. */
+  listed: { taskId: number; taskHash: string; poster: string }[];
 }
 
 interface BothChainsResult {
-  chains: { name: ChainName; events: number; blocks: number; ms: number; eventsPerSecond: number }[];
+  chains: {
+    name: ChainName;
+    events: number;
+    pushEvents: number;
+    blocks: number;
+    ms: number;
+    eventsPerSecond: number;
+  }[];
   events: number;
   wallMs: number;
   eventsPerSecond: number;
@@ -351,8 +367,10 @@ async function buildHistory(
   randomInt: (min: number, max: number) => number,
 ): Promise<ChainHistory> {
   const { ethers, network } = runtime;
+  // Briefs named per chain: a task hash is unique across the market, so both chains' tasks can be listed.
+  const brief = (label: string) => briefHash(`${name} ${label}`);
   const { escrow, token, escrowAddress, book, posters, batch, made } = await deployFundedPosters(
-    { tasks: TASKS, minDays: 1, briefHash },
+    { tasks: TASKS, minDays: 1, briefHash: brief },
     runtime,
   );
   const encode = (tasks: ITaskEscrow.NewTaskStruct[]) =>
@@ -409,16 +427,78 @@ async function buildHistory(
         while (nextProgress <= made()) nextProgress += PROGRESS_EVERY;
       }
     }
+    // Work on the listed tasks: the marketplace verifier (deployAll's default, signer 2) assigns, the worker submits.
+    const signers = await ethers.getSigners();
+    const [verifier, worker] = [signers[2], signers[3 + POSTERS + 1]];
+    const steps: [string, (id: number) => string][] = [
+      [verifier.address, (id) => escrow.interface.encodeFunctionData("marketplaceAssign", [id, worker.address])],
+      [worker.address, (id) => escrow.interface.encodeFunctionData("submitEvidence", [id, brief(`evidence ${id}`)])],
+    ];
+    for (const [from, data] of steps) {
+      for (let first = 1; first <= LISTED; first += WORK_PER_BLOCK) {
+        const hashes: string[] = [];
+        for (let id = first; id < first + WORK_PER_BLOCK && id <= LISTED; id++) {
+          hashes.push(
+            await network.provider.send("eth_sendTransaction", [
+              { from, to: escrowAddress, data: data(id), gas: ethers.toQuantity(200_000) },
+            ]),
+          );
+        }
+        transactions += hashes.length;
+        await network.provider.send("evm_mine", []);
+        busyBlocks++;
+        for (const hash of hashes) {
+          let receipt = await ethers.provider.getTransactionReceipt(hash);
+          while (!receipt) {
+            await network.provider.send("evm_mine", []);
+            busyBlocks++;
+            receipt = await ethers.provider.getTransactionReceipt(hash);
+          }
+          if (receipt.status !== 1) throw new Error(`work transaction ${hash} reverted`);
+        }
+      }
+    }
   } finally {
     await network.provider.send("evm_setAutomine", [true]);
   }
   const head = await ethers.provider.getBlockNumber();
   console.log(
-    `History: ${fmt(Number(await escrow.nextTaskId()) - 1)} tasks, ${fmt(transactions)} createTasks transactions in ` +
+    `History: ${fmt(Number(await escrow.nextTaskId()) - 1)} tasks (${fmt(LISTED)} listed, assigned and submitted), ` +
+      `${fmt(transactions)} transactions in ` +
       `${fmt(busyBlocks)} busy blocks, blocks ${book.startBlock}..${head} (${fmt(head - book.startBlock + 1)} blocks), ` +
       `built in ${fmt((now() - started) / 1000, 1)} s`,
   );
-  return { name, runtime, escrow, token, posters, book, head };
+  const listed = [];
+  for (let taskId = 1; taskId <= LISTED; taskId++) {
+    const task = await escrow.getTask(taskId);
+    listed.push({ taskId, taskHash: task.taskHash.toLowerCase(), poster: task.poster.toLowerCase() });
+  }
+  return { name, runtime, escrow, token, posters, book, head, listed };
+}
+
+async function countPushEvents(db: Db, chain?: ChainName): Promise<number> {
+  const row = await db("market_events")
+    .where(chain ? { chain } : {})
+    .count({ n: "*" })
+    .first();
+  return Number(row?.n ?? 0);
+}
+
+/** The listings the marketplace would hold for `chain`'s listed tasks (written before the backfill, as at funding). */
+async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
+  const rows = chain.listed.map((t) => ({
+    chain: chain.name,
+    task_id: t.taskId,
+    task_hash: t.taskHash,
+    poster: t.poster,
+    tx_hash: ethers.ZeroHash,
+    privacy: "public",
+    verification_mode: "manual",
+    token: chain.token.toLowerCase(),
+    amount: AMOUNT.toString(),
+    listed_at: 1,
+  }));
+  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -437,11 +517,13 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
     ranges: 0,
     backfillMs: 0,
     eventsPerSecond: 0,
+    pushEvents: 0,
     breakdown: { ranges: 0, logs: 0, headers: 0, phases: [], queries: [] },
     latencies: [],
   };
   try {
     await migrateLatest(db);
+    await insertListings(db, chainInfo);
     const profiler = new Profiler();
     profiler.observe(db);
     const { logger, rangeShrinks } = recordingLogger(target.name);
@@ -480,6 +562,7 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
     profiler.finish(finished);
     result.backfillMs = finished - started;
     result.events = await countEvents(db);
+    result.pushEvents = await countPushEvents(db);
     result.blocks = head - book.startBlock + 1;
     result.breakdown = breakdown(profiler);
     result.ranges = result.breakdown.ranges;
@@ -568,6 +651,7 @@ async function benchBothChains(target: Target, chains: readonly ChainHistory[]):
   const result: BothChainsResult = { chains: [], events: 0, wallMs: 0, eventsPerSecond: 0 };
   try {
     await migrateLatest(db);
+    for (const chain of chains) await insertListings(db, chain);
     for (const chain of chains) {
       indexers.push(
         new Indexer({
@@ -615,6 +699,7 @@ async function benchBothChains(target: Target, chains: readonly ChainHistory[]):
       result.chains.push({
         name: chain.name,
         events,
+        pushEvents: await countPushEvents(db, chain.name),
         blocks: heads[i] - chain.book.startBlock + 1,
         ms,
         eventsPerSecond: events / (ms / 1000),
@@ -640,18 +725,26 @@ function printBoth(name: string, both: BothChainsResult, oneChain: Result): void
     return;
   }
   printTable(
-    ["chain", "events", "blocks", "level after", "events/s"],
+    ["chain", "events", "push events", "blocks", "level after", "events/s"],
     [
       ...both.chains.map((c) => [
         c.name,
         fmt(c.events),
+        fmt(c.pushEvents),
         fmt(c.blocks),
         `${fmt(c.ms / 1000, 2)} s`,
         fmt(c.eventsPerSecond),
       ]),
-      ["both", fmt(both.events), "", `${fmt(both.wallMs / 1000, 2)} s`, fmt(both.eventsPerSecond)],
+      [
+        "both",
+        fmt(both.events),
+        fmt(both.chains.reduce((n, c) => n + c.pushEvents, 0)),
+        "",
+        `${fmt(both.wallMs / 1000, 2)} s`,
+        fmt(both.eventsPerSecond),
+      ],
     ],
-    [1, 2, 3, 4],
+    [1, 2, 3, 4, 5],
   );
   if (oneChain.eventsPerSecond > 0) {
     console.log(
@@ -666,7 +759,8 @@ function printBackfill(r: Result): void {
   const b = r.breakdown;
   console.log(`\n== ${r.name}: backfill from scratch ==`);
   console.log(
-    `events ${fmt(r.events)}, blocks ${fmt(r.blocks)} (${b.ranges} ranges of <= ${MAX_BLOCK_RANGE}, ` +
+    `events ${fmt(r.events)} (and ${fmt(r.pushEvents)} push events written), blocks ${fmt(r.blocks)} ` +
+      `(${b.ranges} ranges of <= ${MAX_BLOCK_RANGE}, ` +
       `${fmt(b.headers)} headers read), wall ${fmt(r.backfillMs / 1000, 2)} s, ` +
       `${fmt(r.eventsPerSecond)} events/s (target >= ${fmt(TARGETS.backfillEventsPerSecond)}): ${pass}`,
   );
