@@ -5,7 +5,7 @@
  *
  *   PostgreSQL (a fresh schema, dropped at the end):
  *   1. the event log as the indexer writes it: one writer, transactions of BENCH_EVENT_BATCH (default 20) rows through
- *      insertMarketEvents (the advisory lock, one INSERT ... ON CONFLICT per row), events per second;
+ *      insertMarketEvents (the advisory lock, one multi-row INSERT ... ON CONFLICT), events per second;
  *   2. the same from 8 concurrent writers (several API processes appending listings' events): events per second;
  *   3. lease renewals as agent hosts make them: 1,000 hosted agents leased to 4 hosts, each host renewing its 250 in
  *      one renewAgentLeases statement in a loop, rows per second (a host renews every AGENT_LEASE_MS / 3);

@@ -3,30 +3,36 @@
  * approved, and a generator of createTasks batches (amounts, categories, zones and durations varied; every tenth task
  * judged by a verifier agent).
  */
-import { ethers } from "hardhat";
+import hre from "hardhat";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { deployAll } from "../scripts/deploy";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 export const BATCH = 50;
 export const POSTERS = 4;
-export const AMOUNT = ethers.parseUnits("10", 6);
+export const AMOUNT = hre.ethers.parseUnits("10", 6);
 export const DAY = 86_400;
 export const CATEGORIES = ["general", "translation", "data-labeling", "code-review", "delivery"];
 export const ZONES = ["global", "eu-west", "us-east", "ap-south"];
 
 /**
  * Deploys the escrow and funds the posters for `tasks` tasks (plus headroom). `briefHash` names each task's brief;
- * task durations run from `minDays` to `minDays + 29` days.
+ * task durations run from `minDays` to `minDays + 29` days. On `runtime`'s chain (default the in-process Hardhat
+ * network; bench/indexer.ts builds a second chain's history on another runtime).
  */
-export async function deployFundedPosters(options: {
-  tasks: number;
-  minDays: number;
-  briefHash: (label: string) => string;
-}) {
+export async function deployFundedPosters(
+  options: {
+    tasks: number;
+    minDays: number;
+    briefHash: (label: string) => string;
+  },
+  runtime: HardhatRuntimeEnvironment = hre,
+) {
+  const { ethers } = runtime;
   const signers = await ethers.getSigners();
   const posters = signers.slice(3, 3 + POSTERS);
   const verifierAgent = signers[3 + POSTERS];
-  const { escrow, mockUsdc, book } = await deployAll({ write: false });
+  const { escrow, mockUsdc, book } = await deployAll({ write: false }, runtime);
   const usdc = mockUsdc!;
   const token = await usdc.getAddress();
   const escrowAddress = await escrow.getAddress();

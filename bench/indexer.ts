@@ -5,7 +5,10 @@
  * On the in-process Hardhat network, deploys with the deploy library (no address book written) and builds a history
  * of at least BENCH_TASKS (default 10,000) tasks created with createTasks in batches of 50 by several posters: one to
  * three batches per block, a tenth of the tasks with their own verifier agent, and runs of empty blocks between busy
- * blocks, so the backfill spans several getLogs ranges. Then, for each database (SQLite through better-sqlite3,
+ * blocks, so the backfill spans several getLogs ranges. The first BENCH_LISTED (default 2,000) tasks are listed on the
+ * marketplace (a listings row in each database before its backfill) and have work on chain after the history: the
+ * marketplace verifier assigns each to a worker, who submits evidence (100 transactions a block), so the backfill also
+ * writes the push event log (market_events: task.assigned and task.submitted, two rows per listed task). Then, for each database (SQLite through better-sqlite3,
  * SQLite through node-sqlite3, PostgreSQL when configured), starting from the same chain (evm_snapshot/evm_revert):
  *
  *   1. Backfill: a fresh, migrated database; the Indexer's own background loop (start()) from the deployment block
@@ -18,10 +21,16 @@
  *      (findTaskById) through a second connection pool, as the API reads it. Median and p95.
  *   3. Catch-up: a burst of 200 empty blocks, then the time and the number of getLogs calls to be level again (shows
  *      whether the getLogs range is still the configured one after following the head).
+ *   4. Both chains at once: a second in-process Hardhat chain (`arc`, chain id 31338, a runtime of its own as the
+ *      devnet makes it) holds the same history (same seed); on another fresh database, base's and arc's indexers
+ *      (each its own checkpoint, reorg state and writer lock, as the API runs them) backfill together from their
+ *      deployment blocks to their heads. Prints each chain's events per second and the events per second of both
+ *      together (all events over the wall time until both are level), beside the one-chain backfill of step 1.
  *
  * Figures that have a target are printed with PASS and UNDER/OVER. The script never asserts and exits 0 unless it
  * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
- * BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000].
+ * BENCH_LISTED [2000], BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
+ * step 4 (and building arc's history).
  */
 import { mulberry32 } from "../test/helpers/scenario";
 import crypto from "node:crypto";
@@ -29,7 +38,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { ethers, network } from "hardhat";
+import hre, { ethers, network } from "hardhat";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import type { Log } from "ethers";
 import { AMOUNT, BATCH, CATEGORIES, DAY, POSTERS, ZONES, deployFundedPosters } from "./history";
 import { printTable } from "./report";
@@ -40,9 +50,14 @@ import { countEvents } from "../server/db/repositories/escrowEvents";
 import { findTaskById } from "../server/db/repositories/tasks";
 import { Indexer } from "../server/indexer/sync";
 import { createLogger, type Logger } from "../server/logger";
+import type { ChainName } from "../server/escrow/records";
+import { DEVNET_ARC_CHAIN_ID } from "../scripts/devnet";
+import { secondChainRuntime } from "../scripts/secondChain";
 import type { ITaskEscrow } from "../typechain-types/contracts/TaskEscrow";
 
 const TASKS = Math.max(50, Number(process.env.BENCH_TASKS ?? 10_000));
+const LISTED = Math.min(TASKS, Number(process.env.BENCH_LISTED ?? 2_000));
+const WORK_PER_BLOCK = 100;
 const MAX_TX_PER_BLOCK = 3;
 const MAX_EMPTY_GAP = 100;
 const PROGRESS_EVERY = 2_000;
@@ -55,13 +70,17 @@ const BURST_BLOCKS = 200;
 
 const LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? "warn") as "debug" | "info" | "warn" | "error" | "silent";
 const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_000);
+const TWO_CHAINS = process.env.BENCH_TWO_CHAINS !== "0";
 
 const TARGETS = { backfillEventsPerSecond: 3_000, followMedianMs: 500 } as const;
 
 /** Deterministic randomness, so every run builds the same history. */
 const rng = mulberry32;
-const random = rng(20240611);
+const SEED = 20240611;
+const random = rng(SEED);
 const randomInt = (min: number, max: number) => min + Math.floor(random() * (max - min + 1));
+const randomIntOf = (source: () => number) => (min: number, max: number) =>
+  min + Math.floor(source() * (max - min + 1));
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const now = () => performance.now();
@@ -267,11 +286,14 @@ interface Target {
   name: string;
   options: DbOptions;
   cleanup: (db: Db) => Promise<void>;
+  /** Another fresh database of the same kind (another file, another schema). */
+  another: (label: string) => Target;
 }
 
-function sqliteTarget(driver: "better-sqlite3" | "sqlite3", dir: string): Target {
-  const file = path.join(dir, `${driver}.sqlite`);
+function sqliteTarget(driver: "better-sqlite3" | "sqlite3", dir: string, label = ""): Target {
+  const file = path.join(dir, `${driver}${label}.sqlite`);
   return {
+    another: (other) => sqliteTarget(driver, dir, `${label}-${other}`),
     name: `SQLite (${driver})`,
     options: { sqliteFile: file, sqliteDriver: driver },
     cleanup: async () => {
@@ -283,6 +305,7 @@ function sqliteTarget(driver: "better-sqlite3" | "sqlite3", dir: string): Target
 function postgresTarget(url: string): Target {
   const schema = `bench_${crypto.randomBytes(5).toString("hex")}`;
   return {
+    another: () => postgresTarget(url),
     name: "PostgreSQL",
     options: { databaseUrl: url, pgSchema: schema },
     cleanup: async (db) => {
@@ -298,10 +321,40 @@ interface Result {
   ranges: number;
   backfillMs: number;
   eventsPerSecond: number;
+  /** Rows of the push event log (market_events) the backfill wrote. */
+  pushEvents: number;
   breakdown: Breakdown;
   latencies: number[];
   followError?: string;
   catchUp?: { behind: number; ms: number; logsCalls: number; range: number; shrinks: number; refused: number };
+  error?: string;
+  both?: BothChainsResult;
+}
+
+interface ChainHistory {
+  name: ChainName;
+  runtime: HardhatRuntimeEnvironment;
+  escrow: Awaited<ReturnType<typeof deployFundedPosters>>["escrow"];
+  token: string;
+  posters: Awaited<ReturnType<typeof deployFundedPosters>>["posters"];
+  book: Awaited<ReturnType<typeof deployFundedPosters>>["book"];
+  head: number;
+  /** The listed tasks (ids 1..BENCH_LISTED), each assigned and submitted on chain. */
+  listed: { taskId: number; taskHash: string; poster: string }[];
+}
+
+interface BothChainsResult {
+  chains: {
+    name: ChainName;
+    events: number;
+    pushEvents: number;
+    blocks: number;
+    ms: number;
+    eventsPerSecond: number;
+  }[];
+  events: number;
+  wallMs: number;
+  eventsPerSecond: number;
   error?: string;
 }
 
@@ -309,12 +362,18 @@ interface Result {
 // Chain
 // ---------------------------------------------------------------------------------------------------------------
 
-async function buildHistory() {
-  const { escrow, token, escrowAddress, book, posters, batch, made } = await deployFundedPosters({
-    tasks: TASKS,
-    minDays: 1,
-    briefHash,
-  });
+async function buildHistory(
+  name: ChainName,
+  runtime: HardhatRuntimeEnvironment,
+  randomInt: (min: number, max: number) => number,
+): Promise<ChainHistory> {
+  const { ethers, network } = runtime;
+  // Briefs named per chain: a task hash is unique across the market, so both chains' tasks can be listed.
+  const brief = (label: string) => briefHash(`${name} ${label}`);
+  const { escrow, token, escrowAddress, book, posters, batch, made } = await deployFundedPosters(
+    { tasks: TASKS, minDays: 1, briefHash: brief },
+    runtime,
+  );
   const encode = (tasks: ITaskEscrow.NewTaskStruct[]) =>
     escrow.interface.encodeFunctionData("createTasks", [token, tasks]);
 
@@ -325,7 +384,7 @@ async function buildHistory() {
   const perBlock = Math.max(1, Math.min(MAX_TX_PER_BLOCK, Number(blockGasLimit / gasLimit)));
 
   console.log(
-    `\nBuilding the history: ${fmt(TASKS)} tasks in createTasks batches of ${BATCH} by ${POSTERS} posters, ` +
+    `\nBuilding ${name}'s history (chain id ${(await ethers.provider.getNetwork()).chainId}): ${fmt(TASKS)} tasks in createTasks batches of ${BATCH} by ${POSTERS} posters, ` +
       `1-${perBlock} batches per block, 0-${MAX_EMPTY_GAP} empty blocks between busy blocks ` +
       `(a batch uses ${fmt(Number(first!.gasUsed))} gas)`,
   );
@@ -369,23 +428,85 @@ async function buildHistory() {
         while (nextProgress <= made()) nextProgress += PROGRESS_EVERY;
       }
     }
+    // Work on the listed tasks: the marketplace verifier (deployAll's default, signer 2) assigns, the worker submits.
+    const signers = await ethers.getSigners();
+    const [verifier, worker] = [signers[2], signers[3 + POSTERS + 1]];
+    const steps: [string, (id: number) => string][] = [
+      [verifier.address, (id) => escrow.interface.encodeFunctionData("marketplaceAssign", [id, worker.address])],
+      [worker.address, (id) => escrow.interface.encodeFunctionData("submitEvidence", [id, brief(`evidence ${id}`)])],
+    ];
+    for (const [from, data] of steps) {
+      for (let first = 1; first <= LISTED; first += WORK_PER_BLOCK) {
+        const hashes: string[] = [];
+        for (let id = first; id < first + WORK_PER_BLOCK && id <= LISTED; id++) {
+          hashes.push(
+            await network.provider.send("eth_sendTransaction", [
+              { from, to: escrowAddress, data: data(id), gas: ethers.toQuantity(200_000) },
+            ]),
+          );
+        }
+        transactions += hashes.length;
+        await network.provider.send("evm_mine", []);
+        busyBlocks++;
+        for (const hash of hashes) {
+          let receipt = await ethers.provider.getTransactionReceipt(hash);
+          while (!receipt) {
+            await network.provider.send("evm_mine", []);
+            busyBlocks++;
+            receipt = await ethers.provider.getTransactionReceipt(hash);
+          }
+          if (receipt.status !== 1) throw new Error(`work transaction ${hash} reverted`);
+        }
+      }
+    }
   } finally {
     await network.provider.send("evm_setAutomine", [true]);
   }
   const head = await ethers.provider.getBlockNumber();
   console.log(
-    `History: ${fmt(Number(await escrow.nextTaskId()) - 1)} tasks, ${fmt(transactions)} createTasks transactions in ` +
+    `History: ${fmt(Number(await escrow.nextTaskId()) - 1)} tasks (${fmt(LISTED)} listed, assigned and submitted), ` +
+      `${fmt(transactions)} transactions in ` +
       `${fmt(busyBlocks)} busy blocks, blocks ${book.startBlock}..${head} (${fmt(head - book.startBlock + 1)} blocks), ` +
       `built in ${fmt((now() - started) / 1000, 1)} s`,
   );
-  return { escrow, token, posters, book, head };
+  const listed = [];
+  for (let taskId = 1; taskId <= LISTED; taskId++) {
+    const task = await escrow.getTask(taskId);
+    listed.push({ taskId, taskHash: task.taskHash.toLowerCase(), poster: task.poster.toLowerCase() });
+  }
+  return { name, runtime, escrow, token, posters, book, head, listed };
+}
+
+async function countPushEvents(db: Db, chain?: ChainName): Promise<number> {
+  const row = await db("market_events")
+    .where(chain ? { chain } : {})
+    .count({ n: "*" })
+    .first();
+  return Number(row?.n ?? 0);
+}
+
+/** The listings the marketplace would hold for `chain`'s listed tasks (written before the backfill, as at funding). */
+async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
+  const rows = chain.listed.map((t) => ({
+    chain: chain.name,
+    task_id: t.taskId,
+    task_hash: t.taskHash,
+    poster: t.poster,
+    tx_hash: ethers.ZeroHash,
+    privacy: "public",
+    verification_mode: "manual",
+    token: chain.token.toLowerCase(),
+    amount: AMOUNT.toString(),
+    listed_at: 1,
+  }));
+  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // One database: backfill, then follow the head
 // ---------------------------------------------------------------------------------------------------------------
 
-async function benchDatabase(target: Target, chainInfo: Awaited<ReturnType<typeof buildHistory>>): Promise<Result> {
+async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<Result> {
   const { escrow, token, posters, book } = chainInfo;
   const db = createDb(target.options);
   let reader: Db | undefined;
@@ -397,11 +518,13 @@ async function benchDatabase(target: Target, chainInfo: Awaited<ReturnType<typeo
     ranges: 0,
     backfillMs: 0,
     eventsPerSecond: 0,
+    pushEvents: 0,
     breakdown: { ranges: 0, logs: 0, headers: 0, phases: [], queries: [] },
     latencies: [],
   };
   try {
     await migrateLatest(db);
+    await insertListings(db, chainInfo);
     const profiler = new Profiler();
     profiler.observe(db);
     const { logger, rangeShrinks } = recordingLogger(target.name);
@@ -440,6 +563,7 @@ async function benchDatabase(target: Target, chainInfo: Awaited<ReturnType<typeo
     profiler.finish(finished);
     result.backfillMs = finished - started;
     result.events = await countEvents(db);
+    result.pushEvents = await countPushEvents(db);
     result.blocks = head - book.startBlock + 1;
     result.breakdown = breakdown(profiler);
     result.ranges = result.breakdown.ranges;
@@ -518,12 +642,126 @@ async function benchDatabase(target: Target, chainInfo: Awaited<ReturnType<typeo
   return result;
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Both chains at once: base's and arc's indexers backfilling together into one database
+// ---------------------------------------------------------------------------------------------------------------
+
+async function benchBothChains(target: Target, chains: readonly ChainHistory[]): Promise<BothChainsResult> {
+  const db = createDb(target.options);
+  const indexers: Indexer[] = [];
+  const result: BothChainsResult = { chains: [], events: 0, wallMs: 0, eventsPerSecond: 0 };
+  try {
+    await migrateLatest(db);
+    for (const chain of chains) await insertListings(db, chain);
+    for (const chain of chains) {
+      indexers.push(
+        new Indexer({
+          db,
+          chain: providerChainReader(chain.runtime.ethers.provider),
+          chainName: chain.name,
+          network: chain.name === "base" ? "hardhat" : `hardhat-${chain.name}`,
+          escrowAddress: chain.book.escrow.proxy,
+          startBlock: chain.book.startBlock,
+          config: {
+            confirmations: CONFIRMATIONS,
+            pollIntervalMs: POLL_INTERVAL_MS,
+            maxBlockRange: MAX_BLOCK_RANGE,
+            lockTtlMs: 15_000,
+          },
+          logger: createLogger(LOG_LEVEL, { component: `indexer ${target.name} ${chain.name}` }),
+        }),
+      );
+    }
+    const heads = await Promise.all(chains.map((c) => c.runtime.ethers.provider.getBlockNumber()));
+    const started = now();
+    await Promise.all(indexers.map((indexer) => indexer.start()));
+    const watchdog = setInterval(() => {
+      const states = indexers.map((indexer, i) => {
+        const s = indexer.status();
+        return `${chains[i].name} ${s.state} at ${s.checkpoint}/${heads[i]}${s.lastError ? ` (${s.lastError})` : ""}`;
+      });
+      console.log(`  (${target.name}, both chains: ${states.join("; ")})`);
+    }, 10_000);
+    const finished: number[] = [];
+    try {
+      await Promise.all(
+        indexers.map(async (indexer, i) => {
+          await indexer.waitForBlock(heads[i], BACKFILL_TIMEOUT_MS);
+          finished[i] = now();
+        }),
+      );
+    } finally {
+      clearInterval(watchdog);
+    }
+    result.wallMs = Math.max(...finished) - started;
+    for (const [i, chain] of chains.entries()) {
+      const events = await countEvents(db, chain.name);
+      const ms = finished[i] - started;
+      result.chains.push({
+        name: chain.name,
+        events,
+        pushEvents: await countPushEvents(db, chain.name),
+        blocks: heads[i] - chain.book.startBlock + 1,
+        ms,
+        eventsPerSecond: events / (ms / 1000),
+      });
+      result.events += events;
+    }
+    result.eventsPerSecond = result.events / (result.wallMs / 1000);
+  } catch (error) {
+    result.error = error instanceof Error ? error.message : String(error);
+    console.log(`\n${target.name}, both chains: FAILED: ${result.error}`);
+  } finally {
+    for (const indexer of indexers) await indexer.stop().catch(() => undefined);
+    await target.cleanup(db).catch((e) => console.log(`  cleanup of ${target.name} failed: ${e}`));
+    await db.destroy().catch(() => undefined);
+  }
+  return result;
+}
+
+function printBoth(name: string, both: BothChainsResult, oneChain: Result): void {
+  console.log(`\n== ${name}: both chains indexing at once (a fresh database, each chain its own indexer) ==`);
+  if (both.error) {
+    console.log(`FAILED: ${both.error}`);
+    return;
+  }
+  printTable(
+    ["chain", "events", "push events", "blocks", "level after", "events/s"],
+    [
+      ...both.chains.map((c) => [
+        c.name,
+        fmt(c.events),
+        fmt(c.pushEvents),
+        fmt(c.blocks),
+        `${fmt(c.ms / 1000, 2)} s`,
+        fmt(c.eventsPerSecond),
+      ]),
+      [
+        "both",
+        fmt(both.events),
+        fmt(both.chains.reduce((n, c) => n + c.pushEvents, 0)),
+        "",
+        `${fmt(both.wallMs / 1000, 2)} s`,
+        fmt(both.eventsPerSecond),
+      ],
+    ],
+    [1, 2, 3, 4, 5],
+  );
+  if (oneChain.eventsPerSecond > 0) {
+    console.log(
+      `both chains together: ${fmt(both.eventsPerSecond)} events/s against ${fmt(oneChain.eventsPerSecond)} for ` +
+        `base alone (step 1), ${fmt((100 * both.eventsPerSecond) / oneChain.eventsPerSecond)}%`,
+    );
+  }
+}
+
 function printBackfill(r: Result): void {
   const pass = r.eventsPerSecond >= TARGETS.backfillEventsPerSecond ? "PASS" : "UNDER";
   const b = r.breakdown;
   console.log(`\n== ${r.name}: backfill from scratch ==`);
   console.log(
-    `events ${fmt(r.events)}, blocks ${fmt(r.blocks)} (${b.ranges} ranges of <= ${MAX_BLOCK_RANGE}, ` +
+    `events ${fmt(r.events)} (and ${fmt(r.pushEvents)} push events written), blocks ${fmt(r.blocks)} ` +
+      `(${b.ranges} ranges of <= ${MAX_BLOCK_RANGE}, ` +
       `${fmt(b.headers)} headers read), wall ${fmt(r.backfillMs / 1000, 2)} s, ` +
       `${fmt(r.eventsPerSecond)} events/s (target >= ${fmt(TARGETS.backfillEventsPerSecond)}): ${pass}`,
   );
@@ -589,10 +827,11 @@ function printComparison(results: Result[]): void {
       "follow p95",
       "follow",
       "catch-up",
+      "2 chains events/s",
     ],
     results.map((r) =>
       r.error && r.events === 0
-        ? [r.name, "-", "-", "-", "-", "FAILED", "-", "-", "FAILED", "-"]
+        ? [r.name, "-", "-", "-", "-", "FAILED", "-", "-", "FAILED", "-", bothCell(r)]
         : [
             r.name,
             fmt(r.events),
@@ -604,17 +843,21 @@ function printComparison(results: Result[]): void {
             r.latencies.length ? ms(quantile(r.latencies, 0.95)) : "-",
             !r.latencies.length ? "FAILED" : quantile(r.latencies, 0.5) <= TARGETS.followMedianMs ? "PASS" : "OVER",
             r.catchUp ? `${ms(r.catchUp.ms)}, ${r.catchUp.logsCalls} getLogs` : "-",
+            bothCell(r),
           ],
     ),
-    [1, 2, 3, 4, 6, 7, 9],
+    [1, 2, 3, 4, 6, 7, 9, 10],
   );
   console.log(
     `\ntargets: backfill >= ${fmt(TARGETS.backfillEventsPerSecond)} events/s; follow median <= ` +
       `${TARGETS.followMedianMs} ms (pollIntervalMs ${POLL_INTERVAL_MS}, maxBlockRange ${MAX_BLOCK_RANGE}, ` +
       `confirmations ${CONFIRMATIONS}); catch-up: time and getLogs calls to index a burst of ${BURST_BLOCKS} empty blocks ` +
-      `after following the head`,
+      `after following the head; 2 chains: events per second of base's and arc's backfills running together into ` +
+      `one fresh database`,
   );
 }
+
+const bothCell = (r: Result) => (!r.both ? "-" : r.both.error ? "FAILED" : fmt(r.both.eventsPerSecond));
 
 async function main(): Promise<void> {
   const wall = now();
@@ -627,7 +870,11 @@ async function main(): Promise<void> {
       `(load average ${startLoad})` +
       (process.env.DATABASE_URL ? ", PostgreSQL included (DATABASE_URL)" : ", PostgreSQL skipped (DATABASE_URL unset)"),
   );
-  const chainInfo = await buildHistory();
+  const chainInfo = await buildHistory("base", hre, randomInt);
+  // arc: the same history on a second in-process chain (a generator of its own from the same seed).
+  const arc = TWO_CHAINS
+    ? await buildHistory("arc", secondChainRuntime(DEVNET_ARC_CHAIN_ID), randomIntOf(rng(SEED)))
+    : undefined;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-bench-"));
   const targets: Target[] = [sqliteTarget("better-sqlite3", dir), sqliteTarget("sqlite3", dir)];
   if (process.env.DATABASE_URL) targets.push(postgresTarget(process.env.DATABASE_URL));
@@ -641,7 +888,15 @@ async function main(): Promise<void> {
         await network.provider.send("evm_revert", [snapshot]);
         snapshot = await network.provider.send("evm_snapshot", []);
       }
-      results.push(await benchDatabase(target, chainInfo));
+      const result = await benchDatabase(target, chainInfo);
+      results.push(result);
+      if (arc) {
+        // base as it was built: the follow-the-head and burst blocks undone.
+        await network.provider.send("evm_revert", [snapshot]);
+        snapshot = await network.provider.send("evm_snapshot", []);
+        result.both = await benchBothChains(target.another("both"), [chainInfo, arc]);
+        printBoth(target.name, result.both, result);
+      }
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

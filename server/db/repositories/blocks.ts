@@ -1,18 +1,16 @@
 import type { ChainName } from "../../escrow/records";
 import type { BlockHeader } from "../../escrow/records";
-import { chunks, type Queryable } from "./util";
+import { bulkInsert, insertChunks, upsertClause, type Queryable } from "./util";
+
+const BLOCK_COLUMNS = ["chain", "block_number", "block_hash", "parent_hash", "timestamp"];
+const BLOCK_PG_TYPES = ["text", "bigint", "text", "text", "bigint"];
+const BLOCK_UPSERT = upsertClause(["chain", "block_number"], BLOCK_COLUMNS);
 
 /** Remembers the hashes of indexed blocks, which is how a reorg is noticed and its common ancestor found. */
 export async function saveBlocks(db: Queryable, chain: ChainName, blocks: readonly BlockHeader[]): Promise<void> {
-  const rows = blocks.map((b) => ({
-    chain,
-    block_number: b.number,
-    block_hash: b.hash,
-    parent_hash: b.parentHash,
-    timestamp: b.timestamp,
-  }));
-  for (const chunk of chunks(rows)) {
-    await db("blocks").insert(chunk).onConflict(["chain", "block_number"]).merge();
+  for (const chunk of insertChunks(db, blocks)) {
+    const rows = chunk.map((b) => [chain, b.number, b.hash, b.parentHash, b.timestamp]);
+    await bulkInsert(db, "blocks", BLOCK_COLUMNS, rows, BLOCK_UPSERT, BLOCK_PG_TYPES);
   }
 }
 

@@ -4,7 +4,7 @@ import type { ChainName } from "../../escrow/records";
  * deploy credit each. A row comes from a verification (POST /agents/deploy-fee/verify, `verified_at`) or from the
  * indexer (`indexed_at`), whichever sees the payment first; the primary key (tx_hash, log_index) keeps it one row.
  */
-import type { Queryable } from "./util";
+import { bulkInsert, insertChunks, type Queryable } from "./util";
 
 export interface DeployFeePayment {
   txHash: string;
@@ -50,6 +50,11 @@ export async function recordDeployFeePayment(
   return claimed > 0;
 }
 
+/** The columns an indexed payment sets; amount, verified_at and spent_at stay null. */
+const INDEXED_COLUMNS = ["chain", "tx_hash", "log_index", "payer", "nonce", "block_number", "indexed_at"];
+const INDEXED_PG_TYPES = ["text", "text", "integer", "text", "bigint", "bigint", "bigint"];
+const INDEXED_CONFLICT = `on conflict ("chain", "tx_hash", "log_index") do nothing`;
+
 /** Records payments the indexer found (AgentDeployed events); a payment already recorded is left as it is. */
 export async function recordIndexedDeployFees(
   db: Queryable,
@@ -59,24 +64,10 @@ export async function recordIndexedDeployFees(
     indexedAt: number;
   })[],
 ): Promise<void> {
-  if (payments.length === 0) return;
-  await db("deploy_fee_payments")
-    .insert(
-      payments.map((p) => ({
-        chain,
-        tx_hash: p.txHash,
-        log_index: p.logIndex,
-        payer: p.payer,
-        amount: null,
-        nonce: p.nonce,
-        block_number: p.blockNumber,
-        verified_at: null,
-        indexed_at: p.indexedAt,
-        spent_at: null,
-      })),
-    )
-    .onConflict(["chain", "tx_hash", "log_index"])
-    .ignore();
+  for (const chunk of insertChunks(db, payments)) {
+    const rows = chunk.map((p) => [chain, p.txHash, p.logIndex, p.payer, p.nonce, p.blockNumber, p.indexedAt]);
+    await bulkInsert(db, "deploy_fee_payments", INDEXED_COLUMNS, rows, INDEXED_CONFLICT, INDEXED_PG_TYPES);
+  }
 }
 
 /** A reorg undid the blocks after `blockNumber`: their unspent payments go (the indexer records them again if re-mined). */

@@ -1,5 +1,5 @@
 import type { ChainName, StoredEvent } from "../../escrow/records";
-import { bulkInsert, chunks, type Queryable } from "./util";
+import { bulkInsert, chunks, insertChunks, type Queryable } from "./util";
 
 interface EventRow {
   chain: ChainName;
@@ -61,7 +61,7 @@ export async function insertNewEvents(
     .select("tx_hash", "log_index");
   const seen = new Set(existing.map((r: { tx_hash: string; log_index: number }) => `${r.tx_hash}:${r.log_index}`));
   const fresh = events.filter((e) => !seen.has(`${e.txHash}:${e.logIndex}`));
-  for (const chunk of chunks(fresh)) {
+  for (const chunk of insertChunks(db, fresh)) {
     const rows = chunk.map((e) => Object.values(toRow(chain, e)));
     await bulkInsert(db, "escrow_events", EVENT_COLUMNS, rows, EVENT_CONFLICT, EVENT_PG_TYPES);
   }

@@ -3,7 +3,7 @@
  * webhook fan-out. Ids are the SSE event ids: strictly increasing, and visible in id order (see insertMarketEvents).
  */
 import type { ChainName } from "../../escrow/records";
-import { queryRows, toBool, type Queryable } from "./util";
+import { bulkInsert, insertChunks, queryRows, toBool, type Queryable } from "./util";
 
 export interface NewMarketEvent {
   /** The task's settlement chain (absent: the column's default, the posting chain the database migrated with). */
@@ -54,40 +54,90 @@ const fromRow = (r: any): MarketEventRecord => ({
   atMs: Number(r.at_ms),
 });
 
+/** The columns an event is written with, in the order of `toValues`; `chain` first, left out when absent. */
+const INSERT_COLUMNS = [
+  "chain",
+  "type",
+  "task_id",
+  "task_hash",
+  "poster",
+  "worker",
+  "target",
+  "to_poster",
+  "to_worker",
+  "to_target",
+  "to_executors",
+  "on_chain_status",
+  "tx_hash",
+  "fields",
+  "at_ms",
+  "source",
+];
+const INSERT_PG_TYPES = [
+  "text",
+  "text",
+  "bigint",
+  "text",
+  "text",
+  "text",
+  "text",
+  "boolean",
+  "boolean",
+  "boolean",
+  "boolean",
+  "integer",
+  "text",
+  "text",
+  "bigint",
+  "text",
+];
+const SKIP_WRITTEN = `on conflict ("source") do nothing`;
+
+const toValues = (e: NewMarketEvent): unknown[] => [
+  e.chain,
+  e.type,
+  e.taskId,
+  e.taskHash,
+  e.poster,
+  e.worker,
+  e.target,
+  e.toPoster,
+  e.toWorker,
+  e.toTarget,
+  e.toExecutors,
+  e.onChainStatus,
+  e.txHash,
+  JSON.stringify(e.fields),
+  e.atMs,
+  e.source,
+];
+
 /**
- * Appends events inside the caller's transaction; an event whose source is stored already is skipped. On PostgreSQL
- * the writers of this table are serialised by a transaction-scoped advisory lock taken before the ids are drawn, so
- * rows commit in id order: a reader that saw id N never later finds a new row below N (SQLite has one writer anyway).
- * Returns how many rows were added.
+ * Appends events inside the caller's transaction; an event whose source is stored already (or earlier in `events`)
+ * is skipped. The events are written in multi-row statements (`INSERT ... ON CONFLICT ("source") DO NOTHING
+ * RETURNING "id"`, chunked below the databases' parameter limits) whose rows take ids in the order of `events`. On
+ * PostgreSQL the writers of this table are serialised by a transaction-scoped advisory lock taken before the ids are
+ * drawn, so rows commit in id order: a reader that saw id N never later finds a new row below N (SQLite has one
+ * writer anyway). Returns how many rows were added.
  */
 export async function insertMarketEvents(trx: Queryable, events: readonly NewMarketEvent[]): Promise<number> {
   if (events.length === 0) return 0;
   if (trx.client.config.client === "pg") await trx.raw("select pg_advisory_xact_lock(hashtext('market_events'))");
   let added = 0;
-  for (const e of events) {
-    const inserted = await trx("market_events")
-      .insert({
-        ...(e.chain ? { chain: e.chain } : {}),
-        type: e.type,
-        task_id: e.taskId,
-        task_hash: e.taskHash,
-        poster: e.poster,
-        worker: e.worker,
-        target: e.target,
-        to_poster: e.toPoster,
-        to_worker: e.toWorker,
-        to_target: e.toTarget,
-        to_executors: e.toExecutors,
-        on_chain_status: e.onChainStatus,
-        tx_hash: e.txHash,
-        fields: JSON.stringify(e.fields),
-        at_ms: e.atMs,
-        source: e.source,
-      })
-      .onConflict("source")
-      .ignore()
-      .returning("id");
-    added += inserted.length;
+  // An event without a chain takes the column's default: runs of events with and without one are written apart,
+  // in order, as a statement names the same columns for every row.
+  for (let i = 0; i < events.length;) {
+    const withChain = events[i].chain !== undefined;
+    let j = i + 1;
+    while (j < events.length && (events[j].chain !== undefined) === withChain) j++;
+    const skip = withChain ? 0 : 1;
+    const columns = INSERT_COLUMNS.slice(skip);
+    const types = INSERT_PG_TYPES.slice(skip);
+    for (const chunk of insertChunks(trx, events.slice(i, j))) {
+      const rows = chunk.map((e) => toValues(e).slice(skip));
+      added += (await bulkInsert(trx, "market_events", columns, rows, SKIP_WRITTEN, types, ["id"])).length;
+    }
+    i = j;
   }
   return added;
 }

@@ -1,6 +1,6 @@
 import type { ChainName } from "../../escrow/records";
 import type { OpenSubmissions } from "../../escrow/records";
-import { chunks, type Queryable } from "./util";
+import { bulkInsert, chunks, insertChunks, upsertClause, type Queryable } from "./util";
 
 export async function loadOpenSubmissions(
   db: Queryable,
@@ -19,20 +19,20 @@ export async function loadOpenSubmissions(
   return out;
 }
 
+const SUBMISSION_COLUMNS = ["chain", "task_id", "submitter", "evidence_hash", "block_number"];
+const SUBMISSION_PG_TYPES = ["text", "bigint", "text", "text", "bigint"];
+const SUBMISSION_UPSERT = upsertClause(["chain", "task_id", "submitter"], SUBMISSION_COLUMNS);
+
 export async function insertOpenSubmissions(
   db: Queryable,
   chain: ChainName,
   rows: readonly { taskId: number; submitter: string; evidenceHash: string; blockNumber: number }[],
 ): Promise<void> {
-  const values = rows.map((r) => ({
-    chain,
-    task_id: r.taskId,
-    submitter: r.submitter,
-    evidence_hash: r.evidenceHash,
-    block_number: r.blockNumber,
-  }));
-  for (const chunk of chunks(values)) {
-    await db("open_submissions").insert(chunk).onConflict(["chain", "task_id", "submitter"]).merge();
+  // A submitter twice in one statement would be a second update of one row, which PostgreSQL refuses: the last wins.
+  const latest = new Map(rows.map((r) => [`${r.taskId}:${r.submitter}`, r]));
+  for (const chunk of insertChunks(db, [...latest.values()])) {
+    const values = chunk.map((r) => [chain, r.taskId, r.submitter, r.evidenceHash, r.blockNumber]);
+    await bulkInsert(db, "open_submissions", SUBMISSION_COLUMNS, values, SUBMISSION_UPSERT, SUBMISSION_PG_TYPES);
   }
 }
 

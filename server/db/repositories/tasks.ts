@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { TASK_STATUS, type ChainName, type TaskRecord } from "../../escrow/records";
-import { bulkInsert, chunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, insertChunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (chain: ChainName, t: TaskRecord) => ({
   chain,
@@ -106,7 +106,7 @@ const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
 );
 
 export async function upsertTasks(db: Queryable, chain: ChainName, tasks: readonly TaskRecord[]): Promise<void> {
-  for (const chunk of chunks(tasks, 200)) {
+  for (const chunk of insertChunks(db, tasks, 200)) {
     const rows = chunk.map((t) => Object.values(toRow(chain, t)));
     await bulkInsert(db, "tasks", TASK_COLUMNS, rows, TASK_UPSERT, TASK_PG_TYPES);
   }

@@ -12,6 +12,17 @@ export function chunks<T>(items: readonly T[], size = INSERT_CHUNK): T[][] {
   return out;
 }
 
+/**
+ * Rows per bulkInsert statement on PostgreSQL, which binds one array per column whatever the row count (`unnest`):
+ * an indexer range's rows in one statement rather than one per SQLite-sized chunk, each a round trip.
+ */
+export const PG_INSERT_CHUNK = 10_000;
+
+/** `items` in chunks for bulkInsert: `sqliteSize` rows on SQLite (its bound-variable limit), PG_INSERT_CHUNK on PostgreSQL. */
+export function insertChunks<T>(db: Queryable, items: readonly T[], sqliteSize = INSERT_CHUNK): T[][] {
+  return chunks(items, db.client.config.client === "pg" ? PG_INSERT_CHUNK : sqliteSize);
+}
+
 /** SQLite returns 0/1 for booleans, PostgreSQL true/false. */
 export const toBool = (v: unknown): boolean => v === true || v === 1 || v === "1" || v === "true";
 
@@ -86,7 +97,10 @@ const bulkSql = new Map<string, string>();
  * A multi-row insert with an ON CONFLICT clause, as raw SQL whose text is built once per table, row count and clause
  * (PostgreSQL and SQLite share the syntax). Knex's builder re-derives the column list of every row and escapes every
  * value on every call: for a 200-row, 25-column upsert that costs more than the insert itself. On PostgreSQL, one
- * array parameter per column (`unnest`) replaces thousands of parameters that would each be parsed and planned.
+ * array parameter per column (`unnest`) replaces thousands of parameters that would each be parsed and planned, and
+ * keeps the statement far below PostgreSQL's 65,535 parameters whatever the row count; on SQLite the caller chunks
+ * the rows (`chunks`) below its bound-variable limit. With `returning`, answers the rows the statement wrote (a row
+ * skipped by the conflict clause is not among them); without it, an empty array.
  */
 export async function bulkInsert(
   db: Queryable,
@@ -95,28 +109,33 @@ export async function bulkInsert(
   rows: readonly (readonly unknown[])[],
   onConflict: string,
   pgTypes?: readonly string[],
-): Promise<void> {
-  if (rows.length === 0) return;
+  returning?: readonly string[],
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+): Promise<any[]> {
+  if (rows.length === 0) return [];
+  const tail = returning ? ` returning ${returning.map((c) => `"${c}"`).join(", ")}` : "";
   if (pgTypes && db.client.config.client === "pg") {
     // One array parameter per column: a 25-parameter statement PostgreSQL parses and plans in no time, instead of
-    // a 5,000-parameter VALUES list.
+    // a 5,000-parameter VALUES list. unnest yields the rows in array order, so a serial column numbers them in it.
     const sql =
       `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) ` +
-      `select * from unnest(${pgTypes.map((t) => `?::${t}[]`).join(", ")}) ${onConflict}`;
+      `select * from unnest(${pgTypes.map((t) => `?::${t}[]`).join(", ")}) ${onConflict}${tail}`;
     const arrays = columns.map((_, c) => rows.map((r) => (r[c] === undefined ? null : r[c])));
-    await db.raw(sql, arrays as unknown as Knex.RawBinding[]);
-    return;
+    const result = await db.raw(sql, arrays as unknown as Knex.RawBinding[]);
+    return returning ? result.rows : [];
   }
-  const key = `${table}|${columns.join(",")}|${rows.length}|${onConflict}`;
+  const key = `${table}|${columns.join(",")}|${rows.length}|${onConflict}|${tail}`;
   let sql = bulkSql.get(key);
   if (!sql) {
     const tuple = `(${columns.map(() => "?").join(", ")})`;
-    sql = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) values ${Array(rows.length).fill(tuple).join(", ")} ${onConflict}`;
+    sql = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) values ${Array(rows.length).fill(tuple).join(", ")} ${onConflict}${tail}`;
     bulkSql.set(key, sql);
   }
   const bindings: unknown[] = [];
   for (const row of rows) for (const v of row) bindings.push(v === undefined ? null : v);
-  await db.raw(sql, bindings as Knex.RawBinding[]);
+  const result = await db.raw(sql, bindings as Knex.RawBinding[]);
+  if (!returning) return [];
+  return db.client.config.client === "pg" ? result.rows : result;
 }
 
 /** `on conflict (keys) do update set` every other column to the new row's value. */
