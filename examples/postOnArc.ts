@@ -45,7 +45,9 @@ run(async () => {
     },
     { api, signer: wallet, chain: "arc", onStage: (stage) => console.log(`  ${stage}`) },
   );
-  console.log(`posted ${posted.taskHash} on ${posted.chain} (chain id ${posted.chainId}): task #${posted.onChainTaskId}`);
+  console.log(
+    `posted ${posted.taskHash} on ${posted.chain} (chain id ${posted.chainId}): task #${posted.onChainTaskId}`,
+  );
 
   // The funding, read from arc's own RPC: mined there, sent to arc's escrow, which holds the task.
   const receipt = await provider.getTransactionReceipt(posted.txHash);

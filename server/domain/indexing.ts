@@ -315,8 +315,7 @@ export const READ_YOUR_WRITES_MS = 5_000;
  * READ_YOUR_WRITES_MS the answer goes out anyway, and reads say NOT_INDEXED_YET until the indexer catches up.
  */
 async function awaitIndexed(deps: Deps, chain: ChainName, block: number): Promise<void> {
-  const indexer =
-    deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
+  const indexer = deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
   try {
     await indexer?.waitForBlock(block, READ_YOUR_WRITES_MS);
   } catch {

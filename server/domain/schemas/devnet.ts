@@ -3,11 +3,9 @@ import { z } from "./common";
 
 export const devnetWalletsSchema = z
   .object({
-    rpcUrl: z
-      .string()
-      .openapi({
-        description: "The posting chain's JSON-RPC URL (the browser signs and sends there until it switches chains)",
-      }),
+    rpcUrl: z.string().openapi({
+      description: "The posting chain's JSON-RPC URL (the browser signs and sends there until it switches chains)",
+    }),
     chainId: z.number().int(),
     chains: z
       .array(

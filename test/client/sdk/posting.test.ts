@@ -152,9 +152,7 @@ describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider 
       { api: market, signer: poster },
     );
     expect(built, "the service's answer").to.deep.equal([null]);
-    expect(await minedNonce(chain.provider, poster.address), "only the funding transaction").to.equal(
-      nonce + 1,
-    );
+    expect(await minedNonce(chain.provider, poster.address), "only the funding transaction").to.equal(nonce + 1);
     expect(await createdFor(posted.taskHash)).to.have.length(1);
     expect(await balance()).to.equal(before - USDC(4));
     expect(await token.allowance(poster.address, escrow)).to.equal(0n);

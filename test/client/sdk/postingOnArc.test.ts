@@ -39,7 +39,7 @@ async function expectCode(promise: Promise<unknown>, code: string): Promise<Mark
   expect.fail(`expected ${code}`);
 }
 
-describe("SDK posting on arc (chain: \"arc\", plain JsonRpcProvider + Wallet on arc's RPC)", function () {
+describe('SDK posting on arc (chain: "arc", plain JsonRpcProvider + Wallet on arc\'s RPC)', function () {
   this.timeout(60_000);
   let base: Awaited<ReturnType<typeof deployEscrowFixture>>;
   let arc: ArcFixture;
