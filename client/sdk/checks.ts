@@ -384,6 +384,8 @@ export interface SendableAnswer {
   unsignedTx: UnsignedTx;
   /** The approval a task or batch build answers (null when the allowance already covers the reward). */
   approveTx?: UnsignedTx | null;
+  /** The chain the answer names (a task's transaction is for the task's chain). */
+  chain?: ChainName;
   chainId?: number;
 }
 

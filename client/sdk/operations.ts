@@ -1,8 +1,9 @@
 /**
  * Signed operations on one task, by hash, with the careful client's checks: the service builds the unsigned
  * transaction (cancel, reclaim, dispute, release, escalate, assign), the SDK checks it is from the key's wallet, to
- * the settlement record's escrow, on its chain, exactly the expected call with zero value, then signs it with
- * managed nonces and waits for its receipt. `resolveDispute` is the escrow admin's own call (no API route builds it).
+ * the escrow of the task's chain in the settlement record, with that chain's id, exactly the expected call with zero
+ * value, then signs it with managed nonces and waits for its receipt. The signer must be connected to an RPC of the
+ * task's chain (WRONG_CHAIN otherwise, before anything is signed). `resolveDispute` is the escrow admin's own call (no API route builds it).
  * `submitResult` is the worker's delivery: the result stored by the service, then submitEvidence of its hash.
  */
 import { Contract, type Signer } from "ethers";
@@ -12,7 +13,7 @@ import { checkEscrowTx, checkOwner, checkRpc, pinSettlement, type ExpectedCall }
 import { isMarketError, refuse } from "./errors";
 import { evidenceHash } from "./canonicalJson";
 import { TxSender } from "./sender";
-import type { PosterTx } from "./types";
+import type { ChainName, PosterTx } from "./types";
 
 export type TaskOperation = "cancel" | "reclaim" | "dispute" | "release" | "escalate";
 
@@ -38,13 +39,23 @@ const CALL: Record<TaskOperation, Exclude<ExpectedCall["fn"], "createTask" | "cr
   escalate: "escalateUnjudgedWork",
 };
 
-async function prepare(options: OperationOptions) {
-  const { api, signer } = options;
-  if (!signer) refuse("NO_SIGNER", "this operation signs a transaction: pass a signer");
-  const wallet = (await signer.getAddress()).toLowerCase();
-  const pin = pinSettlement(await api.settlement());
+/** The signer's address (NO_SIGNER without one), checked to be the API key's wallet (OWNER_MISMATCH). */
+async function signerWallet(options: OperationOptions): Promise<string> {
+  if (!options.signer) refuse("NO_SIGNER", "this operation signs a transaction: pass a signer");
+  const wallet = (await options.signer.getAddress()).toLowerCase();
+  checkOwner((await options.api.whoami()).address, wallet);
+  return wallet;
+}
+
+/**
+ * The settlement of the task's `chain` (its entry of the settlement record) with the signer's RPC checked to be that
+ * chain's, and a sender of the signer.
+ */
+async function prepareOn(options: OperationOptions, chain: ChainName) {
+  const signer = options.signer!;
+  const pin = pinSettlement(await options.api.settlement(), undefined, chain);
   await checkRpc(signer, pin);
-  return { wallet, pin, sender: new TxSender(signer, { confirmTimeoutMs: options.confirmTimeoutMs }) };
+  return { pin, sender: new TxSender(signer, { confirmTimeoutMs: options.confirmTimeoutMs }) };
 }
 
 /** Builds, checks, signs and confirms `operation` on the task `taskHash`. */
@@ -53,9 +64,9 @@ export async function sendTaskOperation(
   operation: TaskOperation,
   taskHash: string,
 ): Promise<TaskOperationResult> {
-  const { wallet, pin, sender } = await prepare(options);
-  checkOwner((await options.api.whoami()).address, wallet);
+  const wallet = await signerWallet(options);
   const answer = await options.api[operation](taskHash);
+  const { pin, sender } = await prepareOn(options, answer.chain);
   const taskId = BigInt(answer.onChainTaskId);
   checkEscrowTx(answer, pin, wallet, { fn: CALL[operation], taskId } as ExpectedCall);
   const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
@@ -70,9 +81,9 @@ export async function sendTaskOperation(
 
 /** The poster assigns the task to `worker` on-chain (the listing is not informed: see the spec's assignWorker). */
 export async function assignTask(options: OperationOptions, taskHash: string, worker: string) {
-  const { wallet, pin, sender } = await prepare(options);
-  checkOwner((await options.api.whoami()).address, wallet);
+  const wallet = await signerWallet(options);
   const answer: PosterTx = await options.api.assign(taskHash, worker);
+  const { pin, sender } = await prepareOn(options, answer.chain);
   checkEscrowTx(answer, pin, wallet, { fn: "assignWorker", taskId: BigInt(answer.onChainTaskId), worker });
   const sent = await sender.send({ to: answer.unsignedTx.to, data: answer.unsignedTx.data });
   await sender.wait(sent.hash);
@@ -103,8 +114,7 @@ export async function submitResult(
   taskHash: string,
   result: unknown,
 ): Promise<SubmittedResult> {
-  const { wallet, pin, sender } = await prepare(options);
-  checkOwner((await options.api.whoami()).address, wallet);
+  const wallet = await signerWallet(options);
   const expectedHash = evidenceHash(result);
   const until = Date.now() + (options.assignmentWaitMs ?? ASSIGNMENT_WAIT_MS);
   let backoffMs = 1000;
@@ -120,6 +130,7 @@ export async function submitResult(
       backoffMs = Math.min(backoffMs * 2, 5000);
     }
   }
+  const { pin, sender } = await prepareOn(options, answer.chain);
   checkEscrowTx(answer, pin, wallet, {
     fn: "submitEvidence",
     taskId: BigInt(answer.onChainTaskId),
@@ -138,20 +149,22 @@ export async function submitResult(
 
 /**
  * The escrow admin rules on a disputed task (devnet and operators): `resolveDispute(taskId, workerFavored)` sent to
- * the settlement record's escrow on its chain, from a signer that is the escrow's admin (OWNER_MISMATCH otherwise).
+ * the escrow of the task's chain, from a signer that is the escrow's admin (OWNER_MISMATCH otherwise).
  */
 export async function resolveDispute(
   options: OperationOptions,
   taskHash: string,
   workerFavored: boolean,
 ): Promise<TaskOperationResult> {
-  const { wallet, pin, sender } = await prepare(options);
+  if (!options.signer) refuse("NO_SIGNER", "this operation signs a transaction: pass a signer");
+  const wallet = (await options.signer.getAddress()).toLowerCase();
+  const task = await options.api.task(taskHash);
+  const { pin, sender } = await prepareOn(options, task.chain);
   const admin = String(await new Contract(pin.escrow, escrowInterface, sender.provider).admin()).toLowerCase();
   if (admin !== wallet) refuse("OWNER_MISMATCH", `the escrow's admin is ${admin}, the signer is ${wallet}`);
-  const task = await options.api.task(taskHash);
   const data = escrowInterface.encodeFunctionData("resolveDispute", [task.taskId, workerFavored]);
   checkEscrowTx(
-    { chain: pin.postingChain, chainId: pin.chainId, unsignedTx: { to: pin.escrow, from: wallet, data, value: "0" } },
+    { chain: task.chain, chainId: pin.chainId, unsignedTx: { to: pin.escrow, from: wallet, data, value: "0" } },
     pin,
     wallet,
     { fn: "resolveDispute", taskId: BigInt(task.taskId), workerFavored },

@@ -284,7 +284,8 @@ export function operation(name: TaskOperation) {
   return async (ctx: Context, task: string, options: IdChain = {}): Promise<void> => {
     const api = apiOf(ctx);
     const hash = await taskHashOf(api, task, options);
-    const signer = walletOf(ctx);
+    // The wallet signs on the task's own chain (through that chain's RPC: MARKET_ARC_RPC_URL on arc).
+    const signer = walletOf(ctx, (await api.task(hash)).chain);
     const done = await ctx.out
       .step(
         `${OPERATION_TEXT[name]} ${hash}`,
@@ -326,7 +327,7 @@ async function reclaimAdvice(api: MarketApi, hash: string, error: unknown): Prom
 export async function resolve(ctx: Context, task: string, options: { worker?: boolean; poster?: boolean }) {
   const hash = parseTaskHash(task);
   if (!options.worker && !options.poster) throw usageError("INVALID_INPUT", "give --worker or --poster");
-  const signer = walletOf(ctx);
+  const signer = walletOf(ctx, (await apiOf(ctx, false).task(hash)).chain);
   const done = await ctx.out.step(
     `ruling for the ${options.worker ? "worker" : "poster"} on ${hash}`,
     () => resolveDispute({ api: apiOf(ctx, false), signer }, hash, Boolean(options.worker)),

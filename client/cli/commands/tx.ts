@@ -56,19 +56,24 @@ export function parseSendable(text: string): SendableAnswer {
     return {
       unsignedTx: data.unsignedTx,
       approveTx: approveTx ?? null,
+      ...(data.chain === "base" || data.chain === "arc" ? { chain: data.chain } : {}),
       ...(typeof data.chainId === "number" ? { chainId: data.chainId } : {}),
     };
   }
   throw usageError(
     "INVALID_INPUT",
-    "the input carries no unsigned transaction: give { unsignedTx, approveTx?, chainId? } or { to, data, from }",
+    "the input carries no unsigned transaction: give { unsignedTx, approveTx?, chain?, chainId? } or { to, data, from }",
   );
 }
 
 export async function send(ctx: Context, file: string | undefined): Promise<void> {
   const answer = parseSendable(readInput(file));
-  const signer = walletOf(ctx);
-  const pin = pinSettlement(await apiOf(ctx, false).settlement());
+  // The chain the answer is for (named, or found by its chain id; the posting chain for a bare transaction): its
+  // entry of the settlement record is what the transaction is checked against, and its RPC signs.
+  const settlement = await apiOf(ctx, false).settlement();
+  const chain = answer.chain ?? settlement.chains.find((c) => c.chainId === answer.chainId)?.chain;
+  const pin = pinSettlement(settlement, undefined, chain);
+  const signer = walletOf(ctx, pin.chain);
   await checkRpc(signer, pin);
   const txs = checkSendable(answer, pin, signer.address);
   const sender = new TxSender(signer);

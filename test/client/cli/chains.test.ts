@@ -9,7 +9,8 @@ import path from "node:path";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { runCli } from "./run";
-import { ARC_CHAIN_ID } from "../../helpers/arc";
+import { ARC_CHAIN_ID, serveArcChain } from "../../helpers/arc";
+import { hardhatPrivateKey } from "../../helpers/keys";
 import { BASE_CHAIN_ID, withTwoChains, type TwoChains } from "../../helpers/twoChains";
 
 function cliEnv(t: TwoChains, home: string, key?: string): Record<string, string> {
@@ -46,6 +47,28 @@ describe("market CLI over two chains", function () {
       const unknown = await runCli(["status", "1", "--chain", "polygon"], env);
       expect(unknown.code).to.not.equal(0);
       expect(unknown.stderr).to.match(/polygon/);
+    });
+  });
+
+  it("cancel --chain arc: the poster's wallet signs through arc's RPC (MARKET_ARC_RPC_URL), the reward comes back on arc", async () => {
+    await withTwoChains(async (t) => {
+      const arcRpc = await serveArcChain();
+      try {
+        const env = {
+          ...cliEnv(t, home, t.posterKey),
+          MARKET_PRIVATE_KEY: hardhatPrivateKey(3), // the fixtures' poster, on both chains
+          MARKET_ARC_RPC_URL: arcRpc.url,
+          MARKET_RPC_URL: "http://127.0.0.1:9", // base's RPC is not needed for arc's task: nothing listens here
+        };
+        const before = await t.arc.usdc.balanceOf(t.arc.poster.address);
+        const cancelled = await runCli(["cancel", "#1", "--chain", "arc", "--json"], env);
+        expect(cancelled.code, cancelled.stdout + cancelled.stderr).to.equal(0);
+        const receipt = await arcRpc.provider.getTransactionReceipt(cancelled.json.txHash);
+        expect(receipt!.to!.toLowerCase()).to.equal(t.arc.book.escrow.proxy.toLowerCase());
+        expect(await t.arc.usdc.balanceOf(t.arc.poster.address)).to.equal(before + 7_000_000n);
+      } finally {
+        await arcRpc.close();
+      }
     });
   });
 

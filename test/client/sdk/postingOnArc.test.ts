@@ -20,6 +20,7 @@ import {
   MarketApi,
   postTask,
   postTasks,
+  sendTaskOperation,
   type MarketError,
 } from "../../../client/sdk/index";
 
@@ -141,5 +142,25 @@ describe('SDK posting on arc (chain: "arc", plain JsonRpcProvider + Wallet on ar
       "SETTLEMENT_CHANGED",
     );
     expect(await arcBalance()).to.equal(before);
+  });
+
+  it("cancels an arc task through arc's escrow with a wallet on arc's RPC; a wallet on base's RPC is refused first", async () => {
+    const posted = await postTask(
+      { brief: "Cancel me on arc.", privacy: "public", amount: USDC(4) },
+      { api: market, signer: poster, chain: "arc" },
+    );
+    // The signer on base's RPC: WRONG_CHAIN before anything is signed (the task is arc's).
+    const baseRpc = await serveChain();
+    try {
+      const onBase = new Wallet(poster.privateKey, baseRpc.provider);
+      await expectCode(sendTaskOperation({ api: market, signer: onBase }, "cancel", posted.taskHash), "WRONG_CHAIN");
+    } finally {
+      await baseRpc.close();
+    }
+    const before = await arcBalance();
+    const cancelled = await sendTaskOperation({ api: market, signer: poster }, "cancel", posted.taskHash);
+    const receipt = await arcRpc.provider.getTransactionReceipt(cancelled.txHash);
+    expect(receipt!.to!.toLowerCase(), "sent to arc's escrow").to.equal(arc.book.escrow.proxy.toLowerCase());
+    expect(await arcBalance(), "the reward came back on arc").to.equal(before + USDC(4));
   });
 });
