@@ -25,12 +25,17 @@ const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /**
  * The page's Content-Security-Policy: scripts only from this origin, no inline script, no framing. Styles allow
- * 'unsafe-inline' because the UI library sets CSS variables in a style element. `connect-src` adds the devnet chain
+ * 'unsafe-inline' because the UI library sets CSS variables in a style element. `connect-src` adds the devnet's chains
  * when the devnet wallet picker is on (the browser signs there); a browser wallet talks to its own node.
  */
 export function contentSecurityPolicy(deps: Deps): string {
   const connect = ["'self'"];
-  if (deps.config.api.web.devnetAccountsFile) connect.push(new URL(deps.config.rpcUrl).origin);
+  if (deps.config.api.web.devnetAccountsFile) {
+    // Every devnet chain the wallet can switch to (GET /devnet/wallets lists them).
+    for (const chain of deps.config.chains) {
+      if (deps.chains.has(chain.name)) connect.push(new URL(chain.rpcUrl).origin);
+    }
+  }
   return [
     "default-src 'self'",
     "script-src 'self'",

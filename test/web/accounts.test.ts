@@ -24,6 +24,9 @@ describe("web: the app, sign-in and API keys", function () {
     expect(index.headers.get("cache-control")).to.equal("no-cache");
     const csp = index.headers.get("content-security-policy")!;
     expect(csp).to.include("script-src 'self'").and.include("frame-ancestors 'none'").and.include("object-src 'none'");
+    // The devnet wallet signs on both chains: the page may reach both RPCs.
+    const connect = csp.split("; ").find((d) => d.startsWith("connect-src"))!;
+    for (const chain of web().devnet.chains) expect(connect).to.include(new URL(chain.rpcUrl).origin);
     const html = await index.text();
     // Revalidation: the same index.html answers 304 to its ETag.
     // (cache "no-cache": fetch's default mode would add Cache-Control: no-cache, which rightly defeats a 304)

@@ -81,7 +81,19 @@ describe("web: posting, the board, task detail and the agent's view", function (
     expect(await balanceOn(base), "base's escrow is untouched").to.equal(baseBefore);
     const read = await (await fetch(`${web().url}/api/v1/tasks/${hash}`)).json();
     expect(read.data).to.include({ chain: "arc", chainId: arc.chainId });
+    // The detail names the chain and reads the timeline from arc's escrow.
+    await page.getByRole("link", { name: "Follow it" }).click();
+    await page.getByText(`arc (chain ${arc.chainId})`).waitFor();
+    await page.getByText("TaskCreated").waitFor();
     expect(await seriousA11yViolations(page)).to.deep.equal([]);
+    // After a reload the devnet wallet is back on base (its first chain): cancelling the arc task switches it to arc.
+    await page.reload();
+    await go(page, "My tasks");
+    const row = page.getByTestId(`posted-${hash}`);
+    await row.getByRole("button", { name: "Cancel and refund" }).click();
+    await page.getByText("Cancelled: the reward is refunded.").waitFor({ timeout: 30_000 });
+    expect(await balanceOn(arc), "the reward left arc's escrow again").to.equal(arcBefore);
+    expect(await balanceOn(base)).to.equal(baseBefore);
   });
 
   it("follows a task live from the wallet's event stream (fetch with X-API-Key), polling only as the fallback", async () => {

@@ -6,10 +6,13 @@ import { JsonRpcProvider, BrowserProvider, zeroPadValue, toBeHex, type Provider 
 import { escrowInterface } from "../../client/sdk/index";
 import type { Eip1193Provider } from "./wallet";
 
-/** A provider to read the chain with: the signed-in wallet's, else the devnet's RPC, else none. */
-export function readProvider(wallet: Eip1193Provider | undefined, devnetRpc: string | undefined): Provider | null {
+/**
+ * A provider to read one chain with: the devnet's RPC of that chain when the page knows it, else the signed-in
+ * wallet's (whichever chain it is on: `taskTimeline` checks), else none.
+ */
+export function readProvider(wallet: Eip1193Provider | undefined, chainRpc: string | undefined): Provider | null {
+  if (chainRpc) return new JsonRpcProvider(chainRpc, undefined, { staticNetwork: true, batchMaxCount: 1 });
   if (wallet) return new BrowserProvider(wallet);
-  if (devnetRpc) return new JsonRpcProvider(devnetRpc, undefined, { staticNetwork: true, batchMaxCount: 1 });
   return null;
 }
 
@@ -21,13 +24,22 @@ export interface TimelineEntry {
   args: Record<string, string>;
 }
 
-/** Every escrow event about one task (indexed taskId is each event's first topic after the signature), oldest first. */
+/**
+ * Every escrow event about one task (indexed taskId is each event's first topic after the signature), oldest first,
+ * read on the task's chain: a provider on another chain (a wallet elsewhere) is an error saying so, never another
+ * chain's events under the same id.
+ */
 export async function taskTimeline(
   provider: Provider,
-  escrow: string,
+  chain: { chainId: number; escrow: string },
   taskId: number,
   fromBlock = 0,
 ): Promise<TimelineEntry[]> {
+  const { escrow } = chain;
+  const on = Number((await provider.getNetwork()).chainId);
+  if (on !== chain.chainId) {
+    throw new Error(`the wallet is on chain ${on}; this task's escrow is on chain ${chain.chainId}: switch to read it`);
+  }
   const logs = await provider.getLogs({
     address: escrow,
     fromBlock,

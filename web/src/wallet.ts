@@ -3,7 +3,16 @@
  * icon), with the legacy injected `window.ethereum` as a fallback; on the devnet a "devnet wallet" signs with a demo
  * account's key in the page (the server offers the keys only when it runs as the devnet).
  */
-import { JsonRpcProvider, Wallet, getBytes, isHexString, toQuantity, toUtf8Bytes } from "ethers";
+import {
+  BrowserProvider,
+  JsonRpcProvider,
+  Wallet,
+  getBytes,
+  isHexString,
+  toQuantity,
+  toUtf8Bytes,
+  type JsonRpcSigner,
+} from "ethers";
 
 export interface Eip1193Provider {
   request(args: { method: string; params?: unknown[] | object }): Promise<unknown>;
@@ -100,4 +109,20 @@ export function devnetProvider(privateKey: string, chains: readonly DevnetChain[
       }
     },
   };
+}
+
+/**
+ * A signer of `wallet` on chain `chainId` (a task's chain): the wallet is asked to switch first when it is elsewhere.
+ * A refusal leaves it where it is, and the SDK's chain check then refuses before anything is signed (WRONG_CHAIN).
+ */
+export async function signerOnChain(wallet: Eip1193Provider, chainId: number | null): Promise<JsonRpcSigner> {
+  if (chainId !== null) {
+    const current = Number(BigInt((await wallet.request({ method: "eth_chainId" })) as string));
+    if (current !== chainId) {
+      await wallet
+        .request({ method: "wallet_switchEthereumChain", params: [{ chainId: toQuantity(chainId) }] })
+        .catch(() => undefined);
+    }
+  }
+  return new BrowserProvider(wallet).getSigner();
 }

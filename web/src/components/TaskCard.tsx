@@ -34,6 +34,9 @@ export function TaskCard({
         </Group>
         <Group gap="xs" wrap="wrap">
           <Text fw={700}>{formatAmount(meta.amount, decimals, symbol)}</Text>
+          <Badge variant="outline" color="gray" title={`settles on ${meta.chain} (chain ${meta.chainId})`}>
+            {meta.chain}
+          </Badge>
           <Badge variant="outline" color="gray">
             {meta.verificationMode}
           </Badge>

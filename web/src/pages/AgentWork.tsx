@@ -23,11 +23,11 @@ import {
 } from "@mantine/core";
 import { Link } from "react-router";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider } from "ethers";
 import { isMarketError, submitResult } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
+import { signerOnChain } from "../wallet";
 import { SignInPanel } from "../components/SignIn";
 import { TaskCard } from "../components/TaskCard";
 import { useMarketEvents } from "../events";
@@ -238,7 +238,7 @@ function WorkItem({
   const [text, setText] = useState("");
   const submit = useMutation({
     mutationFn: async () => {
-      const signer = await new BrowserProvider(session.provider).getSigner();
+      const signer = await signerOnChain(session.provider, meta.chainId);
       return submitResult({ api: marketApi(session), signer }, meta.taskHash, parseResult(text.trim()));
     },
     onSuccess: () => {

@@ -11,11 +11,11 @@ import { useState } from "react";
 import { Alert, Anchor, Button, Card, Group, Loader, SimpleGrid, Stack, Tabs, Text, Title } from "@mantine/core";
 import { Link } from "react-router";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { BrowserProvider } from "ethers";
 import { sendTaskOperation } from "../../../client/sdk/index";
 import { describeError, marketApi } from "../api";
 import { usePostingChain } from "../hooks";
 import { useSession, type Session } from "../session";
+import { signerOnChain } from "../wallet";
 import { SignInPanel } from "../components/SignIn";
 import { TaskCard } from "../components/TaskCard";
 import { useMarketEvents } from "../events";
@@ -70,9 +70,12 @@ function PostedTasks({ session, refreshMs }: { session: Session; refreshMs: numb
   const action = useMutation({
     mutationFn: async ({
       hash,
+      chainId,
       kind,
     }: {
       hash: string;
+      /** The task's chain: the wallet signs there. */
+      chainId: number | null;
       kind: "finalize" | "decline" | "cancel" | "reclaim" | "dispute";
     }) => {
       const api = marketApi(session);
@@ -81,7 +84,7 @@ function PostedTasks({ session, refreshMs }: { session: Session; refreshMs: numb
         return api
           .decline(hash, { reason: "declined in the web app" })
           .then(() => "Failed verdict recorded: the worker may resubmit or appeal.");
-      const signer = await new BrowserProvider(session.provider).getSigner();
+      const signer = await signerOnChain(session.provider, chainId);
       const done = await sendTaskOperation({ api, signer }, kind, hash);
       return kind === "cancel"
         ? "Cancelled: the reward is refunded."
@@ -120,7 +123,7 @@ function PostedTasks({ session, refreshMs }: { session: Session; refreshMs: numb
           // reclaimed after the deadline (the server refuses earlier, saying when).
           const onChain = t.state.onChainStatus;
           const run = (kind: Parameters<typeof action.mutate>[0]["kind"]) =>
-            action.mutate({ hash: t.meta.taskHash, kind });
+            action.mutate({ hash: t.meta.taskHash, chainId: t.meta.chainId, kind });
           const busy = (kind: string) =>
             action.isPending && action.variables?.hash === t.meta.taskHash && action.variables.kind === kind;
           return (

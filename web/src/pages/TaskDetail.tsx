@@ -16,7 +16,7 @@ import {
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { useParams } from "react-router";
 import { describeError, marketApi } from "../api";
-import { useDevnetWallets, usePostingChain } from "../hooks";
+import { useDevnetWallets, useSettlement } from "../hooks";
 import { useSession } from "../session";
 import { useMarketEvents } from "../events";
 import { readProvider, taskTimeline } from "../escrow";
@@ -31,7 +31,7 @@ const ZERO = /^0x0{40}$/i;
 export function TaskDetailPage() {
   const { id = "" } = useParams();
   const { session } = useSession();
-  const { chain } = usePostingChain();
+  const settlement = useSettlement();
   const devnet = useDevnetWallets();
   const queryClient = useQueryClient();
   // Signed in as a party of the task, its events refresh it at once; polling stays as the fallback (slower when live).
@@ -46,12 +46,17 @@ export function TaskDetailPage() {
     refetchInterval: (query) =>
       query.state.data && [4, 5].includes(query.state.data.status) ? false : live ? 15_000 : 3000,
   });
-  const provider = readProvider(session?.provider, devnet.data?.rpcUrl);
+  // The task's own chain: its escrow, token and (on the devnet) RPC.
+  const chain = settlement.data?.chains.find((c) => c.chain === task.data?.chain);
+  const provider = readProvider(
+    session?.provider,
+    devnet.data?.chains.find((c) => c.chain === task.data?.chain)?.rpcUrl,
+  );
   const escrow = chain?.escrowAddress;
   const timeline = useQuery({
-    queryKey: ["timeline", escrow, task.data?.taskId, task.data?.status, session?.address ?? null],
-    queryFn: () => taskTimeline(provider!, escrow!, task.data!.taskId),
-    enabled: Boolean(provider && escrow && task.data),
+    queryKey: ["timeline", chain?.chain, escrow, task.data?.taskId, task.data?.status, session?.address ?? null],
+    queryFn: () => taskTimeline(provider!, { chainId: chain!.chainId!, escrow: escrow! }, task.data!.taskId),
+    enabled: Boolean(provider && escrow && chain?.chainId && task.data),
   });
   if (task.isLoading) return <Loader role="status" aria-label="Loading the task" />;
   if (task.isError) return <Alert color="red">{describeError(task.error)}</Alert>;
@@ -98,6 +103,7 @@ export function TaskDetailPage() {
           </Title>
           <Table variant="vertical" layout="fixed">
             <Table.Tbody>
+              <Row label="Chain" value={`${t.chain} (chain ${t.chainId ?? "unknown"})`} />
               <Row label="Task id" value={String(t.taskId)} />
               <Row label="Escrow" value={<Code>{shortAddress(escrow)}</Code>} />
               <Row label="Status" value={`${t.status} (${ONCHAIN_STATUS[t.status] ?? "unknown"})`} />
