@@ -83,14 +83,15 @@ export function buildChainGateways(
 
 /**
  * The dependency container. `provider` is the posting chain's (default: its RPC URL), `options.providers` the
- * others'. `clock` defaults to the posting chain's time read from its provider, cached for a second.
+ * others'. `clock` defaults to the posting chain's time read from its provider, cached for a second; every other
+ * chain's time is read from its own provider, cached `chainTimeCacheMs` (default a second), with `clock`'s wall time.
  */
 export async function buildDeps(
   config: Readonly<Config>,
   logger: Logger,
   db: Db,
   provider?: Provider,
-  options: { clock?: Clock; providers?: Partial<Record<ChainName, Provider>> } = {},
+  options: { clock?: Clock; providers?: Partial<Record<ChainName, Provider>>; chainTimeCacheMs?: number } = {},
 ) {
   const chains = buildChainGateways(config, logger, {
     ...options.providers,
@@ -98,6 +99,12 @@ export async function buildDeps(
   });
   const chain = chains.get(config.api.postingChain);
   const clock = options.clock ?? chainClock(chain?.provider);
+  const clocks = new Map<ChainName, Clock>();
+  for (const [name, gateway] of chains) {
+    if (name === config.api.postingChain) continue;
+    const own = chainClock(gateway.provider, options.chainTimeCacheMs ?? 1000);
+    clocks.set(name, { ...clock, chainNow: own.chainNow, chainNowFresh: own.chainNowFresh });
+  }
   const deps: Deps = {
     config,
     logger,
@@ -108,6 +115,7 @@ export async function buildDeps(
     chain,
     chains,
     clock,
+    clocks,
   };
   // Push: the event hub (SSE streams) and the webhook dispatcher; the caller starts them (startPush).
   Object.assign(deps, createPush(deps));

@@ -56,7 +56,9 @@ export async function profileListing(deps: Deps, url: string): Promise<void> {
     add("SQL: listings + capabilities of the page (getListings)", now() - t);
     t = now();
     const ctx = {
-      chains: new Map([[deps.config.api.postingChain, { chainId: deps.chain?.book.chainId ?? null, pauses }]]),
+      chains: new Map([
+        [deps.config.api.postingChain, { chainId: deps.chain?.book.chainId ?? null, pauses, now: chainNow }],
+      ]),
       now: chainNow,
     };
     const out = page.tasks.map((task) => {

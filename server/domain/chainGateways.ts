@@ -4,6 +4,7 @@
  * a served chain posts only once its address book names a deployment.
  */
 import type { ChainGateway } from "../chain/gateway";
+import type { Clock } from "../chain/clock";
 import type { ChainName } from "../escrow/records";
 import { fail } from "../errors";
 import type { Deps } from "./deps";
@@ -34,6 +35,15 @@ export function chainGateways(deps: Deps): ChainGateway[] {
     const gateway = gatewayOf(deps, c.name);
     return gateway ? [gateway] : [];
   });
+}
+
+/**
+ * The clock of `chain`: the service's clock on the posting chain, that chain's own block time on another (the wall
+ * clock stands in when its node cannot be read; the posting chain's clock for a chain without a deployment).
+ */
+export function chainClock(deps: Pick<Deps, "clock" | "clocks" | "config">, chain: ChainName): Clock {
+  if (chain === deps.config.api.postingChain) return deps.clock;
+  return deps.clocks?.get(chain) ?? deps.clock;
 }
 
 function gatewayOf(deps: Deps, chain: ChainName): ChainGateway | undefined {

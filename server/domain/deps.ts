@@ -50,6 +50,11 @@ export interface Deps {
   webhooks?: WebhookDispatcher;
   /** The agent host of this process (server/hosting), when it runs one: told to look again after an owner's change. */
   agentHost?: { wake(): void };
-  /** Chain time (deadlines) and wall time (what the service itself times). */
+  /** The posting chain's time (deadlines) and wall time (what the service itself times). */
   clock: Clock;
+  /**
+   * The chain time of every other chain with a deployment (its latest block, cached a second): a task's deadlines are
+   * its own chain's time (`chainClock(deps, chain)`, server/domain/chainGateways.ts).
+   */
+  clocks?: ReadonlyMap<ChainName, Clock>;
 }

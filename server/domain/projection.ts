@@ -13,6 +13,7 @@ import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { verifierOn } from "./verifiers";
+import { chainClock } from "./chainGateways";
 import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type PausePeriod, type TaskRecord } from "../escrow/records";
 
 /** A task's key across chains: an on-chain id is unique on its own chain only. */
@@ -40,7 +41,7 @@ export function marketplaceState(
   ctx: ProjectionContext,
   facts: MarketFacts = NO_FACTS,
 ): TaskState {
-  const { now } = ctx;
+  const now = nowOn(ctx, listing.chain);
   const onChainStatus = task?.status ?? TASK_STATUS.Funded;
   const lapsed = task
     ? now >= effectiveDeadline(task, pausesOn(ctx, task.chain), now)
@@ -108,15 +109,21 @@ export async function marketFacts(
 export interface ChainProjection {
   chainId: number | null;
   pauses: readonly PausePeriod[];
+  /** The chain's time now (its tasks' deadlines are in it). */
+  now: number;
 }
 
 export interface ProjectionContext {
   /** Each configured chain's; a chain absent (a row of a chain no longer configured) has no id and no pauses. */
   chains: ReadonlyMap<ChainName, ChainProjection>;
+  /** The posting chain's time now (reputation's decay, the open listing's deadline filter). */
   now: number;
 }
 
 const NO_PAUSES: readonly PausePeriod[] = [];
+
+/** The time of `chain` now (the posting chain's for a chain no longer configured). */
+export const nowOn = (ctx: ProjectionContext, chain: ChainName): number => ctx.chains.get(chain)?.now ?? ctx.now;
 
 /** The pause periods of `chain`'s escrow, by which its tasks' deadlines are extended. */
 export const pausesOn = (ctx: ProjectionContext, chain: ChainName): readonly PausePeriod[] =>
@@ -171,7 +178,7 @@ export function onChainTask(task: TaskRecord, ctx: ProjectionContext): OnChainTa
     locationZone: task.locationZone,
     createdAt: task.createdAt,
     deadline: task.deadline,
-    effectiveDeadline: effectiveDeadline(task, pausesOn(ctx, task.chain), ctx.now),
+    effectiveDeadline: effectiveDeadline(task, pausesOn(ctx, task.chain), nowOn(ctx, task.chain)),
     submissionAttempts: task.submissionAttempts,
     disputedAt: task.disputedAt,
     verifier: task.verifier,
@@ -202,12 +209,16 @@ export function matchingTask(listing: ListingRecord, task: TaskRecord | undefine
   return task && task.taskHash === listing.taskHash ? task : undefined;
 }
 
-/** Every configured chain's id and pauses (without a chain list: the posting chain's), and the chain time now. */
+/** Every configured chain's id, pauses and time now (without a chain list: the posting chain's). */
 export async function projectionContext(deps: Deps): Promise<ProjectionContext> {
   const names = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
   const chains = new Map<ChainName, ChainProjection>();
   for (const name of names) {
-    chains.set(name, { chainId: chainIdOf(deps, name), pauses: await projectedPauses(deps, name) });
+    chains.set(name, {
+      chainId: chainIdOf(deps, name),
+      pauses: await projectedPauses(deps, name),
+      now: await chainClock(deps, name).chainNow(),
+    });
   }
   return { chains, now: await deps.clock.chainNow() };
 }

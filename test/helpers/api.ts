@@ -132,6 +132,8 @@ export async function startTestApi(
   const deps = await buildDeps(config, silentLogger, testDb.db, ethers.provider, {
     clock,
     providers: arc ? { arc: arc.provider } : {},
+    // arc's time read on every call too (a test that moves it sees it at once).
+    chainTimeCacheMs: 0,
   });
   const indexer = new Indexer({
     db: testDb.db,

@@ -26,7 +26,7 @@ import {
   type MarketplaceStatus,
 } from "../marketStatus";
 import { verifierOn } from "../verifiers";
-import { chainGateway } from "../chainGateways";
+import { chainClock, chainGateway } from "../chainGateways";
 
 export interface TaskContext {
   taskHash: string;
@@ -83,20 +83,10 @@ export function parseTaskHash(raw: string): string {
 // Loading
 // ---------------------------------------------------------------------------------------------------------------
 
-/**
- * Chain time of `chain`, Unix seconds: the service's clock on the posting chain (`fresh`: past its cache); on another
- * chain that chain's latest block, read now (the wall clock when it cannot be read, as the service's clock does).
- */
+/** Chain time of `chain`, Unix seconds, from that chain's clock (`fresh`: past its cache). */
 export async function chainTime(deps: Deps, chain: ChainName, fresh: boolean): Promise<number> {
-  if (chain === deps.config.api.postingChain) return fresh ? deps.clock.chainNowFresh() : deps.clock.chainNow();
-  const gateway = deps.chains.get(chain);
-  try {
-    const block = await gateway?.provider.getBlock("latest");
-    if (block) return block.timestamp;
-  } catch {
-    // unreadable: the wall clock below
-  }
-  return deps.clock.wallNow();
+  const clock = chainClock(deps, chain);
+  return fresh ? clock.chainNowFresh() : clock.chainNow();
 }
 
 /** The marketplace state (docs/marketplace.md "States") of a loaded task. */

@@ -50,6 +50,25 @@ describe("reads over two chains: task 1 of base and task 1 of arc never mix", fu
     });
   });
 
+  it("each task's deadline is its own chain's time: arc's clock past the deadline expires arc's task only", async () => {
+    await withTwoChains(async (t) => {
+      // Both tasks 1 run 30 days; only arc's chain moves 31 days on.
+      await t.arc.runtime.network.provider.send("evm_increaseTime", [31 * 86_400]);
+      await t.arc.runtime.network.provider.send("evm_mine", []);
+      await t.api.synced();
+      expect((await get(t, "/api/v1/tasks/1?chain=arc")).a2aState.status).to.equal("expired");
+      expect((await get(t, "/api/v1/tasks/1")).a2aState.status).to.equal("open");
+      const page = (await t.api.request("GET", "/api/v1/a2a/tasks/posted", { key: t.posterKey })).json.data;
+      const states = Object.fromEntries(
+        page.tasks.map((task: { meta: { chain: string }; state: { status: string } }) => [
+          task.meta.chain,
+          task.state.status,
+        ]),
+      );
+      expect(states).to.deep.equal({ base: "open", arc: "expired" });
+    });
+  });
+
   it("the open-task list shows both chains by default and one with ?chain=, each task with its own record", async () => {
     await withTwoChains(async (t) => {
       const all = await get(t, "/api/v1/a2a/tasks");

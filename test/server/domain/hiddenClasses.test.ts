@@ -63,7 +63,10 @@ const listing = (taskId: number, publicBrief: string | null): ListingRecord => (
   capabilities: ["web"],
 });
 
-const ctx: ProjectionContext = { chains: new Map([["base", { chainId: 31337, pauses: [] }]]), now: 1_800_000_000 };
+const ctx: ProjectionContext = {
+  chains: new Map([["base", { chainId: 31337, pauses: [], now: 1_800_000_000 }]]),
+  now: 1_800_000_000,
+};
 
 describe("hot views keep one hidden class per shape (Node 20's spread cliff)", function () {
   before(function () {
