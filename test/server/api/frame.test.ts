@@ -86,6 +86,7 @@ describe("API frame: envelope, body reading, errors", () => {
         "activeAgents",
         "registeredUsers",
         "completedTasks",
+        "byChain",
       ]);
     }));
 

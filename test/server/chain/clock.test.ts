@@ -4,7 +4,7 @@
  */
 import { expect } from "chai";
 import type { Provider } from "ethers";
-import { chainClock, manualClock } from "../../../server/chain/clock";
+import { chainClock, manualClock, type Clock } from "../../../server/chain/clock";
 import { stillBefore, type TaskContext } from "../../../server/domain/marketplace/taskContext";
 import type { Deps } from "../../../server/domain/deps";
 
@@ -40,11 +40,13 @@ describe("chain clock", () => {
   });
 
   describe("stillBefore", () => {
-    const context = (now: number) => ({ now }) as TaskContext;
+    const context = (now: number) => ({ now, chain: "base" }) as TaskContext;
+    /** The service's clock on the posting chain (base), the chain of the task. */
+    const depsOf = (clock: Clock) => ({ clock, config: { api: { postingChain: "base" } } }) as unknown as Deps;
 
     it("re-reads the chain before refusing: a stale cached time does not refuse what the chain allows", async () => {
       const { chain, provider } = movingChain(1_000);
-      const deps = { clock: chainClock(provider, 60_000) } as unknown as Deps;
+      const deps = depsOf(chainClock(provider, 60_000));
       const ctx = context(await deps.clock.chainNow());
       chain.time = 2_000; // the chain moved past the deadline after the cached read
       expect(await stillBefore(deps, ctx, 1_500)).to.equal(false);
@@ -53,7 +55,7 @@ describe("chain clock", () => {
 
     it("refuses while the chain itself is still before, and reads nothing when the cached time is past", async () => {
       const { chain, provider } = movingChain(1_000);
-      const deps = { clock: chainClock(provider, 60_000) } as unknown as Deps;
+      const deps = depsOf(chainClock(provider, 60_000));
       expect(await stillBefore(deps, context(1_000), 1_500)).to.equal(true);
       const reads = chain.reads;
       expect(await stillBefore(deps, context(1_600), 1_500)).to.equal(false);
