@@ -91,8 +91,8 @@ export interface AgentRuntimeOptions {
   providers?: Partial<Record<ChainName, Provider>>;
   capabilities: string[];
   /**
-   * The chains registered as the agent's (default: the posting chain and every chain of `providers`); each needs a
-   * provider.
+   * The chains registered as the agent's (default: the posting chain and every chain of `providers`). It works on
+   * those it has a provider for that the settlement record can settle on now; the others are logged and skipped.
    */
   supportedChains?: ChainName[];
   /** Smallest reward the agent takes, in the token's smallest unit (default "0"). */
@@ -269,11 +269,22 @@ export class AgentRuntime {
     const chains =
       this.options.supportedChains ??
       settlement.chains.map((c) => c.chain).filter((chain) => providers[chain] !== undefined);
-    // Each chain's signer is checked against that chain's entry (its RPC must be that chain's) before any work.
+    // Each chain's signer is checked against that chain's entry (its RPC must be that chain's) before any work. A
+    // chain it has no RPC for, or that cannot be settled on now (no deployment), is skipped, saying so: it takes no
+    // task there.
     for (const chain of chains) {
       const provider = providers[chain];
-      if (!provider) throw new MarketError("NO_RPC", `supportedChains names ${chain}: give its provider in providers`);
-      const pin = pinSettlement(settlement, undefined, chain);
+      if (!provider) {
+        this.log(`no RPC for ${chain} (pass it in providers): taking no task there`);
+        continue;
+      }
+      let pin: SettlementPin;
+      try {
+        pin = pinSettlement(settlement, undefined, chain);
+      } catch (error) {
+        this.log(`${chain} cannot be settled on now (${(error as Error).message}): taking no task there`);
+        continue;
+      }
       const wallet = chain === settlement.postingChain ? this.wallet : new Wallet(this.options.privateKey, provider);
       await checkRpc(wallet, pin);
       this.signers.set(chain, {
@@ -281,6 +292,9 @@ export class AgentRuntime {
         pin,
         sender: new TxSender(wallet, { confirmTimeoutMs: this.options.confirmTimeoutMs }),
       });
+    }
+    if (this.signers.size === 0) {
+      throw new MarketError("NO_RPC", `the agent can settle on none of its chains (${chains.join(", ")})`);
     }
     checkOwner((await this.api.whoami()).address, this.wallet.address);
     await this.api.registerExecutor({
@@ -290,7 +304,9 @@ export class AgentRuntime {
       minReward: this.options.minReward ?? "0",
       ...(this.options.verifier ? { verifier: this.options.verifier } : {}),
     });
-    this.log(`registered with capabilities ${this.options.capabilities.join(", ")} on ${chains.join(", ")}`);
+    this.log(
+      `registered with capabilities ${this.options.capabilities.join(", ")}; working on ${this.chains.join(", ")}`,
+    );
     this.running = true;
     // Work accepted before a restart first (the queue runs it before any new task).
     this.enqueue(() => this.resumeWork());
