@@ -6,18 +6,14 @@
  * `arcFixture()` works as `loadFixture` does on base: the first call deploys and snapshots, every later call reverts
  * the arc chain to that snapshot, so each test starts from the same arc state.
  */
-import hre from "hardhat";
-import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
-import type { HardhatRuntimeEnvironment, JsonRpcServer } from "hardhat/types";
-import { JsonRpcProvider } from "ethers";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import { deployAll } from "../../scripts/deploy";
 import { secondChainRuntime } from "../../scripts/secondChain";
 import type { AddressBook } from "../../server/chain/addressBook";
 import type { MockUSDC, TaskEscrow } from "../../typechain-types";
 import { FEE_BPS, USDC } from "./fixtures";
-import { freePort } from "./api";
-import type { ServedChain } from "./rpc";
+import { serveChain, type ServedChain } from "./rpc";
 
 export const ARC_CHAIN_ID = 31338;
 
@@ -87,22 +83,6 @@ export async function arcFixture(): Promise<ArcFixture> {
 }
 
 /** arc served over JSON-RPC HTTP on 127.0.0.1 (as the devnet serves it on DEVNET_ARC_PORT), with a plain provider. */
-export async function serveArcChain(): Promise<ServedChain> {
-  const arc = arcRuntime();
-  const server: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
-    hostname: "127.0.0.1",
-    port: await freePort(),
-    provider: arc.network.provider,
-  });
-  const { address, port } = await server.listen();
-  const url = `http://${address}:${port}`;
-  const provider = new JsonRpcProvider(url);
-  return {
-    url,
-    provider,
-    async close() {
-      provider.destroy();
-      await server.close();
-    },
-  };
+export function serveArcChain(): Promise<ServedChain> {
+  return serveChain(arcRuntime().network.provider);
 }

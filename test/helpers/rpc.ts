@@ -6,7 +6,7 @@
 import hre, { ethers } from "hardhat";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { TASK_NODE_CREATE_SERVER } from "hardhat/builtin-tasks/task-names";
-import type { JsonRpcServer } from "hardhat/types";
+import type { EIP1193Provider, JsonRpcServer } from "hardhat/types";
 import { freePort } from "./api";
 
 export interface ServedChain {
@@ -16,11 +16,11 @@ export interface ServedChain {
   close(): Promise<void>;
 }
 
-export async function serveChain(): Promise<ServedChain> {
+export async function serveChain(chain: EIP1193Provider = hre.network.provider): Promise<ServedChain> {
   const server: JsonRpcServer = await hre.run(TASK_NODE_CREATE_SERVER, {
     hostname: "127.0.0.1",
     port: await freePort(),
-    provider: hre.network.provider,
+    provider: chain,
   });
   const { address, port } = await server.listen();
   const url = `http://${address}:${port}`;

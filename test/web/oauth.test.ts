@@ -13,29 +13,22 @@ import { Contract, JsonRpcProvider, Wallet } from "ethers";
 import type { Page } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from "@modelcontextprotocol/sdk/shared/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
+import type { OAuthClientMetadata } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { secp256k1 } from "@noble/curves/secp256k1";
 import { agentPublicKey } from "../../server/domain/briefs";
 import { seriousA11yViolations, useWebDevnet, type WebDevnet } from "./harness";
+import { MemoryOAuthHost } from "../helpers/oauthHost";
 
 /** The loopback redirect of the MCP host (its own port, in this suite's range). */
 const REDIRECT_PORT = 18302;
 const REDIRECT_URL = `http://127.0.0.1:${REDIRECT_PORT}/callback`;
 
 /** What a host keeps between runs, in memory: its registration, tokens and the PKCE verifier; where it was sent. */
-class MemoryProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  /** Every authorization URL the SDK asked the host to open. */
-  readonly authorizationUrls: URL[] = [];
-
-  constructor(private readonly name: string) {}
+class MemoryProvider extends MemoryOAuthHost {
+  constructor(private readonly name: string) {
+    super();
+  }
 
   get redirectUrl() {
     return REDIRECT_URL;
@@ -51,27 +44,6 @@ class MemoryProvider implements OAuthClientProvider {
   }
   state() {
     return crypto.randomBytes(8).toString("hex");
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
   invalidateCredentials(scope: "all" | "client" | "tokens" | "verifier" | "discovery") {
     if (scope === "all" || scope === "tokens") this.saved = undefined;

@@ -40,6 +40,7 @@ import {
   type ExpectedCall,
 } from "../../../client/sdk/index";
 import { Interface } from "ethers";
+import { expectCode as expectCodeOf } from "../../helpers/marketErrors";
 
 const seen = new Set<string>();
 
@@ -55,17 +56,8 @@ function expectCodeSync(fn: () => unknown, code: string): MarketError {
   expect.fail(`expected ${code}`);
 }
 
-async function expectCode(promise: Promise<unknown>, code: string): Promise<MarketError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isMarketError(error), String(error)).to.equal(true);
-    expect((error as MarketError).code, (error as Error).message).to.equal(code);
-    seen.add(code);
-    return error as MarketError;
-  }
-  expect.fail(`expected ${code}`);
-}
+/** Expects a MarketError of `code`, counted among the codes this file has seen. */
+const expectCode = (promise: Promise<unknown>, code: string) => expectCodeOf(promise, code, seen);
 
 const ESCROW = "0x" + "e5".repeat(20);
 const TOKEN = "0x" + "70".repeat(20);

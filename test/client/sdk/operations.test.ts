@@ -12,7 +12,6 @@ import { hardhatPrivateKey, verifierPrivateKey } from "../../helpers/keys";
 import { agentPublicKey } from "../../../server/domain/briefs";
 import { freshWallet, minedNonce, serveChain, type ServedChain } from "../../helpers/rpc";
 import {
-  isMarketError,
   MarketApi,
   postTask,
   evidenceHash,
@@ -20,20 +19,9 @@ import {
   sendTaskOperation,
   submitResult,
   waitForTask,
-  type MarketError,
   type TaskState,
 } from "../../../client/sdk/index";
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<MarketError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isMarketError(error), String(error)).to.equal(true);
-    expect((error as MarketError).code, (error as Error).message).to.equal(code);
-    return error as MarketError;
-  }
-  expect.fail(`expected ${code}`);
-}
+import { expectCode } from "../../helpers/marketErrors";
 
 describe("SDK task operations and following a task", () => {
   let chain: ServedChain;

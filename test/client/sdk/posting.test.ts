@@ -18,31 +18,19 @@ import {
   agentPublicKey,
   decryptBrief,
   FileJournal,
-  isMarketError,
   MarketApi,
   MemoryJournal,
   openBrief,
   postTask,
   postTasks,
-  type MarketError,
   type TaskDraft,
 } from "../../../client/sdk/index";
+import { expectCode } from "../../helpers/marketErrors";
 
 const ERC20 = [
   "function balanceOf(address) view returns (uint256)",
   "function allowance(address,address) view returns (uint256)",
 ];
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<MarketError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isMarketError(error), String(error)).to.equal(true);
-    expect((error as MarketError).code, (error as Error).message).to.equal(code);
-    return error as MarketError;
-  }
-  expect.fail(`expected ${code}`);
-}
 
 describe("SDK posting flow (real API, JSON-RPC over HTTP, plain JsonRpcProvider + Wallet)", () => {
   let chain: ServedChain;

@@ -16,29 +16,17 @@ import { findListingByHash } from "../../../server/db/repositories/listings";
 import {
   agentPublicKey,
   decryptBrief,
-  isMarketError,
   MarketApi,
   postTask,
   postTasks,
   sendTaskOperation,
-  type MarketError,
 } from "../../../client/sdk/index";
+import { expectCode } from "../../helpers/marketErrors";
 
 const ERC20 = [
   "function balanceOf(address) view returns (uint256)",
   "function allowance(address,address) view returns (uint256)",
 ];
-
-async function expectCode(promise: Promise<unknown>, code: string): Promise<MarketError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(isMarketError(error), String(error)).to.equal(true);
-    expect((error as MarketError).code, (error as Error).message).to.equal(code);
-    return error as MarketError;
-  }
-  expect.fail(`expected ${code}`);
-}
 
 describe('SDK posting on arc (chain: "arc", plain JsonRpcProvider + Wallet on arc\'s RPC)', function () {
   this.timeout(60_000);

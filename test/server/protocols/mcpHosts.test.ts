@@ -11,44 +11,19 @@ import path from "node:path";
 import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { withMarket } from "../../helpers/market";
+import { MemoryOAuthHost } from "../../helpers/oauthHost";
 
 const WRONG_KEY = `sk_${"0".repeat(64)}`;
 
 /** An OAuth-capable host's provider, in memory: records where the SDK sent its user. */
-class RecordingProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  readonly authorizationUrls: URL[] = [];
+class RecordingProvider extends MemoryOAuthHost {
   get redirectUrl() {
     return "http://127.0.0.1:9/callback";
   }
   get clientMetadata() {
     return { client_name: "Recording host", redirect_uris: ["http://127.0.0.1:9/callback"] };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
 }
 

@@ -16,10 +16,10 @@ import path from "node:path";
 import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { UnauthorizedError, type OAuthClientProvider } from "@modelcontextprotocol/sdk/client/auth.js";
-import type { OAuthClientInformationMixed, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
+import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { OAuthMetadataSchema, OAuthProtectedResourceMetadataSchema } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { type Market, withMarket } from "../../helpers/market";
+import { MemoryOAuthHost } from "../../helpers/oauthHost";
 
 const REDIRECT = "http://127.0.0.1:18301/callback";
 
@@ -152,38 +152,15 @@ function loopbackCertificate(): { key: string; cert: string } | undefined {
 }
 
 /** An MCP host's OAuth provider that names itself by a Client ID Metadata Document URL (no registration). */
-class DocumentClientProvider implements OAuthClientProvider {
-  client?: OAuthClientInformationMixed;
-  saved?: OAuthTokens;
-  verifier = "";
-  readonly authorizationUrls: URL[] = [];
-  constructor(readonly clientMetadataUrl: string) {}
+class DocumentClientProvider extends MemoryOAuthHost {
+  constructor(readonly clientMetadataUrl: string) {
+    super();
+  }
   get redirectUrl() {
     return REDIRECT;
   }
   get clientMetadata() {
     return { client_name: "SDK document host", redirect_uris: [REDIRECT] };
-  }
-  clientInformation() {
-    return this.client;
-  }
-  saveClientInformation(info: OAuthClientInformationMixed) {
-    this.client = info;
-  }
-  tokens() {
-    return this.saved;
-  }
-  saveTokens(tokens: OAuthTokens) {
-    this.saved = tokens;
-  }
-  redirectToAuthorization(url: URL) {
-    this.authorizationUrls.push(url);
-  }
-  saveCodeVerifier(verifier: string) {
-    this.verifier = verifier;
-  }
-  codeVerifier() {
-    return this.verifier;
   }
 }
 
