@@ -46,7 +46,11 @@ export function chainClock(deps: Pick<Deps, "clock" | "clocks" | "config">, chai
   return deps.clocks?.get(chain) ?? deps.clock;
 }
 
-function gatewayOf(deps: Deps, chain: ChainName): ChainGateway | undefined {
+/**
+ * The gateway of `chain` when this deployment serves it and has its deployment, else undefined (the posting chain's
+ * is `deps.chain`, the others' in `deps.chains`).
+ */
+export function gatewayOf(deps: Pick<Deps, "chain" | "chains" | "config">, chain: ChainName): ChainGateway | undefined {
   if (!deps.config.chains.some((c) => c.name === chain)) return undefined;
-  return chain === deps.config.api.postingChain ? deps.chain : deps.chains.get(chain);
+  return chain === deps.config.api.postingChain ? deps.chain : deps.chains?.get(chain);
 }

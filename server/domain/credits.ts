@@ -10,7 +10,7 @@ import { encodeWithdraw } from "../chain/escrowCalls";
 import { listCreditEventsOf } from "../db/repositories/escrowEvents";
 import { foldCredits, type CreditBalance } from "../escrow/credits";
 import { ZERO_ADDRESS, type ChainName } from "../escrow/records";
-import { chainGateway } from "./chainGateways";
+import { chainGateway, chainGateways } from "./chainGateways";
 
 /** One token's balance on one chain's escrow. */
 export interface ChainCreditBalance extends CreditBalance {
@@ -33,10 +33,6 @@ export interface WithdrawResult {
   chainId: number;
 }
 
-/** Whether this service has a deployment of `chain` (the posting chain's gateway is also `deps.chain`). */
-const deployed = (deps: Deps, chain: ChainName): boolean =>
-  deps.chains.has(chain) || (chain === deps.config.api.postingChain && deps.chain !== undefined);
-
 /** What `who` is owed on one chain's escrow, per token. */
 async function creditsOn(deps: Deps, chain: ChainName, who: string): Promise<ChainCreditBalance[]> {
   const { chainId } = chainGateway(deps, chain).book;
@@ -55,9 +51,7 @@ export async function readCredits(
   query: { chain?: ChainName } = {},
 ): Promise<CreditsView> {
   const who = account.toLowerCase();
-  const chains = query.chain
-    ? [query.chain]
-    : deps.config.chains.map((c) => c.name).filter((name) => deployed(deps, name));
+  const chains = query.chain ? [query.chain] : chainGateways(deps).map((g) => g.name);
   const credits: ChainCreditBalance[] = [];
   for (const chain of chains) credits.push(...(await creditsOn(deps, chain, who)));
   return { account: who, credits };

@@ -13,7 +13,7 @@ import { loadPausePeriods } from "../db/repositories/pausePeriods";
 import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { verifierOn } from "./verifiers";
-import { chainClock } from "./chainGateways";
+import { chainClock, gatewayOf } from "./chainGateways";
 import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type PausePeriod, type TaskRecord } from "../escrow/records";
 
 /** A task's key across chains: an on-chain id is unique on its own chain only. */
@@ -228,8 +228,7 @@ export async function projectionContext(deps: Deps): Promise<ProjectionContext> 
  * without one (a task cannot be indexed there, so only a row of an earlier deployment shows null).
  */
 export function chainIdOf(deps: Pick<Deps, "chains" | "chain" | "config">, chain: ChainName): number | null {
-  const gateway = deps.chains?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.chain : undefined);
-  return gateway?.book.chainId ?? null;
+  return gatewayOf(deps, chain)?.book.chainId ?? null;
 }
 
 /** The checkpoint of `chain`'s indexer in this process, null when it runs elsewhere (or not yet). */

@@ -86,7 +86,7 @@ describe("hot views keep one hidden class per shape (Node 20's spread cliff)", f
       const deps = {
         db,
         clock: manualClock(ctx.now),
-        config: { marketplace: { acceptLockSeconds: 600 }, api: { postingChain: "base" } },
+        config: { marketplace: { acceptLockSeconds: 600 }, api: { postingChain: "base" }, chains: [{ name: "base" }] },
       } as unknown as Deps;
       const [a, b] = await optimizedAsyncPair((i) => readTask(deps, { taskId: 1 + (i % 2) }, undefined));
       expect([a.taskId, b.taskId]).to.have.members([1, 2]);
