@@ -54,3 +54,17 @@ export async function createTestDb(): Promise<TestDb> {
     },
   };
 }
+
+/**
+ * Options of a database no migration has touched, for tests that migrate step by step: a PostgreSQL schema of its own
+ * (DATABASE_URL set) or a SQLite file in a temporary folder (`dir`, for the test to remove).
+ */
+export function freshDbOptions(): { options: DbOptions; dir?: string } {
+  if (usingPostgres()) {
+    return {
+      options: { databaseUrl: process.env.DATABASE_URL, pgSchema: `t_${crypto.randomBytes(6).toString("hex")}` },
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-db-"));
+  return { options: { sqliteFile: path.join(dir, "test.sqlite"), sqliteDriver: "better-sqlite3" }, dir };
+}

@@ -5,11 +5,9 @@
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { createDb, type DbOptions } from "../../../server/db/knex";
+import { createDb } from "../../../server/db/knex";
 import { migrateLatest } from "../../../server/db/migrations";
 import {
   findHostedAgent,
@@ -17,21 +15,11 @@ import {
   updateAgentSettings,
 } from "../../../server/db/repositories/hostedAgents";
 import { insertHostedAgent } from "../../helpers/hostedAgentRows";
-import { usingPostgres } from "../../helpers/db";
-
-function freshOptions(): { options: DbOptions; dir?: string } {
-  if (usingPostgres()) {
-    return {
-      options: { databaseUrl: process.env.DATABASE_URL, pgSchema: `t_${crypto.randomBytes(6).toString("hex")}` },
-    };
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-db-"));
-  return { options: { sqliteFile: path.join(dir, "test.sqlite"), sqliteDriver: "better-sqlite3" }, dir };
-}
+import { freshDbOptions } from "../../helpers/db";
 
 describe("migration 017_hosted_agent_chains", () => {
   it("gives the agents made before it the posting chain they ran on; the chains then change like any setting", async () => {
-    const { options, dir } = freshOptions();
+    const { options, dir } = freshDbOptions();
     const db = createDb(options);
     const kek = crypto.randomBytes(32);
     try {

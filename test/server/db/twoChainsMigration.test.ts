@@ -3,26 +3,13 @@
  * migration is given, and the other chain may then store the same on-chain keys (SQLite, or PostgreSQL with
  * DATABASE_URL).
  */
-import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { expect } from "chai";
-import { createDb, type DbOptions } from "../../../server/db/knex";
+import { createDb } from "../../../server/db/knex";
 import { migrateLatest } from "../../../server/db/migrations";
 import { getCheckpoint } from "../../../server/db/repositories/checkpoints";
 import { countEvents } from "../../../server/db/repositories/escrowEvents";
-import { usingPostgres } from "../../helpers/db";
-
-function freshOptions(): { options: DbOptions; dir?: string } {
-  if (usingPostgres()) {
-    return {
-      options: { databaseUrl: process.env.DATABASE_URL, pgSchema: `t_${crypto.randomBytes(6).toString("hex")}` },
-    };
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-db-"));
-  return { options: { sqliteFile: path.join(dir, "test.sqlite"), sqliteDriver: "better-sqlite3" }, dir };
-}
+import { freshDbOptions } from "../../helpers/db";
 
 const event = (blockNumber: number) => ({
   block_number: blockNumber,
@@ -38,7 +25,7 @@ const event = (blockNumber: number) => ({
 
 describe("migration 014_two_chains", () => {
   it("keeps a database filled at 013 and gives its rows the posting chain; the other chain's ids are its own", async () => {
-    const { options, dir } = freshOptions();
+    const { options, dir } = freshDbOptions();
     const db = createDb(options);
     try {
       expect(await migrateLatest(db, { until: "013_open_verdicts" })).to.include("013_open_verdicts");

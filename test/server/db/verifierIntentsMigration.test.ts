@@ -3,25 +3,12 @@
  * their chain, and the other chain's verifier may then record the same intent key (SQLite, or PostgreSQL with
  * DATABASE_URL). Rolled back, the posting chain's intents stay and an intent key is unique again.
  */
-import crypto from "node:crypto";
 import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { expect } from "chai";
-import { createDb, type DbOptions } from "../../../server/db/knex";
+import { createDb } from "../../../server/db/knex";
 import { migrateLatest, migrationSource } from "../../../server/db/migrations";
 import { findIntent, insertIntent, listIntentsByStatus } from "../../../server/db/repositories/verifierIntents";
-import { usingPostgres } from "../../helpers/db";
-
-function freshOptions(): { options: DbOptions; dir?: string } {
-  if (usingPostgres()) {
-    return {
-      options: { databaseUrl: process.env.DATABASE_URL, pgSchema: `t_${crypto.randomBytes(6).toString("hex")}` },
-    };
-  }
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-db-"));
-  return { options: { sqliteFile: path.join(dir, "test.sqlite"), sqliteDriver: "better-sqlite3" }, dir };
-}
+import { freshDbOptions } from "../../helpers/db";
 
 const intentRow = (key: string) => ({
   kind: "assign",
@@ -40,7 +27,7 @@ const intentRow = (key: string) => ({
 
 describe("migration 018_verifier_intents_per_chain", () => {
   it("keeps the intents stored before it, and makes an intent key unique per chain", async () => {
-    const { options, dir } = freshOptions();
+    const { options, dir } = freshDbOptions();
     const db = createDb(options);
     try {
       expect(await migrateLatest(db, { until: "016_api_key_expiry" })).to.include("016_api_key_expiry");
