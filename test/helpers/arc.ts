@@ -12,7 +12,7 @@ import { deployAll } from "../../scripts/deploy";
 import { secondChainRuntime } from "../../scripts/secondChain";
 import type { AddressBook } from "../../server/chain/addressBook";
 import type { MockUSDC, TaskEscrow } from "../../typechain-types";
-import { FEE_BPS, USDC } from "./fixtures";
+import { FEE_BPS, fundAccounts } from "./fixtures";
 import { serveChain, type ServedChain } from "./rpc";
 
 export const ARC_CHAIN_ID = 31338;
@@ -59,11 +59,7 @@ export async function arcFixture(): Promise<ArcFixture> {
     arc,
   );
   const usdc = mockUsdc!;
-  const escrowAddress = await escrow.getAddress();
-  for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
-    await usdc.mint(account.address, USDC(1_000_000));
-    await usdc.connect(account).approve(escrowAddress, arc.ethers.MaxUint256);
-  }
+  await fundAccounts(usdc, await escrow.getAddress(), [poster, worker, stranger, ...others.slice(0, 6)]);
   const fixture: ArcFixture = {
     runtime: arc,
     provider: arc.ethers.provider,

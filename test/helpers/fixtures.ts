@@ -6,7 +6,7 @@
 import { ethers } from "hardhat";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import { deployAll } from "../../scripts/deploy";
-import type { TaskEscrow } from "../../typechain-types";
+import type { MockUSDC, TaskEscrow } from "../../typechain-types";
 
 export const USDC = (whole: number | bigint | string) => ethers.parseUnits(String(whole), 6);
 export const HOUR = 3600;
@@ -60,6 +60,18 @@ export async function openPhaseStarts(escrow: TaskEscrow, taskId: bigint) {
 }
 
 /** Escrow, factory and MockUSDC deployed through the deploy script; poster, worker and others funded and approved. */
+/** Mints each account 1,000,000 USDC and lets the escrow pull any amount of it (the fixtures' posters and workers). */
+export async function fundAccounts(
+  usdc: MockUSDC,
+  escrowAddress: string,
+  accounts: readonly HardhatEthersSigner[],
+): Promise<void> {
+  for (const account of accounts) {
+    await usdc.mint(account.address, USDC(1_000_000));
+    await usdc.connect(account).approve(escrowAddress, ethers.MaxUint256);
+  }
+}
+
 export async function deployEscrowFixture() {
   const [admin, treasury, verifier, poster, worker, verifierAgent, stranger, ...others] = await ethers.getSigners();
   const { escrow, agentFactory, mockUsdc, book } = await deployAll({
@@ -70,11 +82,7 @@ export async function deployEscrowFixture() {
     write: false,
   });
   const usdc = mockUsdc!;
-  const escrowAddress = await escrow.getAddress();
-  for (const account of [poster, worker, stranger, ...others.slice(0, 6)]) {
-    await usdc.mint(account.address, USDC(1_000_000));
-    await usdc.connect(account).approve(escrowAddress, ethers.MaxUint256);
-  }
+  await fundAccounts(usdc, await escrow.getAddress(), [poster, worker, stranger, ...others.slice(0, 6)]);
   return {
     escrow,
     agentFactory,
