@@ -173,7 +173,7 @@ export interface ChainSigner {
 
 /** The chain of a task view: its own `chain` (services that settle on one chain may leave it out: the posting chain). */
 export function taskChain(meta: TaskMeta, postingChain: ChainName): ChainName {
-  return (meta as TaskMeta & { chain?: ChainName }).chain ?? postingChain;
+  return meta.chain ?? postingChain;
 }
 
 export class AgentRuntime {
