@@ -13,6 +13,12 @@ import type { Provider } from "ethers";
 import { decodeAllowance, encodeAllowance } from "./erc20Calls";
 import { blockNumberReader, freshShared, rawRpcOf } from "./head";
 
+/**
+ * Least time between two head reads' starts: bounds the head reads to 500 a second (a build waits up to this much
+ * longer) when the node answers faster than that, as an in-process chain does.
+ */
+const HEAD_READ_SPACING_MS = 2;
+
 /** Posters kept per block: a block with more distinct posters building in it reads the extra ones again. */
 const MAX_POSTERS_PER_BLOCK = 10_000;
 
@@ -27,7 +33,7 @@ export interface AllowanceSource {
 export function providerAllowanceSource(provider: Provider, token: string, spender: string): AllowanceSource {
   const rpc = rawRpcOf(provider);
   return {
-    head: freshShared(blockNumberReader(provider)),
+    head: freshShared(blockNumberReader(provider), HEAD_READ_SPACING_MS),
     async readAt(owner, block) {
       const tx = { to: token, data: encodeAllowance(owner, spender) };
       const result = rpc

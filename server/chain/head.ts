@@ -30,14 +30,18 @@ export function blockNumberReader(provider: Provider): () => Promise<number> {
  * `read` shared by concurrent callers without ever answering a value read before the caller asked: the first caller
  * starts a read; a caller arriving while it runs waits for the next read, which starts when the running one settles
  * and serves every caller that queued meanwhile. A failed read fails the callers that shared it, and the next caller
- * starts a new one.
+ * starts a new one. Reads start at least `minIntervalMs` apart: a later start only delays the callers, it never makes
+ * an answer older than their asking, and it bounds the reads a second when the source answers faster than that (an
+ * in-process chain answers `eth_blockNumber` in a fraction of a millisecond, for about 150 µs of CPU each).
  *
- * @example const head = freshShared(blockNumberReader(provider)); const block = await head();
+ * @example const head = freshShared(blockNumberReader(provider), 2); const block = await head();
  */
-export function freshShared<T>(read: () => Promise<T>): () => Promise<T> {
+export function freshShared<T>(read: () => Promise<T>, minIntervalMs = 0): () => Promise<T> {
   let running: Promise<T> | undefined;
   let queued: Promise<T> | undefined;
+  let lastStart = -Infinity;
   const start = () => {
+    lastStart = performance.now();
     const reading: Promise<T> = read().finally(() => {
       if (running === reading) running = undefined;
     });
@@ -45,13 +49,20 @@ export function freshShared<T>(read: () => Promise<T>): () => Promise<T> {
     return reading;
   };
   const settled = () => undefined;
+  const spaced = () => {
+    const wait = lastStart + minIntervalMs - performance.now();
+    return wait > 0 ? new Promise<void>((resolve) => setTimeout(resolve, wait)) : undefined;
+  };
   return () => {
-    if (!running) return start();
-    queued ??= running.then(settled, settled).then(() => {
-      queued = undefined;
-      // A read started after the running one settled began after every queued caller asked: share it.
-      return running ?? start();
-    });
+    if (!running && !queued && performance.now() - lastStart >= minIntervalMs) return start();
+    queued ??= (running ?? Promise.resolve())
+      .then(settled, settled)
+      .then(spaced)
+      .then(() => {
+        queued = undefined;
+        // Nothing starts a read while callers are queued, so one running now began after they asked: share it.
+        return running ?? start();
+      });
     return queued;
   };
 }

@@ -97,6 +97,21 @@ describe("chain head and allowances", () => {
       calls[1].resolve(7);
       expect(await queued).to.equal(7);
     });
+
+    it("starts reads at least the interval apart, serving every caller that asked meanwhile with the later read", async () => {
+      const starts: number[] = [];
+      let value = 0;
+      const head = freshShared(async () => {
+        starts.push(performance.now());
+        return ++value;
+      }, 30);
+      expect(await head()).to.equal(1);
+      // The first read is over: callers now wait for the interval, then share one read started after they asked.
+      const later = [head(), head(), head()];
+      expect(await Promise.all(later)).to.deep.equal([2, 2, 2]);
+      expect(starts).to.have.length(2);
+      expect(starts[1] - starts[0]).to.be.at.least(29);
+    });
   });
 
   describe("allowancesPerBlock", () => {
