@@ -216,16 +216,23 @@ function countClockReads(deps: Deps) {
 }
 
 /**
- * Counts the raw JSON-RPC calls on the API's provider by method (the task build's head and allowance reads go through
- * `send`: server/chain/allowances.ts).
+ * Counts the raw JSON-RPC calls on the API's provider by method, with the milliseconds they took (the task build's
+ * head and allowance reads go through `send`: server/chain/allowances.ts).
  */
-function countRpcCalls(deps: Deps): Map<string, number> {
+function countRpcCalls(deps: Deps): Map<string, { calls: number; ms: number }> {
   const provider = deps.chain!.provider as unknown as { send: (method: string, params: unknown[]) => Promise<unknown> };
   const original = provider.send.bind(provider);
-  const counts = new Map<string, number>();
-  provider.send = (method, params) => {
-    counts.set(method, (counts.get(method) ?? 0) + 1);
-    return original(method, params);
+  const counts = new Map<string, { calls: number; ms: number }>();
+  provider.send = async (method, params) => {
+    const count = counts.get(method) ?? { calls: 0, ms: 0 };
+    counts.set(method, count);
+    count.calls++;
+    const t = now();
+    try {
+      return await original(method, params);
+    } finally {
+      count.ms += now() - t;
+    }
   };
   return counts;
 }
@@ -296,7 +303,7 @@ async function main() {
       }
       await load({ ...spec, seconds: WARMUP_SECONDS });
       const before = { ...clock };
-      const rpcBefore = new Map(rpcCalls);
+      const rpcBefore = new Map([...rpcCalls].map(([method, c]) => [method, { ...c }]));
       const cpuBefore = process.cpuUsage();
       const gc = watchCollections();
       const loopDelay = monitorEventLoopDelay({ resolution: 1 });
@@ -318,8 +325,13 @@ async function main() {
           `${fmt(r.loadCpuMicros / 10_000 / SECONDS)}% of one core`,
       );
       results.push({ name, r });
-      const rpc = [...rpcCalls].map(([method, n]) => [method, n - (rpcBefore.get(method) ?? 0)] as const);
-      const perRequest = rpc.filter(([, n]) => n > 0).map(([m, n]) => `${m} ${fmt(n / Math.max(1, r.total), 3)}`);
+      const perRequest = [...rpcCalls]
+        .map(([method, c]) => {
+          const was = rpcBefore.get(method) ?? { calls: 0, ms: 0 };
+          return { method, calls: c.calls - was.calls, ms: c.ms - was.ms };
+        })
+        .filter((c) => c.calls > 0)
+        .map((c) => `${c.method} ${fmt(c.calls / Math.max(1, r.total), 3)} (${fmt(c.ms / c.calls, 1)} ms each)`);
       if (perRequest.length > 0) rpcReads.push(`  ${name}: ${perRequest.join(", ")} a request`);
       const calls = clock.calls - before.calls;
       if (calls > 0) {
