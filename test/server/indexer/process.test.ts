@@ -168,7 +168,9 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, wha
 
 describe("indexer process: kill -9 at any moment", () => {
   it("ends with exactly the chain's escrow events and projection after SIGKILLs and restarts", async function () {
-    this.timeout(180_000);
+    // Five indexer processes started one after another through ts-node: each start takes tens of seconds on a
+    // loaded machine.
+    this.timeout(420_000);
     const actors = await loadFixture(actorsFixture);
     const { escrow, book } = actors;
     // A history with a few hundred tasks, batches (many logs per block) and random lifecycles, spread over a thousand
