@@ -196,6 +196,9 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
           privateKey: wallet.privateKey,
           wallet: wallet.address,
           skills: [{ skill: "summary" }],
+          // Above every reward here: the agents run (and move between hosts) without taking the tasks the test's
+          // workers accept through the verifier.
+          minReward: String(USDC(1_000_000)),
           createdAt: 100 + i,
         });
         agentIds.push(agent.id);
