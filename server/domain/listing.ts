@@ -5,6 +5,8 @@ import { fail } from "../errors";
 import { getListings, listListingsByPoster, type ListingRecord } from "../db/repositories/listings";
 import { findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
+import { dataVersion } from "../db/repositories/dataVersion";
+import { chainClock } from "./chainGateways";
 import type { AssignmentRecord } from "../db/repositories/assignments";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { listJudgingTaskIds, listWorkingTaskIds, type ChainTaskId } from "../db/repositories/workList";
@@ -12,7 +14,6 @@ import type { ChainName, TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
   canSeeResult,
-  indexerCheckpoint,
   marketFacts,
   marketplaceMeta,
   marketplaceState,
@@ -47,39 +48,45 @@ export interface OpenTasksQuery {
   newestListedFirst?: boolean;
 }
 
-/** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
-/** Open-task pages are public and hot: cached per query for a second (docs/api.md, "Reads"). */
-export const OPEN_TASKS_CACHE_MS = 1000;
+/**
+ * Open-task pages are public and hot: each query's page is computed once per data version (a write by any process,
+ * the indexer's included, is a new version: db/repositories/dataVersion.ts) and second of each clock the page depends
+ * on, and kept serialized (docs/api.md, "Reads").
+ */
+const OPEN_TASK_PAGES_KEPT = 1000;
 const openTaskCaches = new WeakMap<Deps, ReadCache<SerializedData>>();
 
 function openTasksCache(deps: Deps) {
   let cache = openTaskCaches.get(deps);
-  if (!cache) openTaskCaches.set(deps, (cache = new ReadCache(OPEN_TASKS_CACHE_MS)));
+  if (!cache) openTaskCaches.set(deps, (cache = new ReadCache(Number.POSITIVE_INFINITY, OPEN_TASK_PAGES_KEPT)));
   return cache;
 }
 
 /**
- * The key holds the query (its chain filter too), every chain's indexer checkpoint and the current second: a page is
- * reused only while nothing was indexed on any chain and no deadline could have passed; the TTL bounds staleness when
- * the indexers run in another process.
+ * GET /a2a/tasks: listed tasks a worker could take now, newest first. The key holds the query (its chain filter
+ * too), the data version read for this request, each chain's time (deadlines lapse in it) and the wall second (an
+ * accept's assignment lapses in it): a page is reused only while nothing was written and no clock moved.
  */
 export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const checkpoints = (deps.config.chains ?? []).map((c) => indexerCheckpoint(deps, c.name));
-  const key = JSON.stringify([query, checkpoints, await deps.clock.chainNow()]);
+  const version = await dataVersion(deps.db);
+  const chains = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
+  const times: number[] = [deps.clock.wallNow(), await deps.clock.chainNow()];
+  for (const chain of chains) times.push(await chainClock(deps, chain).chainNow());
+  const key = JSON.stringify([query, version, times]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
   return openTasksCache(deps).get(
     key,
-    async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))),
+    async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query, version))),
   );
 }
 
-/** Forgets cached open-task pages (after this process lists a task). */
+/** Forgets cached open-task pages (after this process lists a task: its next read need not wait for a new key). */
 export function invalidateOpenTasks(deps: Deps): void {
   openTaskCaches.get(deps)?.clear();
 }
 
-export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const ctx = await projectionContext(deps);
+export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery, version?: string) {
+  const ctx = await projectionContext(deps, version);
   const posters = await postersWithReputationAtLeast(deps.db, query.minReputation, ctx.now);
   const { tasks, total } = await listOpenTasks(deps.db, {
     now: ctx.now,
@@ -142,10 +149,12 @@ export async function readTask(
   caller: string | undefined,
 ) {
   // The task, its listing and its assignment in one statement (by hash: the listed task with this hash, on either
-  // chain; by id: on the chain named, else the posting chain).
-  const rows = await findTaskRows(
-    deps.db,
+  // chain; by id: on the chain named, else the posting chain), kept per data version.
+  const version = await dataVersion(deps.db);
+  const rows = await keptTaskRows(
+    deps,
     "taskId" in id ? { taskId: id.taskId, chain: id.chain ?? deps.config.api.postingChain } : id,
+    version,
   );
   let { task, listing } = rows;
   if ("taskId" in id) {
@@ -162,7 +171,7 @@ export async function readTask(
     return fail("NOT_FOUND", `${which} not found (or not indexed yet; retry)`);
   }
   if (listing && !matchingTask(listing, task)) listing = undefined;
-  const ctx = await projectionContext(deps);
+  const ctx = await projectionContext(deps, version);
   // Keys added to the record, not `{ ...record, key }`: on Node 20 optimized code gives each object made that way a
   // hidden class of its own, slowing every read and lengthening collections (test/server/domain/hiddenClasses.test.ts).
   const view = Object.assign(onChainTask(task, ctx), {
@@ -175,6 +184,33 @@ export async function readTask(
   return Object.assign(view, {
     resultData: (await deliverables(deps, [task])).get(taskKey(task.chain, task.taskId)) ?? null,
   });
+}
+
+/**
+ * The task reads' rows of one data version, by id or hash: a hot task is read from the database once per version
+ * (any write, by any process, is a new one), and the rows of an older version are dropped with it. Only the rows are
+ * kept: the view is projected per read, at each clock's time now. At most TASK_ROWS_KEPT tasks (the oldest go first).
+ */
+const TASK_ROWS_KEPT = 10_000;
+const keptRows = new WeakMap<Deps, { version: string; rows: Map<string, TaskRows> }>();
+
+async function keptTaskRows(
+  deps: Deps,
+  key: { taskId: number; chain: ChainName } | { taskHash: string },
+  version: string,
+): Promise<TaskRows> {
+  let kept = keptRows.get(deps);
+  if (kept?.version !== version) keptRows.set(deps, (kept = { version, rows: new Map() }));
+  const name = "taskId" in key ? `${key.chain}:${key.taskId}` : key.taskHash.toLowerCase();
+  const hit = kept.rows.get(name);
+  if (hit) return hit;
+  const rows = await findTaskRows(deps.db, key);
+  // Another request may have seen a newer version meanwhile: these rows then belong to the older one only.
+  if (keptRows.get(deps) === kept) {
+    if (kept.rows.size >= TASK_ROWS_KEPT) kept.rows.delete(kept.rows.keys().next().value!);
+    kept.rows.set(name, rows);
+  }
+  return rows;
 }
 
 /** The assignment a task read found, as marketFacts takes a page's (none stored: an empty map, no query). */

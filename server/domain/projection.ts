@@ -10,6 +10,7 @@ import { assignmentHolds, assignmentState, intentInFlight, marketStatus, type As
 import type { OnChainTask, TaskMeta, TaskState } from "./schemas/marketplace";
 import { type ListingRecord } from "../db/repositories/listings";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
+import { dataVersion } from "../db/repositories/dataVersion";
 import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { verifierOn } from "./verifiers";
@@ -209,14 +210,18 @@ export function matchingTask(listing: ListingRecord, task: TaskRecord | undefine
   return task && task.taskHash === listing.taskHash ? task : undefined;
 }
 
-/** Every configured chain's id, pauses and time now (without a chain list: the posting chain's). */
-export async function projectionContext(deps: Deps): Promise<ProjectionContext> {
+/**
+ * Every configured chain's id, pauses and time now (without a chain list: the posting chain's). `version`: the data
+ * version (db/repositories/dataVersion.ts) the caller read for this request, else read here.
+ */
+export async function projectionContext(deps: Deps, version?: string): Promise<ProjectionContext> {
   const names = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
+  const at = version ?? (await dataVersion(deps.db));
   const chains = new Map<ChainName, ChainProjection>();
   for (const name of names) {
     chains.set(name, {
       chainId: chainIdOf(deps, name),
-      pauses: await projectedPauses(deps, name),
+      pauses: await projectedPauses(deps, name, at),
       now: await chainClock(deps, name).chainNow(),
     });
   }
@@ -231,26 +236,18 @@ export function chainIdOf(deps: Pick<Deps, "chains" | "chain" | "config">, chain
   return gatewayOf(deps, chain)?.book.chainId ?? null;
 }
 
-/** The checkpoint of `chain`'s indexer in this process, null when it runs elsewhere (or not yet). */
-export function indexerCheckpoint(deps: Deps, chain: ChainName): number | null {
-  const indexer = deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
-  return indexer?.status().checkpoint ?? null;
-}
-
 /**
- * Pause periods change only when the indexer records a pause or an unpause, so reads keep them per indexer checkpoint
- * (a new checkpoint reads them again) and for at most PAUSES_CACHE_MS, which bounds staleness when the indexer runs in
- * another process, as for the open-task pages. Actions that check the escrow's state (domain/marketplace) read them
- * afresh.
+ * Pause periods change only when the indexer records a pause or an unpause, so reads keep them per chain and data
+ * version (a write by any process reads them again). Actions that check the escrow's state (domain/marketplace) read
+ * them afresh.
  */
-export const PAUSES_CACHE_MS = 1000;
 const pauseCaches = new WeakMap<Deps, ReadCache<readonly PausePeriod[]>>();
 
-/** `chain`'s pause periods, kept per chain and its indexer's checkpoint. */
-function projectedPauses(deps: Deps, chain: ChainName): Promise<readonly PausePeriod[]> {
+/** `chain`'s pause periods as of data version `version` (at most 16 chain and version pairs kept). */
+function projectedPauses(deps: Deps, chain: ChainName, version: string): Promise<readonly PausePeriod[]> {
   let cache = pauseCaches.get(deps);
-  if (!cache) pauseCaches.set(deps, (cache = new ReadCache(PAUSES_CACHE_MS, 16)));
-  return cache.get(`${chain}:${indexerCheckpoint(deps, chain)}`, () => loadPausePeriods(deps.db, chain));
+  if (!cache) pauseCaches.set(deps, (cache = new ReadCache(Number.POSITIVE_INFINITY, 16)));
+  return cache.get(`${chain}:${version}`, () => loadPausePeriods(deps.db, chain));
 }
 
 /**
