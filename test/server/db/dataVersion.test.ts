@@ -4,7 +4,13 @@ import { dataVersion, readDataVersion } from "../../../server/db/repositories/da
 
 /** A row any connection can write: the checkpoints table exists from the first migration. */
 const write = (db: Awaited<ReturnType<typeof createTestDb>>["db"], n: number) =>
-  db("checkpoints").insert({ chain: "base", name: `version-test-${n}`, block_number: n, block_hash: "0x00", updated_at: n });
+  db("checkpoints").insert({
+    chain: "base",
+    name: `version-test-${n}`,
+    block_number: n,
+    block_hash: "0x00",
+    updated_at: n,
+  });
 
 describe("dataVersion (the key of the reads' caches)", () => {
   it("stays the same while nothing is written", async function () {
