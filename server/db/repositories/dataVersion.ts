@@ -28,34 +28,33 @@ export async function readDataVersion(db: Knex): Promise<string> {
 }
 
 /**
- * Reads of the data version shared by concurrent requests: a request joins the next read to start, never one already
- * running (which may have begun before the request arrived, and so may miss a write the client has seen committed).
- * On PostgreSQL a round trip answers every request that arrived while the previous one ran; on better-sqlite3 a read
- * is a synchronous statement, so requests rarely overlap.
+ * Reads of the data version shared by concurrent requests: a call joins the next read to start, never one already
+ * running (which may have begun before the call, and so may miss a write its client has seen committed). The next
+ * read starts in the event loop's check phase (setImmediate) after the running one ends, so every request whose
+ * handler ran in this turn of the loop shares one statement (on SQLite a statement pays about as much in locking as
+ * the task's whole row costs: db/repositories/taskRows.ts), and on PostgreSQL one round trip answers every request
+ * that arrived while the previous one ran.
  */
 class VersionReader {
-  private running?: Promise<string>;
+  private running?: Promise<unknown>;
   private next?: Promise<string>;
 
   constructor(private readonly db: Knex) {}
 
   read(): Promise<string> {
-    if (!this.running) return this.start();
-    this.next ??= this.running
-      .catch(() => undefined)
-      .then(() => {
-        this.next = undefined;
-        return this.start();
-      });
-    return this.next;
-  }
-
-  private start(): Promise<string> {
-    const read: Promise<string> = readDataVersion(this.db).finally(() => {
-      if (this.running === read) this.running = undefined;
+    this.next ??= new Promise<string>((resolve, reject) => {
+      const start = () => {
+        this.next = undefined; // later calls wait for the read after this one
+        const read = readDataVersion(this.db);
+        this.running = read.then(
+          () => undefined,
+          () => undefined,
+        );
+        read.then(resolve, reject);
+      };
+      void (this.running ?? Promise.resolve()).then(() => setImmediate(start));
     });
-    this.running = read;
-    return read;
+    return this.next;
   }
 }
 

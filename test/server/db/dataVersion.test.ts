@@ -66,4 +66,21 @@ describe("dataVersion (the key of the reads' caches)", () => {
       await t.cleanup();
     }
   });
+
+  it("shares one read among the calls made in one turn of the event loop", async () => {
+    const t = await createTestDb();
+    try {
+      let statements = 0;
+      t.db.on("query", (q: { sql: string }) => {
+        if (/data_version|pg_current_snapshot/.test(q.sql)) statements++;
+      });
+      const versions = await Promise.all(Array.from({ length: 10 }, () => dataVersion(t.db)));
+      expect(statements).to.equal(1);
+      expect(new Set(versions).size).to.equal(1);
+      await dataVersion(t.db);
+      expect(statements).to.equal(2);
+    } finally {
+      await t.cleanup();
+    }
+  });
 });
