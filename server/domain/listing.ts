@@ -20,6 +20,7 @@ import {
   matchingTask,
   onChainTask,
   projectionContext,
+  readPerChain,
   taskKey,
   type MarketFacts,
   type ProjectionContext,
@@ -130,16 +131,17 @@ async function projectOpenPage(
 }
 
 /** The listings of tasks of any chains, by task key (one query per chain on the page). */
-async function listingsOf(
+function listingsOf(
   deps: Deps,
   tasks: readonly { chain: ChainName; taskId: number }[],
 ): Promise<Map<TaskKey, ListingRecord>> {
-  const out = new Map<TaskKey, ListingRecord>();
-  for (const chain of new Set(tasks.map((t) => t.chain))) {
-    const ids = tasks.filter((t) => t.chain === chain).map((t) => t.taskId);
-    for (const [id, listing] of await getListings(deps.db, ids, chain)) out.set(taskKey(chain, id), listing);
-  }
-  return out;
+  return readPerChain(tasks, (chain, page) =>
+    getListings(
+      deps.db,
+      page.map((t) => t.taskId),
+      chain,
+    ),
+  );
 }
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
@@ -223,15 +225,12 @@ const storedAssignment = (task: TaskRecord, { assignment }: TaskRows): ReadonlyM
  * the result value the worker sent, by task key; tasks without one are absent. Stored attempts awaiting their
  * transaction are not deliverables yet.
  */
-async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<TaskKey, unknown>> {
-  const out = new Map<TaskKey, unknown>();
-  for (const chain of new Set(tasks.map((t) => t.chain))) {
-    const upTo = new Map(tasks.filter((t) => t.chain === chain).map((t) => [t.taskId, t.submissionAttempts]));
-    for (const [id, s] of await latestSubmissions(deps.db, upTo, chain)) {
-      out.set(taskKey(chain, id), JSON.parse(s.result));
-    }
-  }
-  return out;
+function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<TaskKey, unknown>> {
+  return readPerChain(tasks, async (chain, page) => {
+    const upTo = new Map(page.map((t) => [t.taskId, t.submissionAttempts]));
+    const latest = await latestSubmissions(deps.db, upTo, chain);
+    return [...latest].map(([id, s]): [number, unknown] => [id, JSON.parse(s.result)]);
+  });
 }
 
 /** What a list shows of one listed task: nothing (not the caller's), or its view with or without the deliverable. */
@@ -246,18 +245,19 @@ async function listedTaskViews(
   listings: readonly ListingRecord[],
   shown: (task: TaskRecord | undefined, facts: MarketFacts, listing: ListingRecord) => Shown,
 ) {
-  // The listings' tasks, chain by chain (an on-chain id is unique on its chain only).
-  const tasks = new Map<string, TaskRecord>();
-  for (const chain of new Set(listings.map((l) => l.chain))) {
-    const ids = listings.filter((l) => l.chain === chain).map((l) => l.taskId);
-    for (const [id, task] of await getTasks(deps.db, chain, ids)) tasks.set(`${chain}:${id}`, task);
-  }
+  const tasks = await readPerChain(listings, (chain, page) =>
+    getTasks(
+      deps.db,
+      chain,
+      page.map((l) => l.taskId),
+    ),
+  );
   const ctx = await projectionContext(deps);
-  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(`${l.chain}:${l.taskId}`)) ?? []);
+  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(taskKey(l.chain, l.taskId))) ?? []);
   const results = await deliverables(deps, matched);
   const facts = await marketFacts(deps, matched);
   return listings.flatMap((listing) => {
-    const task = matchingTask(listing, tasks.get(`${listing.chain}:${listing.taskId}`));
+    const task = matchingTask(listing, tasks.get(taskKey(listing.chain, listing.taskId)));
     const show = shown(task, facts, listing);
     if (show === "hidden") return [];
     return [

@@ -22,6 +22,25 @@ export type TaskKey = `${ChainName}:${number}`;
 export const taskKey = (chain: ChainName, taskId: number): TaskKey => `${chain}:${taskId}`;
 
 /**
+ * One read per chain among `items` (an on-chain id names a task on its own chain only): `read` gets a chain and that
+ * chain's items and answers values by on-chain id, gathered here by task key. The one shape of a page's reads.
+ */
+export async function readPerChain<I extends { chain: ChainName }, V>(
+  items: readonly I[],
+  read: (chain: ChainName, items: I[]) => Promise<Iterable<readonly [number, V]>>,
+): Promise<Map<TaskKey, V>> {
+  const out = new Map<TaskKey, V>();
+  for (const chain of new Set(items.map((i) => i.chain))) {
+    const answers = await read(
+      chain,
+      items.filter((i) => i.chain === chain),
+    );
+    for (const [id, value] of answers) out.set(taskKey(chain, id), value);
+  }
+  return out;
+}
+
+/**
  * What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight, by task
  * key (chain and on-chain id: task 1 of base and task 1 of arc are two tasks).
  */
@@ -72,14 +91,13 @@ export async function marketFacts(
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
   const anyVerifier = tasks.some((t) => verifierOn(deps, t.chain));
-  if (!stored) {
-    const read = new Map<TaskKey, AssignmentRecord>();
-    for (const chain of new Set(funded.map((t) => t.chain))) {
-      const ids = funded.filter((t) => t.chain === chain).map((t) => t.taskId);
-      for (const [id, a] of await getAssignments(deps.db, ids, chain)) read.set(taskKey(chain, id), a);
-    }
-    stored = read;
-  }
+  stored ??= await readPerChain(funded, (chain, page) =>
+    getAssignments(
+      deps.db,
+      page.map((t) => t.taskId),
+      chain,
+    ),
+  );
   // Nothing stored and no verifier: no assignment can hold and no verdict is in flight (most reads of an open task).
   if (stored.size === 0 && !anyVerifier) return NO_FACTS;
   const byKey = new Map(funded.map((t) => [taskKey(t.chain, t.taskId), t]));
