@@ -216,7 +216,7 @@ export class Indexer {
    * last step read (a subscription, when the chain reader offers one), the head poll reads another head (one cheap
    * `eth_blockNumber` every `headPollMs`, only while no subscription is live), `pollIntervalMs` passes (a full step
    * anyway: a reorg at the same height changes no head number), or stop(). A step's database work thus runs once per
-   * new head, as soon as it is known, and the RPC calls of an idle loop are the head poll's alone.
+   * new head, as soon as it is known, and an idle loop's RPC calls are the head poll's plus a step each poll interval.
    */
   private async waitForNewHead(): Promise<void> {
     const { chain, config } = this.options;
@@ -260,6 +260,8 @@ export class Indexer {
     if (!source || this.heads || this.subscribing || this.timers.now() < this.resubscribeAt) return;
     const { logger } = this.options;
     const signal = this.stopping.signal;
+    // Lost before the subscription was handed over (its socket closed at once): not kept as live.
+    let lost = false;
     this.subscribing = source
       .subscribe({
         signal,
@@ -268,6 +270,7 @@ export class Indexer {
           if (head > (this.current.head ?? -1)) this.wake?.();
         },
         onLost: (error) => {
+          lost = true;
           this.heads = undefined;
           this.resubscribeAt = this.timers.now() + RESUBSCRIBE_AFTER_MS;
           logger.warn("new-head subscription lost; polling the head", { error, resubscribeInMs: RESUBSCRIBE_AFTER_MS });
@@ -275,7 +278,7 @@ export class Indexer {
       })
       .then(
         async (unsubscribe) => {
-          if (signal.aborted) return unsubscribe();
+          if (signal.aborted || lost) return unsubscribe();
           this.heads = unsubscribe;
           logger.info("following new heads by subscription");
         },
