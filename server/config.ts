@@ -26,19 +26,29 @@ const intFrom = (fallback: number, min = 0) =>
 /** A network name: the address book `deployments/<name>.json`, the SQLite file and the blob folder. */
 const networkName = z.string().regex(/^[a-z0-9_-]+$/i, "must be a network name");
 
+/** A node's WebSocket endpoint. */
+const webSocketUrl = z
+  .string()
+  .url()
+  .regex(/^wss?:\/\//i, "must be a ws:// or wss:// URL");
+
 /**
  * One chain's own variables (`BASE_RPC_URL`, `ARC_NETWORK`, ...). Each overrides, for its chain, the legacy variable
- * the posting chain reads (RPC_URL, NETWORK, INDEXER_CONFIRMATIONS, SETTLEMENT_TIER, GAS_SYMBOL).
+ * the posting chain reads (RPC_URL, NETWORK, INDEXER_CONFIRMATIONS, SETTLEMENT_TIER, GAS_SYMBOL). `<CHAIN>_WS_URL` has
+ * no legacy variable.
  */
 function chainVariables<P extends "BASE" | "ARC">(prefix: P) {
   return {
     [`${prefix}_RPC_URL`]: z.string().url().optional(),
+    [`${prefix}_WS_URL`]: webSocketUrl.optional(),
     [`${prefix}_NETWORK`]: networkName.optional(),
     [`${prefix}_CONFIRMATIONS`]: intFrom(-1, -1),
     [`${prefix}_SETTLEMENT_TIER`]: z.string().optional(),
     [`${prefix}_GAS_SYMBOL`]: z.string().optional(),
   } as {
-    [K in `${P}_RPC_URL` | `${P}_NETWORK` | `${P}_SETTLEMENT_TIER` | `${P}_GAS_SYMBOL`]: z.ZodOptional<z.ZodString>;
+    [
+      K in `${P}_RPC_URL` | `${P}_WS_URL` | `${P}_NETWORK` | `${P}_SETTLEMENT_TIER` | `${P}_GAS_SYMBOL`
+    ]: z.ZodOptional<z.ZodString>;
   } & { [K in `${P}_CONFIRMATIONS`]: ReturnType<typeof intFrom> };
 }
 
@@ -59,6 +69,7 @@ const envSchema = z.object({
   SQLITE_DRIVER: z.enum(["better-sqlite3", "sqlite3"]).default("better-sqlite3"),
   INDEXER_CONFIRMATIONS: intFrom(-1, -1),
   INDEXER_POLL_MS: intFrom(-1, -1),
+  INDEXER_HEAD_POLL_MS: intFrom(-1, -1),
   INDEXER_MAX_BLOCK_RANGE: intFrom(2000, 1),
   INDEXER_LOCK_TTL_MS: intFrom(15_000, 1000),
   /** Run the indexer inside the API process (`npm start`); false where a standalone indexer runs beside it. */
@@ -183,8 +194,17 @@ export type Env = z.input<typeof envSchema>;
 export interface IndexerConfig {
   /** Blocks a log must be buried under before it is indexed (0 on the devnet). */
   confirmations: number;
-  /** How often the head is polled. */
+  /**
+   * While level with the head: how often a full step runs anyway (a reorg check at the same height, and the fallback
+   * when neither a pushed head nor the head poll wakes the indexer).
+   */
   pollIntervalMs: number;
+  /**
+   * While level with the head and no new-head subscription is live: how often the head number alone is read (one
+   * `eth_blockNumber`), a full step following only when it moved. Absent, 0 or not below `pollIntervalMs`: no head
+   * poll, a step every `pollIntervalMs`.
+   */
+  headPollMs?: number;
   /** Largest getLogs range; halved while the node refuses it. */
   maxBlockRange: number;
   /** Lease of the writer lock on SQLite (PostgreSQL uses a session advisory lock). */
@@ -195,6 +215,8 @@ export interface IndexerConfig {
 export interface ChainConfig {
   name: ChainName;
   rpcUrl: string;
+  /** The node's WebSocket endpoint, where the indexer subscribes to new heads (`<CHAIN>_WS_URL`); none: it polls. */
+  wsUrl?: string;
   /** Its address book `deployments/<network>.json` (the chain id, escrow, factory and settlement token). */
   network: string;
   /** Blocks a log must be buried under before the indexer folds it. */
@@ -395,6 +417,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     indexer: {
       confirmations: chains[0].confirmations,
       pollIntervalMs: e.INDEXER_POLL_MS >= 0 ? e.INDEXER_POLL_MS : local ? 100 : 2000,
+      headPollMs: e.INDEXER_HEAD_POLL_MS >= 0 ? e.INDEXER_HEAD_POLL_MS : local ? 20 : 500,
       maxBlockRange: e.INDEXER_MAX_BLOCK_RANGE,
       lockTtlMs: e.INDEXER_LOCK_TTL_MS,
     },
@@ -497,6 +520,7 @@ function chainsConfig(e: z.output<typeof envSchema>, local: boolean, confirmatio
     const P = name.toUpperCase() as "BASE" | "ARC";
     const own = {
       rpcUrl: e[`${P}_RPC_URL`],
+      wsUrl: e[`${P}_WS_URL`],
       network: e[`${P}_NETWORK`],
       confirmations: e[`${P}_CONFIRMATIONS`],
       tier: e[`${P}_SETTLEMENT_TIER`],
@@ -508,6 +532,7 @@ function chainsConfig(e: z.output<typeof envSchema>, local: boolean, confirmatio
       return {
         name,
         rpcUrl,
+        ...(own.wsUrl ? { wsUrl: own.wsUrl } : {}),
         network: own.network ?? e.NETWORK,
         confirmations: own.confirmations >= 0 ? own.confirmations : confirmations,
         tier: own.tier ?? e.SETTLEMENT_TIER,
@@ -519,6 +544,7 @@ function chainsConfig(e: z.output<typeof envSchema>, local: boolean, confirmatio
     return {
       name,
       rpcUrl,
+      ...(own.wsUrl ? { wsUrl: own.wsUrl } : {}),
       network: own.network ?? `${e.NETWORK}-${name}`,
       confirmations: own.confirmations >= 0 ? own.confirmations : local ? 0 : 3,
       tier: own.tier ?? e.SETTLEMENT_TIER,

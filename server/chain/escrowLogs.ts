@@ -5,6 +5,7 @@ import { Interface, type EventFragment, type Log, type Provider } from "ethers";
 import { TaskEscrow__factory } from "../../typechain-types";
 import type { BlockHeader, EventArgs, StoredEvent } from "../escrow/records";
 import { classifyRpcError, withRetry, type RetryOptions } from "./rpcErrors";
+import type { HeadSource } from "./heads";
 
 export const escrowInterface: Interface = TaskEscrow__factory.createInterface() as unknown as Interface;
 
@@ -14,6 +15,8 @@ export interface ChainReader {
   blockNumber(): Promise<number>;
   block(number: number): Promise<BlockHeader | null>;
   logs(address: string, fromBlock: number, toBlock: number): Promise<Log[]>;
+  /** New heads pushed by the node, where it offers a subscription; without it the indexer polls the head. */
+  heads?: HeadSource;
 }
 
 interface RpcLog {
@@ -28,8 +31,10 @@ interface RpcLog {
   removed?: boolean;
 }
 
-export function providerChainReader(provider: Provider): ChainReader {
+/** Reads through `provider`; `heads`, when given, is where new heads are pushed from (server/chain/heads.ts). */
+export function providerChainReader(provider: Provider, heads?: HeadSource): ChainReader {
   return {
+    heads,
     chainId: async () => Number((await provider.getNetwork()).chainId),
     blockNumber: () => provider.getBlockNumber(),
     block: async (number) => {

@@ -8,6 +8,7 @@ import type { ChainConfig, Config } from "../config";
 import type { Logger } from "../logger";
 import { readAddressBook, type AddressBook } from "../chain/addressBook";
 import { providerChainReader, type ChainReader } from "../chain/escrowLogs";
+import { webSocketHeads } from "../chain/heads";
 import { Indexer } from "./sync";
 
 export { Indexer } from "./sync";
@@ -20,7 +21,7 @@ export function resetHint(config: Config): string {
 }
 
 export interface IndexerSources {
-  /** The chain to read (default: a provider on RPC_URL). */
+  /** The chain to read (default: a provider on RPC_URL, and new heads from the chain's WebSocket URL if it has one). */
   chain?: ChainReader;
   /** The deployment (default: read from the address book of NETWORK). */
   book?: AddressBook;
@@ -40,7 +41,11 @@ export function createIndexer(
   chainConfig: ChainConfig = config.chains[0],
 ): Indexer {
   const chain =
-    sources.chain ?? providerChainReader(new JsonRpcProvider(chainConfig.rpcUrl, undefined, { staticNetwork: true }));
+    sources.chain ??
+    providerChainReader(
+      new JsonRpcProvider(chainConfig.rpcUrl, undefined, { staticNetwork: true }),
+      chainConfig.wsUrl ? webSocketHeads(chainConfig.wsUrl) : undefined,
+    );
   const book = sources.book ?? readAddressBook(chainConfig.network, config.deploymentsDir);
   return new Indexer({
     db,

@@ -8,7 +8,8 @@ import type { Knex } from "knex";
 import type { IndexerConfig } from "../config";
 import type { Logger } from "../logger";
 import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/escrowLogs";
-import { backoffDelay, classifyRpcError, sleep, withRetry, type RetryOptions } from "../chain/rpcErrors";
+import { backoffDelay, classifyRpcError, withRetry, type RetryOptions } from "../chain/rpcErrors";
+import type { Unsubscribe } from "../chain/heads";
 import { realTimers, type Timers } from "../chain/clock";
 import { deleteBlocksAfter, listBlocksDownFrom, saveBlocks } from "../db/repositories/blocks";
 import { deleteCheckpoint, getCheckpoint, setCheckpoint, type Checkpoint } from "../db/repositories/checkpoints";
@@ -37,6 +38,9 @@ import type { BlockHeader, ChainName, EscrowConfigState, StoredEvent, TaskRecord
 
 export const CHECKPOINT_NAME = "escrow";
 
+/** After a new-head subscription was refused or lost: how long the head poll serves alone before subscribing again. */
+export const RESUBSCRIBE_AFTER_MS = 30_000;
+
 export interface IndexerOptions {
   db: Knex;
   chain: ChainReader;
@@ -64,7 +68,8 @@ export interface IndexerOptions {
   onEvents?: () => void;
   /**
    * The timers of the RPC retries' backoff, the wait after a failed step and the writer lock (its waits, renewals and
-   * lease clock); default real time. The poll between steps stays on real time.
+   * lease clock); default real time. The wait for a new head between steps (its poll interval and head poll) stays on
+   * real time.
    */
   timers?: Timers;
   /** Test hooks: a fault thrown here aborts the range's transaction, as a crash would. */
@@ -96,6 +101,15 @@ export class Indexer {
   private lastProgressLog = 0;
   private caughtUp = false;
   private readonly waiters = new Set<{ block: number; resolve: () => void }>();
+  /** The live new-head subscription's end, if any. */
+  private heads: Unsubscribe | undefined;
+  /** A subscription being set up (awaited by stop()). */
+  private subscribing: Promise<void> | undefined;
+  private resubscribeAt = 0;
+  /** The newest head the subscription announced. */
+  private announced = -1;
+  /** Ends the wait for a new head, while the loop waits. */
+  private wake: (() => void) | undefined;
   private current: IndexerStatus = {
     state: "starting",
     checkpoint: null,
@@ -149,6 +163,9 @@ export class Indexer {
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.loop;
+    await this.subscribing;
+    await this.heads?.();
+    this.heads = undefined;
     await this.lock.release();
     this.current.state = "stopped";
   }
@@ -177,7 +194,7 @@ export class Indexer {
         const progressed = await this.step();
         this.failures = 0;
         this.current.lastError = null;
-        if (!progressed) await sleep(this.options.config.pollIntervalMs);
+        if (!progressed) await this.waitForNewHead();
       } catch (error) {
         if (error instanceof LockLostError) {
           logger.warn("writer lock lost; waiting to take it again");
@@ -192,6 +209,89 @@ export class Indexer {
         await this.timers.sleep(delay, this.stopping.signal);
       }
     }
+  }
+
+  /**
+   * The wait of a loop level with the head, until whichever comes first: the node announces a head beyond the one the
+   * last step read (a subscription, when the chain reader offers one), the head poll reads another head (one cheap
+   * `eth_blockNumber` every `headPollMs`, only while no subscription is live), `pollIntervalMs` passes (a full step
+   * anyway: a reorg at the same height changes no head number), or stop(). A step's database work thus runs once per
+   * new head, as soon as it is known, and an idle loop's RPC calls are the head poll's plus a step each poll interval.
+   */
+  private async waitForNewHead(): Promise<void> {
+    const { chain, config } = this.options;
+    this.listenForHeads();
+    const seen = this.current.head;
+    if (seen !== null && this.announced > seen) return;
+    const headPollMs = config.headPollMs ?? 0;
+    const signal = this.stopping.signal;
+    await new Promise<void>((resolve) => {
+      let headTimer: NodeJS.Timeout | undefined;
+      const done = () => {
+        clearTimeout(pollTimer);
+        clearTimeout(headTimer);
+        signal.removeEventListener("abort", done);
+        this.wake = undefined;
+        resolve();
+      };
+      const pollTimer = setTimeout(done, config.pollIntervalMs);
+      signal.addEventListener("abort", done, { once: true });
+      this.wake = done;
+      if (signal.aborted) return done();
+      if (headPollMs <= 0 || headPollMs >= config.pollIntervalMs) return;
+      const pollHead = async () => {
+        if (this.wake !== done) return;
+        // A live subscription makes the head poll redundant; it resumes on the next tick if the subscription is lost.
+        if (!this.heads) {
+          // A failing read waits for the next tick: the full step's retries and backoff deal with a failing node.
+          const head = await chain.blockNumber().catch(() => seen);
+          if (this.wake !== done) return;
+          if (head !== seen) return done();
+        }
+        headTimer = setTimeout(() => void pollHead(), headPollMs);
+      };
+      headTimer = setTimeout(() => void pollHead(), headPollMs);
+    });
+  }
+
+  /** Subscribes to new heads in the background when the chain reader offers them and no subscription is live. */
+  private listenForHeads(): void {
+    const source = this.options.chain.heads;
+    if (!source || this.heads || this.subscribing || this.timers.now() < this.resubscribeAt) return;
+    const { logger } = this.options;
+    const signal = this.stopping.signal;
+    // Lost before the subscription was handed over (its socket closed at once): not kept as live.
+    let lost = false;
+    this.subscribing = source
+      .subscribe({
+        signal,
+        onHead: (head) => {
+          this.announced = head;
+          if (head > (this.current.head ?? -1)) this.wake?.();
+        },
+        onLost: (error) => {
+          lost = true;
+          this.heads = undefined;
+          this.resubscribeAt = this.timers.now() + RESUBSCRIBE_AFTER_MS;
+          logger.warn("new-head subscription lost; polling the head", { error, resubscribeInMs: RESUBSCRIBE_AFTER_MS });
+        },
+      })
+      .then(
+        async (unsubscribe) => {
+          if (signal.aborted || lost) return unsubscribe();
+          this.heads = unsubscribe;
+          logger.info("following new heads by subscription");
+        },
+        (error) => {
+          if (signal.aborted) return;
+          this.resubscribeAt = this.timers.now() + RESUBSCRIBE_AFTER_MS;
+          logger.warn("new-head subscription refused; polling the head", {
+            error,
+            resubscribeInMs: RESUBSCRIBE_AFTER_MS,
+          });
+        },
+      )
+      .finally(() => (this.subscribing = undefined));
   }
 
   /** Waits for the writer lock unless held; false when stopped while waiting. */

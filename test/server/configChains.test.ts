@@ -110,4 +110,25 @@ describe("configuration: settlement chains", () => {
     );
     expect(() => loadConfig({ ...REMOTE, ARC_CONFIRMATIONS: "x" })).to.throw(ConfigError, /ARC_CONFIRMATIONS: /);
   });
+
+  it("takes each chain's WebSocket URL for new heads, refusing one that is not ws:// or wss://", () => {
+    const config = loadConfig({
+      ...REMOTE,
+      CHAINS: "base,arc",
+      BASE_WS_URL: "wss://base.example/ws",
+      ARC_RPC_URL: "https://arc.example/rpc",
+    });
+    expect(config.chains.map((c) => c.wsUrl)).to.deep.equal(["wss://base.example/ws", undefined]);
+    expect(() => loadConfig({ ...REMOTE, ARC_WS_URL: "https://arc.example/rpc" })).to.throw(
+      ConfigError,
+      /ARC_WS_URL: must be a ws:\/\/ or wss:\/\/ URL/,
+    );
+  });
+
+  it("polls the head every 20 ms on local networks and every 500 ms elsewhere unless INDEXER_HEAD_POLL_MS says", () => {
+    expect(loadConfig({ NETWORK: "localhost" }).indexer.headPollMs).to.equal(20);
+    expect(loadConfig(REMOTE).indexer.headPollMs).to.equal(500);
+    expect(loadConfig({ ...REMOTE, INDEXER_HEAD_POLL_MS: "0" }).indexer.headPollMs).to.equal(0);
+    expect(() => loadConfig({ ...REMOTE, INDEXER_HEAD_POLL_MS: "soon" })).to.throw(ConfigError, /INDEXER_HEAD_POLL_MS/);
+  });
 });
