@@ -42,6 +42,7 @@ import {
   startApiProcesses,
   type ProcessRow,
 } from "./lib/processes";
+import { printPostgresApiTargets, printProcessesTarget } from "./lib/postgresTargets";
 import { CPU_PROFILE_DIR, cpuProfile, profileListing, profileTaskRead, taskReadLayers } from "./lib/profilers";
 import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
@@ -237,7 +238,7 @@ async function inProcesses(env: Record<string, string>, rows: ProcessRow[], inPr
   const processes = await startApiProcesses(env, 1);
   try {
     const urlOf = (url: string) => (url === inProcess.koa ? processes.koaUrl : processes.apiUrl);
-    await compareProcesses({
+    const results = await compareProcesses({
       rows,
       processes,
       count: API_PROCESSES,
@@ -245,6 +246,7 @@ async function inProcesses(env: Record<string, string>, rows: ProcessRow[], inPr
       seconds: SECONDS,
       warmupSeconds: WARMUP_SECONDS,
     });
+    printProcessesTarget([...results].find(([name]) => name.startsWith("b."))?.[1], API_PROCESSES);
   } finally {
     await processes.close();
   }
@@ -444,6 +446,7 @@ async function main() {
           `${ratio >= TARGETS.protocolShareOfRest && r.non2xx === 0 ? "PASS" : "UNDER"}`,
       );
     }
+    if (PG_SCHEMA) printPostgresApiTargets({ bare, listing, oneTask, a2a: a2aList, mcp: mcpBrowse });
 
     console.log(
       "\nChain clock (deps.clock.chainNow(), cached 1 s; one read at a time, the last value served meanwhile):",
