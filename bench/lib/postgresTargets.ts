@@ -15,9 +15,9 @@ export const POSTGRES_API_TARGETS = {
   /** The open-task listing, as a share of bare Koa's rate. */
   listingShareOfKoa: 0.25,
   /** One task by id, as a share of the listing's rate. */
-  taskShareOfListing: 0.2,
+  taskShareOfListing: 0.15,
   /** A2A tasks/list and MCP browse_tasks, as a share of the REST listing's rate. */
-  protocolShareOfRest: 0.3,
+  protocolShareOfRest: 0.25,
   /** The listing with two API processes against one (bench:api, BENCH_API_PROCESSES=2). */
   listingTwoProcesses: 1.3,
 } as const;
@@ -41,11 +41,14 @@ export function printPostgresApiTargets(rows: {
 }): void {
   const t = POSTGRES_API_TARGETS;
   const share = (r: LoadResult, of: LoadResult) => r.rps / of.rps;
-  const line = (name: string, value: number, target: number, of: string) =>
+  // A row left out (BENCH_ONLY) has no rate, and its share is not printed.
+  const line = (name: string, value: number, target: number, of: string) => {
+    if (!Number.isFinite(value)) return;
     console.log(
       `  ${name}: ${fmt(value * 100, 1)}% of ${of} (PostgreSQL target >= ${fmt(target * 100)}%): ` +
         verdict(value >= target),
     );
+  };
   console.log("PostgreSQL + Redis targets (shares within this run):");
   line("the open-task listing", share(rows.listing, rows.bare), t.listingShareOfKoa, "bare Koa");
   line("one task by id", share(rows.oneTask, rows.listing), t.taskShareOfListing, "the listing");
