@@ -5,6 +5,8 @@ import { fail } from "../errors";
 import { getListings, listListingsByPoster, type ListingRecord } from "../db/repositories/listings";
 import { findTasksByHash, getTasks, listOpenTasks } from "../db/repositories/tasks";
 import { findTaskRows, type TaskRows } from "../db/repositories/taskRows";
+import { dataVersion } from "../db/repositories/dataVersion";
+import { chainClock } from "./chainGateways";
 import type { AssignmentRecord } from "../db/repositories/assignments";
 import { latestSubmissions } from "../db/repositories/submissions";
 import { listJudgingTaskIds, listWorkingTaskIds, type ChainTaskId } from "../db/repositories/workList";
@@ -12,13 +14,13 @@ import type { ChainName, TaskRecord } from "../escrow/records";
 import { postersWithReputationAtLeast } from "./reputation";
 import {
   canSeeResult,
-  indexerCheckpoint,
   marketFacts,
   marketplaceMeta,
   marketplaceState,
   matchingTask,
   onChainTask,
   projectionContext,
+  readPerChain,
   taskKey,
   type MarketFacts,
   type ProjectionContext,
@@ -47,39 +49,45 @@ export interface OpenTasksQuery {
   newestListedFirst?: boolean;
 }
 
-/** GET /a2a/tasks: listed tasks a worker could take now, newest first. */
-/** Open-task pages are public and hot: cached per query for a second (docs/api.md, "Reads"). */
-export const OPEN_TASKS_CACHE_MS = 1000;
+/**
+ * Open-task pages are public and hot: each query's page is computed once per data version (a write by any process,
+ * the indexer's included, is a new version: db/repositories/dataVersion.ts) and second of each clock the page depends
+ * on, and kept serialized (docs/api.md, "Reads").
+ */
+const OPEN_TASK_PAGES_KEPT = 1000;
 const openTaskCaches = new WeakMap<Deps, ReadCache<SerializedData>>();
 
 function openTasksCache(deps: Deps) {
   let cache = openTaskCaches.get(deps);
-  if (!cache) openTaskCaches.set(deps, (cache = new ReadCache(OPEN_TASKS_CACHE_MS)));
+  if (!cache) openTaskCaches.set(deps, (cache = new ReadCache(Number.POSITIVE_INFINITY, OPEN_TASK_PAGES_KEPT)));
   return cache;
 }
 
 /**
- * The key holds the query (its chain filter too), every chain's indexer checkpoint and the current second: a page is
- * reused only while nothing was indexed on any chain and no deadline could have passed; the TTL bounds staleness when
- * the indexers run in another process.
+ * GET /a2a/tasks: listed tasks a worker could take now, newest first. The key holds the query (its chain filter
+ * too), the data version read for this request, each chain's time (deadlines lapse in it) and the wall second (an
+ * accept's assignment lapses in it): a page is reused only while nothing was written and no clock moved.
  */
 export async function cachedOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const checkpoints = (deps.config.chains ?? []).map((c) => indexerCheckpoint(deps, c.name));
-  const key = JSON.stringify([query, checkpoints, await deps.clock.chainNow()]);
+  const version = await dataVersion(deps.db);
+  const chains = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
+  const times: number[] = [deps.clock.wallNow(), await deps.clock.chainNow()];
+  for (const chain of chains) times.push(await chainClock(deps, chain).chainNow());
+  const key = JSON.stringify([query, version, times]);
   // Kept serialized: a hot page is sent many times, and serializing it each time cost as much as the rest.
   return openTasksCache(deps).get(
     key,
-    async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query))),
+    async () => new SerializedData(JSON.stringify(await listOpenListedTasks(deps, query, version))),
   );
 }
 
-/** Forgets cached open-task pages (after this process lists a task). */
+/** Forgets cached open-task pages (after this process lists a task: its next read need not wait for a new key). */
 export function invalidateOpenTasks(deps: Deps): void {
   openTaskCaches.get(deps)?.clear();
 }
 
-export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery) {
-  const ctx = await projectionContext(deps);
+export async function listOpenListedTasks(deps: Deps, query: OpenTasksQuery, version?: string) {
+  const ctx = await projectionContext(deps, version);
   const posters = await postersWithReputationAtLeast(deps.db, query.minReputation, ctx.now);
   const { tasks, total } = await listOpenTasks(deps.db, {
     now: ctx.now,
@@ -123,16 +131,17 @@ async function projectOpenPage(
 }
 
 /** The listings of tasks of any chains, by task key (one query per chain on the page). */
-async function listingsOf(
+function listingsOf(
   deps: Deps,
   tasks: readonly { chain: ChainName; taskId: number }[],
 ): Promise<Map<TaskKey, ListingRecord>> {
-  const out = new Map<TaskKey, ListingRecord>();
-  for (const chain of new Set(tasks.map((t) => t.chain))) {
-    const ids = tasks.filter((t) => t.chain === chain).map((t) => t.taskId);
-    for (const [id, listing] of await getListings(deps.db, ids, chain)) out.set(taskKey(chain, id), listing);
-  }
-  return out;
+  return readPerChain(tasks, (chain, page) =>
+    getListings(
+      deps.db,
+      page.map((t) => t.taskId),
+      chain,
+    ),
+  );
 }
 
 /** GET /tasks/:id: the on-chain task with its marketplace projection; resultData only for those who may see it. */
@@ -142,10 +151,12 @@ export async function readTask(
   caller: string | undefined,
 ) {
   // The task, its listing and its assignment in one statement (by hash: the listed task with this hash, on either
-  // chain; by id: on the chain named, else the posting chain).
-  const rows = await findTaskRows(
-    deps.db,
+  // chain; by id: on the chain named, else the posting chain), kept per data version.
+  const version = await dataVersion(deps.db);
+  const rows = await keptTaskRows(
+    deps,
     "taskId" in id ? { taskId: id.taskId, chain: id.chain ?? deps.config.api.postingChain } : id,
+    version,
   );
   let { task, listing } = rows;
   if ("taskId" in id) {
@@ -162,7 +173,7 @@ export async function readTask(
     return fail("NOT_FOUND", `${which} not found (or not indexed yet; retry)`);
   }
   if (listing && !matchingTask(listing, task)) listing = undefined;
-  const ctx = await projectionContext(deps);
+  const ctx = await projectionContext(deps, version);
   // Keys added to the record, not `{ ...record, key }`: on Node 20 optimized code gives each object made that way a
   // hidden class of its own, slowing every read and lengthening collections (test/server/domain/hiddenClasses.test.ts).
   const view = Object.assign(onChainTask(task, ctx), {
@@ -177,6 +188,33 @@ export async function readTask(
   });
 }
 
+/**
+ * The task reads' rows of one data version, by id or hash: a hot task is read from the database once per version
+ * (any write, by any process, is a new one), and the rows of an older version are dropped with it. Only the rows are
+ * kept: the view is projected per read, at each clock's time now. At most TASK_ROWS_KEPT tasks (the oldest go first).
+ */
+const TASK_ROWS_KEPT = 10_000;
+const keptRows = new WeakMap<Deps, { version: string; rows: Map<string, TaskRows> }>();
+
+async function keptTaskRows(
+  deps: Deps,
+  key: { taskId: number; chain: ChainName } | { taskHash: string },
+  version: string,
+): Promise<TaskRows> {
+  let kept = keptRows.get(deps);
+  if (kept?.version !== version) keptRows.set(deps, (kept = { version, rows: new Map() }));
+  const name = "taskId" in key ? `${key.chain}:${key.taskId}` : key.taskHash.toLowerCase();
+  const hit = kept.rows.get(name);
+  if (hit) return hit;
+  const rows = await findTaskRows(deps.db, key);
+  // Another request may have seen a newer version meanwhile: these rows then belong to the older one only.
+  if (keptRows.get(deps) === kept) {
+    if (kept.rows.size >= TASK_ROWS_KEPT) kept.rows.delete(kept.rows.keys().next().value!);
+    kept.rows.set(name, rows);
+  }
+  return rows;
+}
+
 /** The assignment a task read found, as marketFacts takes a page's (none stored: an empty map, no query). */
 const NO_ASSIGNMENT: ReadonlyMap<TaskKey, AssignmentRecord> = new Map();
 const storedAssignment = (task: TaskRecord, { assignment }: TaskRows): ReadonlyMap<TaskKey, AssignmentRecord> =>
@@ -187,15 +225,12 @@ const storedAssignment = (task: TaskRecord, { assignment }: TaskRows): ReadonlyM
  * the result value the worker sent, by task key; tasks without one are absent. Stored attempts awaiting their
  * transaction are not deliverables yet.
  */
-async function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<TaskKey, unknown>> {
-  const out = new Map<TaskKey, unknown>();
-  for (const chain of new Set(tasks.map((t) => t.chain))) {
-    const upTo = new Map(tasks.filter((t) => t.chain === chain).map((t) => [t.taskId, t.submissionAttempts]));
-    for (const [id, s] of await latestSubmissions(deps.db, upTo, chain)) {
-      out.set(taskKey(chain, id), JSON.parse(s.result));
-    }
-  }
-  return out;
+function deliverables(deps: Deps, tasks: readonly TaskRecord[]): Promise<Map<TaskKey, unknown>> {
+  return readPerChain(tasks, async (chain, page) => {
+    const upTo = new Map(page.map((t) => [t.taskId, t.submissionAttempts]));
+    const latest = await latestSubmissions(deps.db, upTo, chain);
+    return [...latest].map(([id, s]): [number, unknown] => [id, JSON.parse(s.result)]);
+  });
 }
 
 /** What a list shows of one listed task: nothing (not the caller's), or its view with or without the deliverable. */
@@ -210,18 +245,19 @@ async function listedTaskViews(
   listings: readonly ListingRecord[],
   shown: (task: TaskRecord | undefined, facts: MarketFacts, listing: ListingRecord) => Shown,
 ) {
-  // The listings' tasks, chain by chain (an on-chain id is unique on its chain only).
-  const tasks = new Map<string, TaskRecord>();
-  for (const chain of new Set(listings.map((l) => l.chain))) {
-    const ids = listings.filter((l) => l.chain === chain).map((l) => l.taskId);
-    for (const [id, task] of await getTasks(deps.db, chain, ids)) tasks.set(`${chain}:${id}`, task);
-  }
+  const tasks = await readPerChain(listings, (chain, page) =>
+    getTasks(
+      deps.db,
+      chain,
+      page.map((l) => l.taskId),
+    ),
+  );
   const ctx = await projectionContext(deps);
-  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(`${l.chain}:${l.taskId}`)) ?? []);
+  const matched = listings.flatMap((l) => matchingTask(l, tasks.get(taskKey(l.chain, l.taskId))) ?? []);
   const results = await deliverables(deps, matched);
   const facts = await marketFacts(deps, matched);
   return listings.flatMap((listing) => {
-    const task = matchingTask(listing, tasks.get(`${listing.chain}:${listing.taskId}`));
+    const task = matchingTask(listing, tasks.get(taskKey(listing.chain, listing.taskId)));
     const show = shown(task, facts, listing);
     if (show === "hidden") return [];
     return [

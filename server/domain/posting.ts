@@ -114,8 +114,10 @@ async function claim(
 
 /**
  * The unsigned `approve(escrow, total)` on the settlement token that lets the escrow pull exactly the build's reward,
- * or null when the poster's allowance already covers it. An unreadable allowance still answers the approve: sending
- * it sets the allowance to the same exact amount, so it can never approve more than the build needs.
+ * or null when the poster's allowance already covers it. The allowance is the one at the chain head read during this
+ * build (kept per poster per head block, server/chain/allowances.ts), so the first build after a block that spent or
+ * lowered it answers the approve. An unreadable allowance still answers the approve: sending it sets the allowance to
+ * the same exact amount, so it can never approve more than the build needs.
  */
 async function approvalFor(
   chain: ChainGateway,

@@ -10,6 +10,7 @@ import { assignmentHolds, assignmentState, intentInFlight, marketStatus, type As
 import type { OnChainTask, TaskMeta, TaskState } from "./schemas/marketplace";
 import { type ListingRecord } from "../db/repositories/listings";
 import { loadPausePeriods } from "../db/repositories/pausePeriods";
+import { dataVersion } from "../db/repositories/dataVersion";
 import { getAssignments, type AssignmentRecord } from "../db/repositories/assignments";
 import { assignKey, verdictKey } from "../verifier/types";
 import { verifierOn } from "./verifiers";
@@ -19,6 +20,25 @@ import { TASK_STATUS, ZERO_ADDRESS, type ChainName, type PausePeriod, type TaskR
 /** A task's key across chains: an on-chain id is unique on its own chain only. */
 export type TaskKey = `${ChainName}:${number}`;
 export const taskKey = (chain: ChainName, taskId: number): TaskKey => `${chain}:${taskId}`;
+
+/**
+ * One read per chain among `items` (an on-chain id names a task on its own chain only): `read` gets a chain and that
+ * chain's items and answers values by on-chain id, gathered here by task key. The one shape of a page's reads.
+ */
+export async function readPerChain<I extends { chain: ChainName }, V>(
+  items: readonly I[],
+  read: (chain: ChainName, items: I[]) => Promise<Iterable<readonly [number, V]>>,
+): Promise<Map<TaskKey, V>> {
+  const out = new Map<TaskKey, V>();
+  for (const chain of new Set(items.map((i) => i.chain))) {
+    const answers = await read(
+      chain,
+      items.filter((i) => i.chain === chain),
+    );
+    for (const [id, value] of answers) out.set(taskKey(chain, id), value);
+  }
+  return out;
+}
 
 /**
  * What the marketplace knows of a page of tasks beyond the chain: held assignments and verdicts in flight, by task
@@ -71,14 +91,13 @@ export async function marketFacts(
   const submitted = tasks.filter((t) => t.status === TASK_STATUS.Submitted);
   if (funded.length === 0 && submitted.length === 0) return NO_FACTS;
   const anyVerifier = tasks.some((t) => verifierOn(deps, t.chain));
-  if (!stored) {
-    const read = new Map<TaskKey, AssignmentRecord>();
-    for (const chain of new Set(funded.map((t) => t.chain))) {
-      const ids = funded.filter((t) => t.chain === chain).map((t) => t.taskId);
-      for (const [id, a] of await getAssignments(deps.db, ids, chain)) read.set(taskKey(chain, id), a);
-    }
-    stored = read;
-  }
+  stored ??= await readPerChain(funded, (chain, page) =>
+    getAssignments(
+      deps.db,
+      page.map((t) => t.taskId),
+      chain,
+    ),
+  );
   // Nothing stored and no verifier: no assignment can hold and no verdict is in flight (most reads of an open task).
   if (stored.size === 0 && !anyVerifier) return NO_FACTS;
   const byKey = new Map(funded.map((t) => [taskKey(t.chain, t.taskId), t]));
@@ -209,14 +228,18 @@ export function matchingTask(listing: ListingRecord, task: TaskRecord | undefine
   return task && task.taskHash === listing.taskHash ? task : undefined;
 }
 
-/** Every configured chain's id, pauses and time now (without a chain list: the posting chain's). */
-export async function projectionContext(deps: Deps): Promise<ProjectionContext> {
+/**
+ * Every configured chain's id, pauses and time now (without a chain list: the posting chain's). `version`: the data
+ * version (db/repositories/dataVersion.ts) the caller read for this request, else read here.
+ */
+export async function projectionContext(deps: Deps, version?: string): Promise<ProjectionContext> {
   const names = deps.config.chains?.map((c) => c.name) ?? [deps.config.api.postingChain];
+  const at = version ?? (await dataVersion(deps.db));
   const chains = new Map<ChainName, ChainProjection>();
   for (const name of names) {
     chains.set(name, {
       chainId: chainIdOf(deps, name),
-      pauses: await projectedPauses(deps, name),
+      pauses: await projectedPauses(deps, name, at),
       now: await chainClock(deps, name).chainNow(),
     });
   }
@@ -231,26 +254,18 @@ export function chainIdOf(deps: Pick<Deps, "chains" | "chain" | "config">, chain
   return gatewayOf(deps, chain)?.book.chainId ?? null;
 }
 
-/** The checkpoint of `chain`'s indexer in this process, null when it runs elsewhere (or not yet). */
-export function indexerCheckpoint(deps: Deps, chain: ChainName): number | null {
-  const indexer = deps.indexers?.get(chain) ?? (chain === deps.config.api.postingChain ? deps.indexer : undefined);
-  return indexer?.status().checkpoint ?? null;
-}
-
 /**
- * Pause periods change only when the indexer records a pause or an unpause, so reads keep them per indexer checkpoint
- * (a new checkpoint reads them again) and for at most PAUSES_CACHE_MS, which bounds staleness when the indexer runs in
- * another process, as for the open-task pages. Actions that check the escrow's state (domain/marketplace) read them
- * afresh.
+ * Pause periods change only when the indexer records a pause or an unpause, so reads keep them per chain and data
+ * version (a write by any process reads them again). Actions that check the escrow's state (domain/marketplace) read
+ * them afresh.
  */
-export const PAUSES_CACHE_MS = 1000;
 const pauseCaches = new WeakMap<Deps, ReadCache<readonly PausePeriod[]>>();
 
-/** `chain`'s pause periods, kept per chain and its indexer's checkpoint. */
-function projectedPauses(deps: Deps, chain: ChainName): Promise<readonly PausePeriod[]> {
+/** `chain`'s pause periods as of data version `version` (at most 16 chain and version pairs kept). */
+function projectedPauses(deps: Deps, chain: ChainName, version: string): Promise<readonly PausePeriod[]> {
   let cache = pauseCaches.get(deps);
-  if (!cache) pauseCaches.set(deps, (cache = new ReadCache(PAUSES_CACHE_MS, 16)));
-  return cache.get(`${chain}:${indexerCheckpoint(deps, chain)}`, () => loadPausePeriods(deps.db, chain));
+  if (!cache) pauseCaches.set(deps, (cache = new ReadCache(Number.POSITIVE_INFINITY, 16)));
+  return cache.get(`${chain}:${version}`, () => loadPausePeriods(deps.db, chain));
 }
 
 /**

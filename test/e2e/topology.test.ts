@@ -28,6 +28,7 @@ import { CATEGORY, DAY, USDC, ZONE, deployEscrowFixture } from "../helpers/fixtu
 import { freePort } from "../helpers/api";
 import { serveChain } from "../helpers/rpc";
 import { openEvents, type SseEvent, type SseStream } from "../helpers/sse";
+import { scrape } from "../helpers/prometheus";
 import { verifierPrivateKey } from "../helpers/keys";
 import { createDb } from "../../server/db/knex";
 import { migrateLatest } from "../../server/db/migrations";
@@ -37,6 +38,8 @@ import { loadConfig } from "../../server/config";
 import { Wallet } from "ethers";
 import { getCheckpoint } from "../../server/db/repositories/checkpoints";
 import { newApiKey } from "../../server/domain/credentials";
+import { agentPublicKey } from "../../server/domain/briefs";
+import { upsertExecutor } from "../../server/db/repositories/executors";
 import { CHECKPOINT_NAME } from "../../server/indexer/sync";
 
 const ROOT = path.join(__dirname, "..", "..");
@@ -44,6 +47,8 @@ const ROOT = path.join(__dirname, "..", "..");
 const ROUND = 8;
 /** Posting requests with a bad key allowed per window, across all API processes together. */
 const FAILED_AUTH_BUDGET = 6;
+/** Tasks accepted through the API process holding the verifier key: each an assignment the verifier signs. */
+const ACCEPTS = 3;
 /** Hosted agents, and the agent hosts' lease: a dead host's agents move to the other within it. */
 const AGENTS = 4;
 const LEASE_MS = 3000;
@@ -118,7 +123,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
   });
 
   it("indexes every task once, resumes streams and webhooks, hands over the indexer and the agents, holds limits", async function () {
-    this.timeout(240_000);
+    this.timeout(900_000);
     const fx = await loadFixture(deployEscrowFixture);
     const chain = await serveChain();
     const temp = fs.mkdtempSync(path.join(os.tmpdir(), "topology-"));
@@ -165,6 +170,8 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
         TRUST_PROXY: "true",
         WEBHOOK_ALLOW_PRIVATE: "true",
         WEBHOOK_RETRY_BASE_MS: "200",
+        // /metrics on the API's port: each process counts the refusals it answered.
+        METRICS: "on",
       };
       const ports = [await freePort(), await freePort()];
       const apis = ports.map((port, i) =>
@@ -189,6 +196,9 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
           privateKey: wallet.privateKey,
           wallet: wallet.address,
           skills: [{ skill: "summary" }],
+          // Above every reward here: the agents run (and move between hosts) without taking the tasks the test's
+          // workers accept through the verifier.
+          minReward: String(USDC(1_000_000)),
           createdAt: 100 + i,
         });
         agentIds.push(agent.id);
@@ -214,18 +224,24 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       for (const [i, url] of urls.entries()) {
         await waitFor(
           () => `api${i} to be ready:\n${apis[i].lines.slice(-10).join("\n")}`,
-          90_000,
-          async () => (await request(`${url}/health/ready`, "GET", {})).status === 200,
+          // Six processes start at once through ts-node: minutes on a loaded 2-core machine.
+          480_000,
+          async () => {
+            if (apis[i].child.exitCode !== null) throw new Error(`api${i} exited:\n${apis[i].lines.join("\n")}`);
+            return (await request(`${url}/health/ready`, "GET", {})).status === 200;
+          },
         );
       }
-      // Which indexer holds the lock: the one that logged "indexer started" (the other waits in start()).
+      // Which indexer writes: the one that took the lock (both log "indexer started"; the other then waits for it).
+      const holdsLock = (x: Child) => x.lines.some((l) => l.includes('"msg":"indexer holds the writer lock"'));
       await waitFor(
-        () => "an indexer to start",
+        () => "an indexer to take the writer lock",
         30_000,
-        () => indexers.some((x) => x.lines.some((l) => l.includes('"msg":"indexer started"'))),
+        () => indexers.some(holdsLock),
       );
-      const writer = indexers.find((x) => x.lines.some((l) => l.includes('"msg":"indexer started"')))!;
+      const writer = indexers.find(holdsLock)!;
       const standby = indexers.find((x) => x !== writer)!;
+      expect(holdsLock(standby), "one writer at a time").to.equal(false);
 
       // A webhook receiver (always 200), registered through the first API process: each request's event id.
       const received: string[] = [];
@@ -259,6 +275,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       // A round of load: tasks funded on the chain, each listed through one API process in turn, reads on both.
       const token = await fx.usdc.getAddress();
       const taskIds: number[] = [];
+      const listedHashes: { taskId: number; taskHash: string }[] = [];
       const latencies: number[] = [];
       const round = async (through: string[], label: string) => {
         for (let i = 0; i < ROUND; i++) {
@@ -266,6 +283,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
           const tx = await fx.escrow.connect(fx.poster).createTask(taskHash, token, USDC(5), CATEGORY, ZONE, DAY);
           await tx.wait();
           taskIds.push(Number(await fx.escrow.nextTaskId()) - 1);
+          listedHashes.push({ taskId: taskIds.at(-1)!, taskHash });
           const url = through[i % through.length];
           const [listed, ...reads] = await Promise.all([
             request(
@@ -309,6 +327,63 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       expect(refusals.filter((o) => o.status === 401)).to.have.length(FAILED_AUTH_BUDGET);
       expect(refusals.filter((o) => o.status === 429)).to.have.length(FAILED_AUTH_BUDGET);
       expect(refusals.slice(FAILED_AUTH_BUDGET).every((o) => o.status === 429)).to.equal(true);
+      // Each process answered half of them; together they refused FAILED_AUTH_BUDGET, as their metrics say.
+      const refusedBy = await Promise.all(
+        urls.map(async (url) =>
+          (await scrape(`${url}/metrics`)).value("market_rate_limit_refusals_total", { family: "failed_auth" }),
+        ),
+      );
+      expect(
+        refusedBy.reduce((a, b) => a + b, 0),
+        `refusals by process: ${refusedBy}`,
+      ).to.equal(FAILED_AUTH_BUDGET);
+      expect(refusedBy.every((n) => n > 0)).to.equal(true);
+
+      // The verifier: workers accept listed tasks through the first API process (the one with the verifier key); each
+      // accept answered 200 is one assignment the verifier signed, mined, and recorded as one confirmed intent.
+      const workers = await Promise.all(
+        Array.from({ length: ACCEPTS }, async () => {
+          const wallet = Wallet.createRandom();
+          await upsertExecutor(db, {
+            address: wallet.address.toLowerCase(),
+            publicKey: agentPublicKey(wallet.privateKey),
+            capabilities: [],
+            supportedChains: ["arc", "base"],
+            minReward: "0",
+            verifierOptIn: false,
+            name: null,
+            registeredAt: 1,
+            updatedAt: 1,
+            lastSeenAt: 1,
+          });
+          const { key, keyHash, prefix } = newApiKey();
+          await insertApiKey(db, { address: wallet.address.toLowerCase(), keyHash, prefix, label: "t", createdAt: 1 });
+          return { address: wallet.address.toLowerCase(), key };
+        }),
+      );
+      const accepted = listedHashes.slice(0, ACCEPTS);
+      for (const [i, worker] of workers.entries()) {
+        const outcome = await request(`${urls[0]}/api/v1/a2a/tasks/${accepted[i].taskHash}/accept`, "POST", {
+          "x-api-key": worker.key,
+        });
+        count(outcome);
+        expect(outcome.status, outcome.body).to.equal(200);
+      }
+      // An accept answers once the intent is sent ("assigning"); the verifier's next pass sees it mined.
+      const confirmed = async () =>
+        (await db("verifier_intents").where({ status: "confirmed" }).count({ n: "*" }))[0].n;
+      await waitFor(
+        () => `the verifier to confirm ${ACCEPTS} assignments:\n${apis[0].lines.slice(-10).join("\n")}`,
+        30_000,
+        async () => Number(await confirmed()) === ACCEPTS,
+      );
+      for (const [i, worker] of workers.entries()) {
+        expect((await fx.escrow.getTask(accepted[i].taskId)).worker.toLowerCase()).to.equal(worker.address);
+        const assigned = await fx.escrow.queryFilter(fx.escrow.filters.WorkerAssigned(accepted[i].taskId));
+        expect(assigned, `task ${accepted[i].taskId} assigned once`).to.have.length(1);
+      }
+      const intents = await db("verifier_intents").select("status");
+      expect(intents.map((r) => r.status)).to.deep.equal(Array(ACCEPTS).fill("confirmed"));
 
       // kill -9 of the writing indexer: the standby takes the lock and indexes the next block.
       writer.child.kill("SIGKILL");
@@ -324,7 +399,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
         async () => ((await getCheckpoint(db, "base", CHECKPOINT_NAME))?.blockNumber ?? -1) >= takeoverBlock,
       );
       const takeoverMs = Date.now() - killedAt;
-      expect(standby.lines.some((l) => l.includes('"msg":"indexer started"'))).to.equal(true);
+      expect(holdsLock(standby), "the standby took the lock").to.equal(true);
 
       await round(urls, "after-indexer");
 
@@ -417,6 +492,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
         requests: [...answers.values()].reduce((a, b) => a + b, 0),
         answersByCode: Object.fromEntries([...answers].sort()),
         tasks: taskIds.length,
+        verifierAssignments: ACCEPTS,
         escrowLogs: logs.length,
         streamEvents: expected.length,
         indexerTakeoverMs: takeoverMs,

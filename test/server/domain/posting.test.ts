@@ -151,6 +151,28 @@ describe("POST /api/v1/tasks", () => {
         expect(again.json.data.approveTx).to.equal(null);
       }));
 
+    it("answers approveTx in the first build after a block spent or lowered the allowance a build saw covering", () =>
+      withApi(async ({ api, key, escrow, usdc, poster }) => {
+        const escrowAddress = await escrow.getAddress();
+        await (await usdc.connect(poster).approve(escrowAddress, 5_000_000n)).wait();
+        const build = (text: string) => api.request("POST", "/api/v1/tasks", { key, body: task(text) });
+        const first = await build("spends the allowance");
+        expect(first.json.data.approveTx).to.equal(null);
+        expect((await build("same block")).json.data.approveTx, "the allowance still covers it").to.equal(null);
+
+        // Funding the first task spends the whole allowance (the escrow's transferFrom).
+        await send(poster, first.json.data.unsignedTx);
+        const spent = await build("after the funding");
+        expect(spent.json.data.approveTx).to.deep.include({ to: await usdc.getAddress() });
+
+        await (await usdc.connect(poster).approve(escrowAddress, 5_000_000n)).wait();
+        expect((await build("approved again")).json.data.approveTx).to.equal(null);
+        await (await usdc.connect(poster).approve(escrowAddress, 4_999_999n)).wait();
+        const lowered = await build("after a lower approve");
+        const call = usdc.interface.parseTransaction({ data: lowered.json.data.approveTx.data })!;
+        expect([call.name, call.args[1]]).to.deep.equal(["approve", 5_000_000n]);
+      }));
+
     it("builds createTaskWithVerifier when verifierAddress is present: the verifier is recorded on-chain", () =>
       withApi(async ({ api, key, escrow, usdc, poster, verifierAgent }) => {
         const body = task("verified brief", {

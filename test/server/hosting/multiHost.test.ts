@@ -2,6 +2,8 @@
  * Two agent host PROCESSES (server/hosting/main.ts, forked) sharing hosted agents through leases in one PostgreSQL
  * database: every agent runs on exactly one host, no host runs more than its capacity, and when one host is killed
  * (SIGKILL: no release) the other takes its agents over within one lease period (as far as its capacity allows).
+ * A host sent SIGTERM exits 0 within SHUTDOWN_TIMEOUT_MS having released its leases: the other host takes the agents
+ * at its next tick, before the released leases would have run out.
  * PostgreSQL only: with SQLite, hosts on separate machines cannot share a database (skipped without DATABASE_URL).
  *
  * This test checks the leases (which host runs what), not the agents' work (host.test.ts and
@@ -24,6 +26,7 @@ import { waitFor } from "../../helpers/agentMarket";
 // Long enough that a host process starved of CPU for a second on a loaded CI machine still renews in time.
 const LEASE_MS = 3000;
 const CAPACITY = 3;
+const SHUTDOWN_TIMEOUT_MS = 20_000;
 const MAIN = path.join(__dirname, "../../../server/hosting/main.ts");
 
 describe("agent hosts: two processes share agents through PostgreSQL leases", function () {
@@ -56,7 +59,7 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
     for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  function startHostProcess(id: string): ChildProcess {
+  function startHostProcess(id: string, leaseMs = LEASE_MS, capacity = CAPACITY): ChildProcess {
     const child = fork(MAIN, [], {
       execArgv: ["-r", "ts-node/register/transpile-only"],
       env: {
@@ -70,8 +73,9 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
         API_URL: api.url,
         HOSTED_AGENTS: "on",
         AGENT_HOST_ID: id,
-        AGENT_HOST_CAPACITY: String(CAPACITY),
-        AGENT_LEASE_MS: String(LEASE_MS),
+        AGENT_HOST_CAPACITY: String(capacity),
+        AGENT_LEASE_MS: String(leaseMs),
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
         LOG_LEVEL: "silent",
       },
       stdio: ["ignore", "ignore", "pipe", "ipc"],
@@ -181,5 +185,71 @@ describe("agent hosts: two processes share agents through PostgreSQL leases", fu
     expect([...after.values()].filter((h) => h === null)).to.have.length(4 - CAPACITY);
     // Within one lease period of the victim's last renewal, plus the survivor's tick (a third of a lease).
     expect(tookMs).to.be.at.most(LEASE_MS + LEASE_MS / 3 + 1000);
+  });
+
+  it("SIGTERM: a host exits 0 in time and releases its agents, which the other host runs before the lease could end", async () => {
+    // A lease long enough that the other host can only have the agents this soon because they were released.
+    const leaseMs = 15_000;
+    const kek = api.deps.config.hostedAgents.keyEncryptionKey;
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const wallet = Wallet.createRandom();
+      const agent = await insertHostedAgent(api.deps.db, kek, {
+        privateKey: wallet.privateKey,
+        wallet: wallet.address,
+        skills: [{ skill: "summary" }],
+        createdAt: 100 + i,
+      });
+      ids.push(agent.id);
+    }
+    // Room for every agent on either host; the first host started takes them all.
+    const first = startHostProcess("host-a", leaseMs, 4);
+    await waitFor(
+      async () => [...(await leases()).values()].every((h) => h === "host-a"),
+      60_000,
+      "host-a to lease every agent",
+      50,
+    );
+    await waitFor(
+      async () => (await api.deps.db("hosted_agents").whereIn("status", ["running"]).count({ n: "*" }))[0].n == 4,
+      60_000,
+      "every agent's worker running on host-a",
+      50,
+    );
+    const second = startHostProcess("host-b", leaseMs, 4);
+    await waitFor(async () => (await api.deps.db("agent_hosts").count({ n: "*" }))[0].n == 2, 30_000, "two hosts", 50);
+    const leaseEndsBefore = await leaseEnds();
+
+    const exited = new Promise<number | null>((resolve) => first.once("exit", (code) => resolve(code)));
+    const signalledAt = Date.now();
+    first.kill("SIGTERM");
+    const code = await exited;
+    const stoppedMs = Date.now() - signalledAt;
+    expect(code, "exit code").to.equal(0);
+    expect(stoppedMs).to.be.below(SHUTDOWN_TIMEOUT_MS);
+    // Released, not left to run out: no lease names host-a, and host-a has left the hosts' table.
+    const released = await leases();
+    expect([...released.values()].filter((h) => h === "host-a")).to.deep.equal([]);
+    expect(await api.deps.db("agent_hosts").where({ id: "host-a" }).first()).to.equal(undefined);
+    // Every agent still desired running: a shutdown of the service is not its owner stopping it.
+    const desired = await api.deps.db("hosted_agents").select("desired_state");
+    expect(desired.map((r) => r.desired_state)).to.deep.equal(Array(4).fill("running"));
+
+    // host-b leases every agent at its next tick, before the leases host-a held would have ended, then runs them.
+    await waitFor(
+      async () => [...(await leases()).values()].every((h) => h === "host-b"),
+      leaseMs,
+      "host-b to lease every agent",
+      50,
+    );
+    const tookOverAt = Date.now();
+    for (const id of ids) expect(tookOverAt, id).to.be.below(leaseEndsBefore.get(id)!);
+    await waitFor(
+      async () => (await api.deps.db("hosted_agents").where({ status: "running" }).count({ n: "*" }))[0].n == 4,
+      60_000,
+      "every agent's worker running on host-b",
+      50,
+    );
+    expect(second.exitCode).to.equal(null);
   });
 });

@@ -1,7 +1,9 @@
 /**
  * The standalone indexer (`npm run indexer`) as a real process, killed with SIGKILL at random moments and restarted:
  * whatever the moment, the database ends up holding exactly the escrow's logs, once each, and a projection equal to
- * the chain. The in-process Hardhat chain is served over HTTP for the child processes.
+ * the chain. And SIGTERM in the middle of a backfill, with a second indexer waiting: the first exits 0 within
+ * SHUTDOWN_TIMEOUT_MS, the second holds the released lock at once, and nothing is stored twice or missed. The
+ * in-process Hardhat chain is served over HTTP for the child processes.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import crypto from "node:crypto";
@@ -166,7 +168,9 @@ async function waitFor(condition: () => Promise<boolean>, timeoutMs: number, wha
 
 describe("indexer process: kill -9 at any moment", () => {
   it("ends with exactly the chain's escrow events and projection after SIGKILLs and restarts", async function () {
-    this.timeout(180_000);
+    // Five indexer processes started one after another through ts-node: each start takes tens of seconds on a
+    // loaded machine.
+    this.timeout(420_000);
     const actors = await loadFixture(actorsFixture);
     const { escrow, book } = actors;
     // A history with a few hundred tasks, batches (many logs per block) and random lifecycles, spread over a thousand
@@ -270,6 +274,118 @@ describe("indexer process: kill -9 at any moment", () => {
         (r) => `${r.tx_hash}:${Number(r.log_index)}`,
       );
       expect(stored.sort()).to.deep.equal(logs.map((l) => `${l.transactionHash.toLowerCase()}:${l.index}`).sort());
+    } finally {
+      killAll();
+      process.off("exit", killAll);
+      await chain.close();
+      if (dbOptions.pgSchema) await db.raw(`drop schema if exists "${dbOptions.pgSchema}" cascade`);
+      await db.destroy();
+      fs.rmSync(temp, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("indexer process: SIGTERM with a second indexer waiting", () => {
+  // Long enough that, on SQLite, the waiting indexer can only get the lock before it by the writer's release.
+  const LOCK_TTL_MS = 60_000;
+  const SHUTDOWN_TIMEOUT_MS = 20_000;
+
+  it("exits 0 within the bound in the middle of a backfill, hands the lock over at once, stores every log once", async function () {
+    this.timeout(180_000);
+    const actors = await loadFixture(actorsFixture);
+    const { escrow, book } = actors;
+    // Blocks of many logs between stretches of empty blocks: a backfill of two blocks per range lasts seconds.
+    for (let round = 0; round < 4; round++) {
+      await createTasks(actors, 50);
+      await runRandomScenario(actors, SEED + 200 + round, 6);
+      await mineEmptyBlocks(100);
+    }
+
+    const temp = fs.mkdtempSync(path.join(os.tmpdir(), "indexer-sigterm-"));
+    const deploymentsDir = path.join(temp, "deployments");
+    const dataDir = path.join(temp, "data");
+    fs.mkdirSync(deploymentsDir);
+    fs.writeFileSync(path.join(deploymentsDir, `${NETWORK}.json`), JSON.stringify({ ...book, network: NETWORK }));
+    const dbOptions: DbOptions = usingPostgres()
+      ? { databaseUrl: process.env.DATABASE_URL, pgSchema: `t_${crypto.randomBytes(6).toString("hex")}` }
+      : { sqliteFile: path.join(dataDir, `${NETWORK}.sqlite`), sqliteDriver: "better-sqlite3" };
+    const live = new Set<ChildProcess>();
+    const killAll = () => {
+      for (const child of live) child.kill("SIGKILL");
+    };
+    process.on("exit", killAll);
+    const chain = await serveChain();
+    const db = createDb(dbOptions);
+    try {
+      const env = {
+        ...indexerEnv(chain.rpcUrl, deploymentsDir, dataDir, dbOptions),
+        INDEXER_LOCK_TTL_MS: String(LOCK_TTL_MS),
+        SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      };
+      await db.raw("select 1");
+      const head = await ethers.provider.getBlockNumber();
+      const holdsLock = (x: IndexerProcess) => x.lines.some((l) => l.includes('"msg":"indexer holds the writer lock"'));
+      const writer = spawnIndexer(env, live);
+      await writer.started;
+      await waitFor(
+        async () => holdsLock(writer),
+        30_000,
+        () => `the first indexer to take the writer lock`,
+      );
+      const standby = spawnIndexer(env, live);
+      await standby.started;
+      // The writer is some way into the backfill, the standby waiting for its lock.
+      await waitFor(
+        async () => ((await checkpointOf(db)) ?? -1) >= book.startBlock + 40,
+        60_000,
+        () => `the writer to index 40 blocks:\n${writer.lines.slice(-10).join("\n")}`,
+      );
+      expect(holdsLock(standby), "the standby waits for the lock").to.equal(false);
+
+      writer.child.kill("SIGTERM");
+      const signalledAt = Date.now();
+      const stopped = await writer.exited;
+      const stoppedMs = Date.now() - signalledAt;
+      const atStop = (await checkpointOf(db))!;
+      await waitFor(
+        async () => holdsLock(standby),
+        LOCK_TTL_MS,
+        () => `the standby to take the lock:\n${standby.lines.slice(-10).join("\n")}`,
+      );
+      const takeoverMs = Date.now() - signalledAt;
+
+      expect(stopped, `SIGTERM stops it cleanly:\n${writer.lines.slice(-5).join("\n")}`).to.deep.equal({
+        code: 0,
+        signal: null,
+      });
+      expect(stoppedMs).to.be.below(SHUTDOWN_TIMEOUT_MS);
+      expect(writer.lines.some((l) => l.includes('"msg":"stopped"'))).to.equal(true);
+      expect(atStop, "stopped in the middle of the backfill").to.be.below(head);
+      // The lock was released, not left to expire: the standby started well within its lease time.
+      expect(takeoverMs).to.be.below(LOCK_TTL_MS / 4);
+
+      await waitFor(
+        async () => ((await checkpointOf(db)) ?? -1) >= head,
+        90_000,
+        () => `the standby to reach block ${head}:\n${standby.lines.slice(-10).join("\n")}`,
+      );
+      standby.child.kill("SIGTERM");
+      expect(await standby.exited).to.deep.equal({ code: 0, signal: null });
+
+      // Nothing in flight lost or doubled: every log of the escrow once, and the projection equal to the chain.
+      const logs = await ethers.provider.getLogs({
+        address: book.escrow.proxy,
+        fromBlock: book.startBlock,
+        toBlock: head,
+      });
+      const stored = (await db("escrow_events").select("tx_hash", "log_index")).map(
+        (r) => `${r.tx_hash}:${Number(r.log_index)}`,
+      );
+      expect(stored.sort()).to.deep.equal(logs.map((l) => `${l.transactionHash.toLowerCase()}:${l.index}`).sort());
+      expect(await expectProjectionMatchesChain(db, escrow)).to.be.at.least(200);
+      console.log(
+        `    indexer SIGTERM: stopped in ${stoppedMs} ms at block ${atStop} of ${head}, standby held the lock ${takeoverMs} ms after the signal`,
+      );
     } finally {
       killAll();
       process.off("exit", killAll);

@@ -27,6 +27,8 @@ async function receiver(status: number): Promise<{ url: string; close(): Promise
   return { url, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
+const HOUR_MS = 3_600_000;
+
 async function until(check: () => Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await check())) {
@@ -153,6 +155,53 @@ describe("GET /metrics (Prometheus)", function () {
         }
       },
       { METRICS: "on", WEBHOOK_ALLOW_PRIVATE: "true", WEBHOOK_MAX_ATTEMPTS: "1", RATE_IP_PER_WINDOW: "100000" },
+    ));
+
+  it("counts the webhook queue: deliveries due now, not those waiting for a later retry", () =>
+    withMarket(
+      async (m) => {
+        const broken = await receiver(500);
+        try {
+          const created = await m.post("/api/v1/webhooks", m.posterKey, { url: broken.url });
+          expect(created.status, created.text).to.equal(201);
+          await m.list();
+          await m.api.synced();
+          // Each delivery failed once and waits an hour for its retry: kept as pending, none due now.
+          const pending = async () => m.api.deps.db("webhook_deliveries").where({ status: "pending" });
+          await until(
+            async () => (await pending()).length > 0 && (await pending()).every((d) => Number(d.attempts) === 1),
+            "deliveries attempted once and waiting for their retry",
+          );
+          const waiting = (await pending()).length;
+          const now = await scrape(`${m.api.url}/metrics`);
+          expect(now.value("market_webhook_deliveries", { outcome: "pending" })).to.equal(waiting);
+          expect(now.families.get("market_webhook_queue_depth")!.type).to.equal("GAUGE");
+          expect(now.has("market_webhook_queue_depth")).to.equal(true);
+          expect(now.value("market_webhook_queue_depth")).to.equal(0);
+
+          // Two hours on (a registry reading a clock past the retries), every one of them is due.
+          const clock = m.api.deps.clock;
+          const later = Object.assign(Object.create(clock) as typeof clock, {
+            wallNowMs: () => clock.wallNowMs() + 2 * HOUR_MS,
+          });
+          const listener = await startMetricsListener(createMetrics({ ...m.api.deps, clock: later }), "127.0.0.1", 0);
+          try {
+            expect((await scrape(listener.url)).value("market_webhook_queue_depth")).to.equal(waiting);
+          } finally {
+            await listener.close();
+          }
+        } finally {
+          await broken.close();
+        }
+      },
+      {
+        METRICS: "on",
+        WEBHOOK_ALLOW_PRIVATE: "true",
+        WEBHOOK_MAX_ATTEMPTS: "3",
+        WEBHOOK_RETRY_BASE_MS: String(HOUR_MS),
+        WEBHOOK_RETRY_MAX_MS: String(HOUR_MS),
+        RATE_IP_PER_WINDOW: "100000",
+      },
     ));
 
   it("counts rate-limit refusals by family", () =>
