@@ -18,20 +18,31 @@
  * Prints requests per second, p50 and p99 latency, non-2xx answers, and the listing as a percentage of bare Koa with
  * the targets (TARGETS: listing >= 50% of bare Koa with p99 <= 10 ms, one task >= 60% of the listing with p99 <= 15
  * ms, build >= 5,000 req/s, MCP >= 60% and A2A >= 50% of the listing) as PASS or UNDER; how often the chain clock read the chain
- * under load; then where one listing request spends its time (each step called in sequence, in-process). The script
- * never asserts and exits 0 unless it fails to run.
+ * under load; then where one listing request spends its time (each step called in sequence, in-process).
+ *
+ * DATABASE_URL (a fresh PostgreSQL schema, dropped at the end) and REDIS_URL (the rate limits) run the same table on
+ * them. With both and BENCH_API_PROCESSES=N (N >= 2), the same rows are then measured again with the API in separate
+ * processes behind one port, 1 against N (bench/lib/processes.ts), and the ratio printed. The script never asserts and
+ * exits 0 unless it fails to run.
  */
 import crypto from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import Koa from "koa";
 import { ethers, network } from "hardhat";
 import { BATCH, POSTERS, deployFundedPosters } from "./history";
 import { printTable } from "./report";
 import { fmt, now, seconds } from "./lib/format";
-import { LOAD_CONNECTIONS, listen, load, watchCollections, type LoadResult, type LoadSpec } from "./lib/load";
+import { LOAD_CONNECTIONS, bareKoa, listen, load, watchCollections, type LoadResult, type LoadSpec } from "./lib/load";
+import {
+  API_PROCESSES,
+  compareProcesses,
+  processesUnavailable,
+  startApiProcesses,
+  type ProcessRow,
+} from "./lib/processes";
+import { printPostgresApiTargets, printProcessesTarget } from "./lib/postgresTargets";
 import { CPU_PROFILE_DIR, cpuProfile, profileListing, profileTaskRead, taskReadLayers } from "./lib/profilers";
 import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
@@ -155,14 +166,14 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   const deploymentsDir = path.join(dir, "deployments");
   fs.mkdirSync(deploymentsDir, { recursive: true });
   fs.writeFileSync(path.join(deploymentsDir, "hardhat.json"), JSON.stringify(book));
-  const config = loadConfig({
+  // The API's environment, also given to its separate processes (bench/lib/processes.ts) when measured there.
+  const env: Record<string, string> = {
     NETWORK: "hardhat",
     DEPLOYMENTS_DIR: deploymentsDir,
     DATA_DIR: path.join(dir, "data"),
     LOG_LEVEL: "warn",
     API_PORT: "0",
     DATABASE_URL: process.env.DATABASE_URL ?? "",
-    DATABASE_SCHEMA: PG_SCHEMA,
     REDIS_URL: process.env.REDIS_URL ?? "",
     INDEXER_POLL_MS: "100",
     RATE_IP_PER_WINDOW: "1000000000",
@@ -170,7 +181,9 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
     RATE_WALLET_FAMILY_PER_MINUTE: "1000000000",
     RATE_MCP_CALLS_PER_MINUTE: "1000000000",
     RATE_IP_POSTING_PER_MINUTE: "1000000000",
-  });
+    ...(PG_SCHEMA ? { DATABASE_SCHEMA: PG_SCHEMA } : {}),
+  };
+  const config = loadConfig(env);
   const logger = createLogger(config.logLevel, { service: "bench-api" });
   const db = createDb(dbOptions(config));
   await migrateLatest(db);
@@ -197,7 +210,7 @@ async function startApi(book: Awaited<ReturnType<typeof fundTasks>>["book"], dir
   console.log(`Listings: ${fmt(listed)} inserted through the listings repository in ${seconds(now() - listedAt)}`);
 
   const { url, server } = await listen(createApp(deps), config.api.timeouts);
-  return { deps, indexer, url, server, db };
+  return { deps, indexer, url, server, db, env };
 }
 
 /** Counts the chain clock's reads (getBlock("latest") on the API's provider; the indexer reads numbered blocks). */
@@ -218,12 +231,28 @@ function countClockReads(deps: Deps) {
   return counter;
 }
 
-function bareKoa(): Koa {
-  const app = new Koa();
-  app.use((ctx) => {
-    ctx.body = { success: true, data: { hello: "world" } };
-  });
-  return app;
+/** The same rows with the API in 1 and BENCH_API_PROCESSES processes behind one port (bench/lib/processes.ts). */
+async function inProcesses(env: Record<string, string>, rows: ProcessRow[], inProcess: { api: string; koa: string }) {
+  const unavailable = processesUnavailable();
+  if (unavailable) {
+    if (API_PROCESSES > 1) console.log(`\nThe API in ${API_PROCESSES} processes: skipped (${unavailable})`);
+    return;
+  }
+  const processes = await startApiProcesses(env, 1);
+  try {
+    const urlOf = (url: string) => (url === inProcess.koa ? processes.koaUrl : processes.apiUrl);
+    const results = await compareProcesses({
+      rows,
+      processes,
+      count: API_PROCESSES,
+      urlOf,
+      seconds: SECONDS,
+      warmupSeconds: WARMUP_SECONDS,
+    });
+    printProcessesTarget([...results].find(([name]) => name.startsWith("b."))?.[1], API_PROCESSES);
+  } finally {
+    await processes.close();
+  }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -273,9 +302,11 @@ async function main() {
       statuses: {},
       loadCpuMicros: 0,
     };
+    const rows: ProcessRow[] = [];
     const run = async (name: string, spec: Omit<LoadSpec, "seconds">) => {
       const letter = name.split(".")[0];
       if (ONLY && !ONLY.has(letter)) return skipped;
+      rows.push({ name, spec });
       if (CPU_PROFILE_DIR) {
         await cpuProfile(letter, spec);
         return skipped;
@@ -418,6 +449,7 @@ async function main() {
           `non-2xx ${fmt(r.non2xx)}: ${ratio >= target && r.non2xx === 0 ? "PASS" : "UNDER"}`,
       );
     }
+    if (PG_SCHEMA) printPostgresApiTargets({ bare, listing, oneTask, a2a: a2aList, mcp: mcpBrowse });
 
     console.log(
       "\nChain clock (deps.clock.chainNow(), cached 1 s; one read at a time, the last value served meanwhile):",
@@ -437,6 +469,7 @@ async function main() {
       await profileTaskRead(api.deps, api.url, chain.funded);
       await taskReadLayers(api.deps, chain.funded);
     }
+    if (!CPU_PROFILE_DIR) await inProcesses(api.env, rows, { api: api.url, koa: koa.url });
   } finally {
     koa.server.closeAllConnections();
     await new Promise<void>((resolve) => koa.server.close(() => resolve()));

@@ -46,6 +46,7 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import type { Log } from "ethers";
 import { AMOUNT, BATCH, CATEGORIES, DAY, POSTERS, ZONES, deployFundedPosters } from "./history";
 import { printTable } from "./report";
+import { printPostgresIndexerTargets } from "./lib/postgresTargets";
 import { providerChainReader, type ChainReader } from "../server/chain/escrowLogs";
 import { eip1193Heads } from "../server/chain/heads";
 import { createDb, type Db, type DbOptions } from "../server/db/knex";
@@ -922,6 +923,13 @@ async function main(): Promise<void> {
     fs.rmSync(dir, { recursive: true, force: true });
   }
   printComparison(results);
+  const postgres = results.find((r) => r.name === "PostgreSQL" && !r.error);
+  if (postgres) {
+    printPostgresIndexerTargets({
+      eventsPerSecond: postgres.eventsPerSecond,
+      followMedianMs: postgres.latencies.length ? quantile(postgres.latencies, 0.5) : undefined,
+    });
+  }
   console.log(
     `\nwhole run ${fmt((now() - wall) / 1000, 1)} s; load average ${os
       .loadavg()

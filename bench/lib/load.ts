@@ -1,14 +1,14 @@
 /**
  * The benchmarks' load driver: autocannon in a child process (so the load generator does not share the measured
- * servers' event loop) at LOAD_CONNECTIONS connections, the collector's pauses while a measurement runs, and a server
- * for an app on a free port.
+ * servers' event loop) at LOAD_CONNECTIONS connections, the collector's pauses while a measurement runs, a server
+ * for an app on a free port, and the bare Koa app the API is measured against.
  */
 import { spawn } from "node:child_process";
 import http from "node:http";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { PerformanceObserver, constants as perfConstants } from "node:perf_hooks";
-import type Koa from "koa";
+import Koa from "koa";
 import type { ApiConfig } from "../../server/config";
 import { createHttpServer } from "../../server/api/httpServer";
 import { fmt } from "./format";
@@ -28,6 +28,15 @@ export async function listen(
   const server = timeouts ? createHttpServer(app.callback(), timeouts) : http.createServer(app.callback());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server };
+}
+
+/** The baseline every API figure is set against: a Koa app answering a small JSON object. */
+export function bareKoa(): Koa {
+  const app = new Koa();
+  app.use((ctx) => {
+    ctx.body = { success: true, data: { hello: "world" } };
+  });
+  return app;
 }
 
 export interface LoadSpec {

@@ -1,0 +1,85 @@
+/**
+ * The targets on PostgreSQL (+ Redis for the API), printed beside the SQLite targets when DATABASE_URL is set, and a
+ * second API process's gain (docs/performance.md, "PostgreSQL and two API processes (issue 31)", which gives the
+ * figures they come from).
+ *
+ * The API's are shares within one run, as the SQLite targets are, so a machine's speed cancels out: a request on
+ * PostgreSQL costs the server a network round trip per statement and the driver's parsing where SQLite calls into the
+ * same process, so each share is set below SQLite's by the CPU a request measured on both. The indexer's are rates
+ * on a quiet machine of this project's kind (2 cores).
+ */
+import { fmt } from "./format";
+import type { LoadResult } from "./load";
+
+export const POSTGRES_API_TARGETS = {
+  /** The open-task listing, as a share of bare Koa's rate. */
+  listingShareOfKoa: 0.25,
+  /** One task by id, as a share of the listing's rate. */
+  taskShareOfListing: 0.15,
+  /** A2A tasks/list and MCP browse_tasks, as a share of the REST listing's rate. */
+  protocolShareOfRest: 0.25,
+  /**
+   * The listing with two API processes against one (bench:api, BENCH_API_PROCESSES=2) on this project's 2-core
+   * machine, where the load generator takes most of a core: a second process should cost no more than it costs bare
+   * Koa (0.87-0.92x measured), the machine's own price of a second process.
+   */
+  listingTwoProcesses: 0.9,
+} as const;
+
+export const POSTGRES_INDEXER_TARGETS = {
+  /** One chain's backfill from scratch, escrow events a second. */
+  backfillEventsPerSecond: 10_000,
+  /** Receipt to queryable while following the head, median (ms). */
+  followMedianMs: 100,
+} as const;
+
+const verdict = (pass: boolean) => (pass ? "PASS" : "UNDER");
+
+/** bench:api's PostgreSQL + Redis targets for the in-process run (its rows a, b, c, e, f). */
+export function printPostgresApiTargets(rows: {
+  bare: LoadResult;
+  listing: LoadResult;
+  oneTask: LoadResult;
+  a2a: LoadResult;
+  mcp: LoadResult;
+}): void {
+  const t = POSTGRES_API_TARGETS;
+  const share = (r: LoadResult, of: LoadResult) => r.rps / of.rps;
+  // A row left out (BENCH_ONLY) has no rate, and its share is not printed.
+  const line = (name: string, value: number, target: number, of: string) => {
+    if (!Number.isFinite(value)) return;
+    console.log(
+      `  ${name}: ${fmt(value * 100, 1)}% of ${of} (PostgreSQL target >= ${fmt(target * 100)}%): ` +
+        verdict(value >= target),
+    );
+  };
+  console.log("PostgreSQL + Redis targets (shares within this run):");
+  line("the open-task listing", share(rows.listing, rows.bare), t.listingShareOfKoa, "bare Koa");
+  line("one task by id", share(rows.oneTask, rows.listing), t.taskShareOfListing, "the listing");
+  line("A2A tasks/list", share(rows.a2a, rows.listing), t.protocolShareOfRest, "the REST listing");
+  line("MCP browse_tasks", share(rows.mcp, rows.listing), t.protocolShareOfRest, "the REST listing");
+}
+
+/** The listing's gain from a second API process, against its target (undefined when b was not measured). */
+export function printProcessesTarget(listing: { one: LoadResult; many: LoadResult } | undefined, count: number) {
+  if (!listing || count !== 2) return;
+  const ratio = listing.many.rps / listing.one.rps;
+  console.log(
+    `  the listing with 2 processes: ${fmt(ratio, 2)}x one (PostgreSQL target >= ${fmt(
+      POSTGRES_API_TARGETS.listingTwoProcesses,
+      1,
+    )}x): ${verdict(ratio >= POSTGRES_API_TARGETS.listingTwoProcesses)}`,
+  );
+}
+
+/** bench:indexer's PostgreSQL targets (one chain's backfill and following the head). */
+export function printPostgresIndexerTargets(r: { eventsPerSecond: number; followMedianMs?: number }): void {
+  const t = POSTGRES_INDEXER_TARGETS;
+  console.log(
+    `PostgreSQL targets: backfill ${fmt(r.eventsPerSecond)} events/s (>= ${fmt(t.backfillEventsPerSecond)}): ` +
+      `${verdict(r.eventsPerSecond >= t.backfillEventsPerSecond)}; follow median ` +
+      (r.followMedianMs === undefined
+        ? "not measured"
+        : `${fmt(r.followMedianMs)} ms (<= ${t.followMedianMs} ms): ${r.followMedianMs <= t.followMedianMs ? "PASS" : "OVER"}`),
+  );
+}
