@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { startDevnet, type Devnet } from "../../../scripts/devnet";
 import { freePort } from "../../helpers/api";
+import { childEnv } from "../../helpers/childEnv";
 
 export const MARKET_BIN = path.join(__dirname, "..", "..", "..", "client", "cli", "bin", "market.js");
 
@@ -21,7 +22,7 @@ export interface CliRun {
   json: any;
 }
 
-/** Runs `market <args>` with exactly `env` (plus PATH) and resolves when it exits. */
+/** Runs `market <args>` with exactly `env` (plus PATH and the test run's NODE_OPTIONS: childEnv) and resolves when it exits. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<CliRun> {
   return startCli(args, env, timeoutMs).done;
 }
@@ -29,7 +30,7 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
 /** Starts `market <args>`: the child (to signal it) and its outcome. */
 export function startCli(args: string[], env: Record<string, string>, timeoutMs = 90_000) {
   const child = spawn(process.execPath, [MARKET_BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: { ...childEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const done = new Promise<CliRun>((resolve, reject) => {
