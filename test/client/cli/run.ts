@@ -70,6 +70,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-out-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-data-"));
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "cli-home-"));
+  const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-deployments-"));
   // Every CLI call, the devnet's agent and the tests' own reads come from 127.0.0.1: the per-IP budget (100 requests
   // a minute) would make these tests about the rate limiter, which has its own. Raised for this devnet only.
   const saved = process.env.RATE_IP_PER_WINDOW;
@@ -82,6 +83,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
       apiPort: await freePort(),
       outDir,
       dataDir,
+      deploymentsDir,
       onProgress: (line) => progress.push(line),
     });
   } finally {
@@ -107,7 +109,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
     },
     async close() {
       await devnet.close();
-      for (const dir of [outDir, dataDir, home]) fs.rmSync(dir, { recursive: true, force: true });
+      for (const dir of [outDir, dataDir, deploymentsDir, home]) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }
