@@ -1,5 +1,11 @@
+import fs from "node:fs";
+import path from "node:path";
 import { HardhatUserConfig, subtask } from "hardhat/config";
-import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
+import {
+  TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD,
+  TASK_TEST_GET_TEST_FILES,
+  TASK_TEST_RUN_MOCHA_TESTS,
+} from "hardhat/builtin-tasks/task-names";
 import "@nomicfoundation/hardhat-toolbox";
 import "@openzeppelin/hardhat-upgrades";
 
@@ -17,6 +23,31 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, async (args: { solcVersion: string
     version: SOLC_VERSION,
     longVersion: solc.version(),
   };
+});
+
+// `npm test` is `hardhat test --parallel`: mocha hands one file at a time to TEST_JOBS worker processes, in the order
+// returned here. The slowest files go first (test/durations.json, their measured seconds; `npm run test:durations`
+// remeasures), so that no long file starts last while the other workers sit idle; a file not measured yet counts as
+// slow. Each worker is a process of its own: its own Hardhat network, database files and ports.
+subtask(TASK_TEST_GET_TEST_FILES, async (args: { testFiles: string[] }, _hre, runSuper) => {
+  const files: string[] = await runSuper(args);
+  const durations = JSON.parse(fs.readFileSync(path.join(__dirname, "test", "durations.json"), "utf8")) as Record<
+    string,
+    number
+  >;
+  const seconds = (file: string) => durations[path.relative(__dirname, file).split(path.sep).join("/")] ?? Infinity;
+  return [...files].sort((a, b) => seconds(b) - seconds(a) || a.localeCompare(b));
+});
+
+// The browser tests and the devnet build the web app when web/dist is stale; in a parallel run two workers would
+// build it into the same folder at once, so a parallel run builds it first, once.
+subtask(TASK_TEST_RUN_MOCHA_TESTS, async (args: { parallel: boolean; testFiles: string[] }, _hre, runSuper) => {
+  const web = [path.join("test", "web"), path.join("test", "e2e", "devnet.test.ts")];
+  if (args.parallel && args.testFiles.some((file) => web.some((part) => file.includes(part)))) {
+    const { ensureWebBuilt } = await import("./scripts/webBuild");
+    ensureWebBuilt((line) => console.log(line));
+  }
+  return runSuper(args);
 });
 
 const deployerKey = process.env.DEPLOYER_PRIVATE_KEY;
@@ -47,7 +78,17 @@ const config: HardhatUserConfig = {
   },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: process.env.REPORT_GAS === "true" },
-  mocha: { timeout: 120_000 },
+  mocha: {
+    timeout: 120_000,
+    // Worker processes of a parallel run (`hardhat test --parallel`, as `npm test` runs it). Most files wait on child
+    // processes, servers and the browser as much as they compute, so a two-core machine keeps three busy.
+    jobs: Number(process.env.TEST_JOBS ?? 3),
+    // Loaded first by every worker of a parallel run: ts-node with a transpile cache shared by the workers and every
+    // process the tests spawn (test/helpers/transpileCache.js).
+    require: [path.join(__dirname, "test", "helpers", "transpileCache.js")],
+    // TEST_FILE_TIMES=<file.json> adds each test file's wall time to the spec reporter's output (test/helpers/fileTimes.ts).
+    ...(process.env.TEST_FILE_TIMES ? { reporter: "test/helpers/fileTimes.ts" } : {}),
+  },
 };
 
 export default config;

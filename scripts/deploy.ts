@@ -43,6 +43,8 @@ export interface DeployOptions {
   timelockProposers?: string[];
   /** Write `deployments/<network>.json` (default true). */
   write?: boolean;
+  /** Where that address book is written (default deployments/). */
+  deploymentsDir?: string;
   /** The network name recorded in (and naming) the address book; defaults to the runtime's network. The devnet
    * serves the in-process `hardhat` network as `localhost`. */
   networkName?: string;
@@ -148,8 +150,9 @@ export async function deployAll(
     startBlock: escrowReceipt!.blockNumber,
   };
   if (options.write ?? true) {
-    fs.mkdirSync(path.dirname(addressBookPath(networkName)), { recursive: true });
-    fs.writeFileSync(addressBookPath(networkName), JSON.stringify(book, null, 2) + "\n");
+    const file = addressBookPath(networkName, options.deploymentsDir);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, JSON.stringify(book, null, 2) + "\n");
   }
   return { book, escrow, agentFactory, mockUsdc, timelock };
 }

@@ -22,7 +22,7 @@ import type { Deployment } from "./deploy";
 import type { RunningServer } from "../server/main";
 import type { AgentView } from "../server/domain/schemas/agents";
 import { loadConfig } from "../server/config";
-import { addressBookPath } from "../server/chain/addressBook";
+import { addressBookPath, DEFAULT_DEPLOYMENTS_DIR } from "../server/chain/addressBook";
 import { ensureWebBuilt } from "./webBuild";
 import { secondChainRuntime } from "./secondChain";
 
@@ -37,6 +37,12 @@ export interface DevnetOptions {
   outDir?: string;
   /** Where the SQLite database and blobs go (default data/). */
   dataDir?: string;
+  /**
+   * Where both chains' address books go and the API reads them (default deployments/, where the CLI and scripts of
+   * `npm run devnet`'s users find them). Devnets running at once in one checkout (the parallel test workers) each
+   * need their own.
+   */
+  deploymentsDir?: string;
   /** Start the API and indexer (default true). */
   api?: boolean;
   /** Told each step of the start as it begins (the first start takes about a minute). */
@@ -131,6 +137,8 @@ export interface Devnet {
   mcpConfig?: McpClientConfig;
   /** The base chain's deployment (`chains[1].deployment` is arc's). */
   deployment: Deployment;
+  /** The folder of both chains' address books. */
+  deploymentsDir: string;
   accounts: DemoAccount[];
   server?: RunningServer;
   /** The example agent, hosted by the service for the demo owner agent-1 (and acting as agent-1's wallet). */
@@ -269,12 +277,20 @@ async function waitUntilRunning(deps: RunningServer["deps"], owner: string, ids:
  */
 export function devnetServerConfig(
   env: NodeJS.ProcessEnv,
-  where: { rpcUrl: string; arcRpcUrl?: string; dataDir: string; apiPort: number; outDir: string },
+  where: {
+    rpcUrl: string;
+    arcRpcUrl?: string;
+    dataDir: string;
+    apiPort: number;
+    outDir: string;
+    deploymentsDir?: string;
+  },
 ) {
-  const { rpcUrl, arcRpcUrl, dataDir, apiPort, outDir } = where;
+  const { rpcUrl, arcRpcUrl, dataDir, apiPort, outDir, deploymentsDir } = where;
   return loadConfig({
     ...env,
     NETWORK: "localhost",
+    ...(deploymentsDir ? { DEPLOYMENTS_DIR: deploymentsDir } : {}),
     DEVNET_RPC_URL: rpcUrl,
     POSTING_CHAIN: "base",
     ...(arcRpcUrl
@@ -321,6 +337,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
   const { hostname = "127.0.0.1", port = 8545, apiPort = 8787, api = true } = options;
   const arcPort = options.arcPort ?? (port === 8545 ? 8546 : 0);
   const progress = options.onProgress ?? (() => undefined);
+  const deploymentsDir = options.deploymentsDir ?? DEFAULT_DEPLOYMENTS_DIR;
   if (hre.network.name !== "hardhat") {
     throw new Error(`the devnet serves the in-process chain: run it without --network (got ${hre.network.name})`);
   }
@@ -345,9 +362,9 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       served.push(chain.url);
     }
     progress(`Deploying the escrow, the agent factory and MockUSDC on a new base chain at ${served[0]}...`);
-    const baseDeployment = await deployAll({ networkName: "localhost" });
+    const baseDeployment = await deployAll({ networkName: "localhost", deploymentsDir });
     progress(`Deploying the escrow, the agent factory and MockUSDC on a new arc chain at ${served[1]}...`);
-    const arcDeployment = await deployAll({ networkName: DEVNET_ARC_NETWORK }, arc);
+    const arcDeployment = await deployAll({ networkName: DEVNET_ARC_NETWORK, deploymentsDir }, arc);
     chains = [
       { name: "base", rpcUrl: served[0], chainId: baseDeployment.book.chainId, deployment: baseDeployment },
       { name: "arc", rpcUrl: served[1], chainId: arcDeployment.book.chainId, deployment: arcDeployment },
@@ -376,6 +393,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
       dataDir,
       apiPort,
       outDir,
+      deploymentsDir,
     });
     // Every devnet run is a new chain: the previous run's index would be refused, so start it afresh.
     fs.rmSync(config.sqliteFile, { force: true });
@@ -450,6 +468,7 @@ export async function startDevnet(options: DevnetOptions = {}): Promise<Devnet> 
     apiUrl: server?.url,
     mcpConfig,
     deployment,
+    deploymentsDir,
     accounts,
     server,
     agent,
@@ -482,7 +501,7 @@ export function devnetSummary(devnet: Devnet): string[] {
     lines.push(`${label("escrow")} ${on.escrow.proxy} (implementation ${on.escrow.implementation})`);
     lines.push(`${label("factory")} ${on.agentFactory.proxy}`);
     lines.push(`${label("token")} ${on.token.address} (${on.token.symbol}, ${on.token.decimals} decimals)`);
-    lines.push(`${label("book")} ${addressBookPath(on.network)}`);
+    lines.push(`${label("book")} ${addressBookPath(on.network, devnet.deploymentsDir)}`);
   }
   lines.push(`Admin ${book.admin}  Treasury ${book.treasury}  Verifier ${book.verifier}  Fee ${book.feeBps} bps`);
   lines.push(

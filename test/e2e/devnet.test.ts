@@ -30,12 +30,14 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
     this.timeout(120_000);
     const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "devnet-out-"));
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "devnet-data-"));
+    const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "devnet-deployments-"));
     const devnet = await startDevnet({
       port: await freePort(),
       arcPort: await freePort(),
       apiPort: await freePort(),
       outDir,
       dataDir,
+      deploymentsDir,
     });
     try {
       // Two chains, base (31337) and arc (31338), each serving JSON-RPC with its own escrow and MockUSDC, and every
@@ -71,7 +73,9 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
           `Chain ${chain.name.padEnd(7)} ${chain.rpcUrl} (chain id ${chain.chainId}${chain.name === "base" ? ", the posting chain" : ""})`,
         );
       }
-      expect(JSON.parse(fs.readFileSync(addressBookPath("localhost-arc"), "utf8")).chainId).to.equal(31338);
+      expect(JSON.parse(fs.readFileSync(addressBookPath("localhost-arc", deploymentsDir), "utf8")).chainId).to.equal(
+        31338,
+      );
       // The API serves both (CHAINS=base,arc): a gateway per chain, each with its chain's address book.
       const gateways = devnet.server!.deps.chains;
       expect([...gateways.keys()].sort()).to.deep.equal(["arc", "base"]);
@@ -186,6 +190,7 @@ describe("devnet: protocol endpoints a newcomer connects to", () => {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
+      fs.rmSync(deploymentsDir, { recursive: true, force: true });
     }
   });
 });

@@ -30,6 +30,7 @@ import { serveChain } from "../helpers/rpc";
 import { openEvents, type SseEvent, type SseStream } from "../helpers/sse";
 import { scrape } from "../helpers/prometheus";
 import { verifierPrivateKey } from "../helpers/keys";
+import { childEnv } from "../helpers/childEnv";
 import { createDb } from "../../server/db/knex";
 import { migrateLatest } from "../../server/db/migrations";
 import { insertApiKey } from "../../server/db/repositories/apiKeys";
@@ -141,7 +142,7 @@ describe("production topology: two APIs, two indexers, two agent hosts, PostgreS
       await insertApiKey(db, { address: fx.poster.address.toLowerCase(), keyHash, prefix, label: "t", createdAt: 1 });
 
       const env = (extra: Record<string, string>): NodeJS.ProcessEnv => ({
-        PATH: process.env.PATH ?? "",
+        ...childEnv(),
         NETWORK: "hardhat",
         RPC_URL: chain.url,
         DEPLOYMENTS_DIR: deploymentsDir,

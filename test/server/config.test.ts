@@ -10,6 +10,7 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { expect } from "chai";
 import { checkDevelopmentSecrets, ConfigError, loadConfig } from "../../server/config";
+import { childEnv } from "../helpers/childEnv";
 
 const REMOTE = { NETWORK: "base-sepolia", RPC_URL: "http://127.0.0.1:1" };
 const KEK = `0x${"5a".repeat(32)}`;
@@ -59,7 +60,7 @@ describe("configuration: hosted agents' secrets", () => {
     const root = path.join(__dirname, "..", "..");
     const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "server/main.ts"], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? "", ...REMOTE },
+      env: { ...childEnv(), ...REMOTE },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stderr = "";
@@ -92,7 +93,7 @@ describe("configuration: hosted agents' secrets", () => {
       const rpcUrl = `http://127.0.0.1:${(rpc.address() as AddressInfo).port}`;
       const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "server/main.ts"], {
         cwd: root,
-        env: { PATH: process.env.PATH ?? "", NETWORK: "localhost", RPC_URL: rpcUrl },
+        env: { ...childEnv(), NETWORK: "localhost", RPC_URL: rpcUrl },
         stdio: ["ignore", "pipe", "pipe"],
       });
       let stderr = "";

@@ -91,13 +91,14 @@ export async function startWebDevnet(): Promise<WebDevnet> {
   ensureWebBuilt((line) => console.log(`    ${line}`));
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-out-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-data-"));
+  const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "web-devnet-deployments-"));
   // Quieter logs; one IP carries several browsers' polling and the example agent's: a window wider than the devnet's.
   const saved = { LOG_LEVEL: process.env.LOG_LEVEL, RATE_IP_PER_WINDOW: process.env.RATE_IP_PER_WINDOW };
   process.env.LOG_LEVEL = "warn";
   process.env.RATE_IP_PER_WINDOW = "100000";
   let devnet: Devnet;
   try {
-    devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir });
+    devnet = await startDevnet({ port: await freePort(), apiPort: await freePort(), outDir, dataDir, deploymentsDir });
   } finally {
     for (const [name, value] of Object.entries(saved)) {
       if (value === undefined) delete process.env[name];
@@ -146,6 +147,7 @@ export async function startWebDevnet(): Promise<WebDevnet> {
       await devnet.close();
       fs.rmSync(outDir, { recursive: true, force: true });
       fs.rmSync(dataDir, { recursive: true, force: true });
+      fs.rmSync(deploymentsDir, { recursive: true, force: true });
     },
   };
 }

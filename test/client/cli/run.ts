@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { startDevnet, type Devnet } from "../../../scripts/devnet";
 import { freePort } from "../../helpers/api";
+import { childEnv } from "../../helpers/childEnv";
 
 export const MARKET_BIN = path.join(__dirname, "..", "..", "..", "client", "cli", "bin", "market.js");
 
@@ -21,7 +22,7 @@ export interface CliRun {
   json: any;
 }
 
-/** Runs `market <args>` with exactly `env` (plus PATH) and resolves when it exits. */
+/** Runs `market <args>` with exactly `env` (plus PATH and the test run's NODE_OPTIONS: childEnv) and resolves when it exits. */
 export function runCli(args: string[], env: Record<string, string>, timeoutMs = 90_000): Promise<CliRun> {
   return startCli(args, env, timeoutMs).done;
 }
@@ -29,7 +30,7 @@ export function runCli(args: string[], env: Record<string, string>, timeoutMs = 
 /** Starts `market <args>`: the child (to signal it) and its outcome. */
 export function startCli(args: string[], env: Record<string, string>, timeoutMs = 90_000) {
   const child = spawn(process.execPath, [MARKET_BIN, ...args], {
-    env: { PATH: process.env.PATH ?? "", ...env },
+    env: { ...childEnv(), ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const done = new Promise<CliRun>((resolve, reject) => {
@@ -69,6 +70,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
   const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-out-"));
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-data-"));
   const home = fs.mkdtempSync(path.join(os.tmpdir(), "cli-home-"));
+  const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-devnet-deployments-"));
   // Every CLI call, the devnet's agent and the tests' own reads come from 127.0.0.1: the per-IP budget (100 requests
   // a minute) would make these tests about the rate limiter, which has its own. Raised for this devnet only.
   const saved = process.env.RATE_IP_PER_WINDOW;
@@ -81,6 +83,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
       apiPort: await freePort(),
       outDir,
       dataDir,
+      deploymentsDir,
       onProgress: (line) => progress.push(line),
     });
   } finally {
@@ -106,7 +109,7 @@ export async function startCliDevnet(): Promise<CliDevnet> {
     },
     async close() {
       await devnet.close();
-      for (const dir of [outDir, dataDir, home]) fs.rmSync(dir, { recursive: true, force: true });
+      for (const dir of [outDir, dataDir, deploymentsDir, home]) fs.rmSync(dir, { recursive: true, force: true });
     },
   };
 }

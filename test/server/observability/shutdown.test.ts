@@ -21,6 +21,7 @@ import { freePort } from "../../helpers/api";
 import { serveChain } from "../../helpers/rpc";
 import { openEvents } from "../../helpers/sse";
 import { verifierPrivateKey } from "../../helpers/keys";
+import { childEnv } from "../../helpers/childEnv";
 import { usingPostgres } from "../../helpers/db";
 import { createDb, type DbOptions } from "../../../server/db/knex";
 import { migrateLatest } from "../../../server/db/migrations";
@@ -102,7 +103,7 @@ describe("graceful shutdown: SIGTERM to the API process under load", () => {
 
       const port = await freePort();
       const url = `http://127.0.0.1:${port}`;
-      const env: NodeJS.ProcessEnv = { PATH: process.env.PATH ?? "" };
+      const env: NodeJS.ProcessEnv = childEnv();
       Object.assign(env, {
         NETWORK: "hardhat",
         RPC_URL: chain.url,
