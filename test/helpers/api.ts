@@ -82,13 +82,73 @@ function testClock(): TestClock {
 }
 
 /** A port free on 127.0.0.1 right now (the OS picks it). */
+/**
+ * A port for a process the test spawns, which binds it later. The port is below the kernel's ephemeral range, so no
+ * server listening on port 0 and no outgoing connection can take it between this probe and the child's bind (that
+ * race made a spawned API fail to bind while the test talked to another worker's server on the same port), and it is
+ * claimed for this process by an exclusive file in the temporary folder, so parallel test workers never pick the
+ * same one. Claims of processes that ended are taken over.
+ */
 export async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((resolve) => probe.listen(0, "127.0.0.1", resolve));
-  const { port } = probe.address() as AddressInfo;
-  await new Promise<void>((resolve) => probe.close(() => resolve()));
-  return port;
+  const [low, high] = reservablePorts();
+  for (let attempt = 0; attempt < 200; attempt++) {
+    const port = low + crypto.randomInt(high - low);
+    if (portsClaimed.has(port) || !claimPort(port)) continue;
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port between ${low} and ${high} after 200 attempts`);
 }
+
+const PORT_CLAIMS = path.join(os.tmpdir(), "market-test-ports");
+const portsClaimed = new Set<number>();
+
+/** The ports below the ephemeral range (/proc's ip_local_port_range where Linux has it). */
+function reservablePorts(): [number, number] {
+  let ephemeralLow = 32768;
+  try {
+    ephemeralLow = Number(fs.readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
+  } catch {
+    // Not Linux: IANA's dynamic range starts at 49152, Linux's default at 32768; stay under both.
+  }
+  return [20_000, Math.max(21_000, Math.min(ephemeralLow, 32_768) - 1)];
+}
+
+function claimPort(port: number): boolean {
+  fs.mkdirSync(PORT_CLAIMS, { recursive: true });
+  const file = path.join(PORT_CLAIMS, String(port));
+  try {
+    fs.writeFileSync(file, String(process.pid), { flag: "wx" });
+  } catch {
+    if (alive(Number(fs.readFileSync(file, "utf8")))) return false;
+    fs.writeFileSync(file, String(process.pid));
+  }
+  portsClaimed.add(port);
+  return true;
+}
+
+function alive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function bindable(port: number): Promise<boolean> {
+  const probe = net.createServer();
+  const bound = await new Promise<boolean>((resolve) => {
+    probe.once("error", () => resolve(false));
+    probe.listen(port, "127.0.0.1", () => resolve(true));
+  });
+  if (bound) await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return bound;
+}
+
+process.once("exit", () => {
+  for (const port of portsClaimed) fs.rmSync(path.join(PORT_CLAIMS, String(port)), { force: true });
+});
 
 /** The second chain an API may settle on besides base (test/helpers/arc.ts arcFixture). */
 export interface SecondChain {
