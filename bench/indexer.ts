@@ -72,7 +72,7 @@ const LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? "warn") as "debug" | "info" | 
 const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_000);
 const TWO_CHAINS = process.env.BENCH_TWO_CHAINS !== "0";
 
-const TARGETS = { backfillEventsPerSecond: 3_000, followMedianMs: 500 } as const;
+const TARGETS = { backfillEventsPerSecond: 30_000, followMedianMs: 500 } as const;
 
 /** Deterministic randomness, so every run builds the same history. */
 const rng = mulberry32;
