@@ -5,6 +5,7 @@
  * reveal reorgs; the index then rolls back to the common ancestor and re-applies.
  */
 import type { Knex } from "knex";
+import type { Log } from "ethers";
 import type { IndexerConfig } from "../config";
 import type { Logger } from "../logger";
 import { decodeEscrowLog, fetchLogsAdaptive, type ChainReader } from "../chain/escrowLogs";
@@ -84,6 +85,15 @@ export interface IndexerStatus {
   lastError: string | null;
 }
 
+/** What the chain answered for one range, before any decoding. */
+interface RangeRead {
+  logs: Log[];
+  factoryLogs: Log[];
+  /** The largest log range the node accepted while reading (fetchLogsAdaptive). */
+  workingRange: number;
+  headers: Map<number, BlockHeader>;
+}
+
 /** Thrown by a write when another process holds the lock now. */
 class LockLostError extends Error {
   override name = "LockLostError";
@@ -97,6 +107,8 @@ export class Indexer {
   private readonly lock: WriterLock;
   private loop: Promise<void> | undefined;
   private range: number;
+  /** The chain reads of the range after the one being written, started before its transaction (see prefetch). */
+  private prefetched: { from: number; to: number; read: Promise<RangeRead> } | undefined;
   private failures = 0;
   private lastProgressLog = 0;
   private caughtUp = false;
@@ -330,7 +342,7 @@ export class Indexer {
     const from = checkpoint.blockNumber + 1;
     const to = Math.min(target, from + this.range - 1);
     this.current.state = target - to > this.range ? "backfilling" : "following";
-    const indexed = await this.indexRange(from, to, checkpoint);
+    const indexed = await this.indexRange(from, to, checkpoint, target);
     if (!indexed) {
       // The chain moved under the range (a reorg in progress): wait a poll interval, then the reorg check runs.
       this.options.logger.warn("chain changed while reading a range; retrying", { from, to });
@@ -340,31 +352,26 @@ export class Indexer {
     return true;
   }
 
-  /** Fetches, decodes and writes [from, to]. Returns false when the chain changed underneath (retried next step). */
-  private async indexRange(from: number, to: number, checkpoint: Checkpoint): Promise<boolean> {
-    const { db, chain, escrowAddress, agentFactoryAddress, startBlock } = this.options;
-    const escrowLogs = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to, this.retry), this.retry);
-    const factoryLogs = agentFactoryAddress
-      ? await withRetry(() => fetchLogsAdaptive(chain, agentFactoryAddress, from, to, this.retry), this.retry)
-      : { logs: [], workingRange: escrowLogs.workingRange };
-    const logs = escrowLogs.logs;
-    const workingRange = Math.min(escrowLogs.workingRange, factoryLogs.workingRange);
+  /**
+   * Fetches, decodes and writes [from, to]. Returns false when the chain changed underneath (retried next step).
+   * While `target` lies beyond `to`, the next range's chain reads run during this range's decoding and transaction.
+   */
+  private async indexRange(from: number, to: number, checkpoint: Checkpoint, target: number): Promise<boolean> {
+    const { db, startBlock } = this.options;
+    const { logs, factoryLogs, workingRange, headers } = await this.takeOrReadRange(from, to);
     // Only a refusal shrinks the range: a range clipped at the head (to < from + range - 1) is not one.
     if (workingRange < to - from + 1 && workingRange < this.range) {
       this.options.logger.info("node refused a large log range; using a smaller one", { range: workingRange });
       this.range = workingRange;
     }
+    if (to < target) this.prefetch(to + 1, Math.min(target, to + this.range));
 
-    const numbers = new Set<number>([...logs, ...factoryLogs.logs].map((l) => l.blockNumber));
-    numbers.add(from);
-    numbers.add(to);
-    const headers = await this.fetchHeaders([...numbers]);
     // Consistency: the range starts on our checkpoint and every log belongs to the block we read.
     // (Hardhat's hardhat_mine can report a zero parent hash for the empty blocks it mines at once: not a break.)
     const parent = headers.get(from)!.parentHash;
     const linked = parent === checkpoint.blockHash || /^0x0{64}$/.test(parent);
     if (checkpoint.blockNumber >= startBlock && !linked) return false;
-    for (const log of [...logs, ...factoryLogs.logs]) {
+    for (const log of [...logs, ...factoryLogs]) {
       if (headers.get(log.blockNumber)!.hash !== log.blockHash.toLowerCase()) return false;
     }
 
@@ -372,7 +379,7 @@ export class Indexer {
       .map((log) => decodeEscrowLog(log, headers.get(log.blockNumber)!.timestamp))
       .filter((e): e is StoredEvent => e !== undefined)
       .sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
-    const deployFees = factoryLogs.logs.flatMap((log) => {
+    const deployFees = factoryLogs.flatMap((log) => {
       const payment = decodeAgentDeployed(log);
       return payment
         ? [
@@ -405,6 +412,53 @@ export class Indexer {
     return true;
   }
 
+  /** The chain reads of [from, to]: the escrow's (and the factory's) logs, and the headers of their blocks and ends. */
+  private async readRange(from: number, to: number): Promise<RangeRead> {
+    const { chain, escrowAddress, agentFactoryAddress } = this.options;
+    const escrowLogs = await withRetry(() => fetchLogsAdaptive(chain, escrowAddress, from, to, this.retry), this.retry);
+    const factoryLogs = agentFactoryAddress
+      ? await withRetry(() => fetchLogsAdaptive(chain, agentFactoryAddress, from, to, this.retry), this.retry)
+      : { logs: [], workingRange: escrowLogs.workingRange };
+    const numbers = new Set<number>([...escrowLogs.logs, ...factoryLogs.logs].map((l) => l.blockNumber));
+    numbers.add(from);
+    numbers.add(to);
+    return {
+      logs: escrowLogs.logs,
+      factoryLogs: factoryLogs.logs,
+      workingRange: Math.min(escrowLogs.workingRange, factoryLogs.workingRange),
+      headers: await this.fetchHeaders([...numbers]),
+    };
+  }
+
+  /**
+   * Starts reading [from, to] ahead. What is read ahead goes through the same consistency checks when its range is
+   * indexed (its first block's parent must be the checkpoint then), so a reorg meanwhile is caught as for any range.
+   */
+  private prefetch(from: number, to: number): void {
+    const read = this.readRange(from, to);
+    // A failure surfaces when the range is taken (and is retried then); a read nobody takes must not go unhandled.
+    read.catch(() => undefined);
+    this.prefetched = { from, to, read };
+  }
+
+  /**
+   * The chain reads of [from, to]: the read-ahead of exactly this range if one was started (any other is dropped),
+   * else read now. A read-ahead that failed (the chain moved under it, the node failed meanwhile) is read again: its
+   * failure is not this step's.
+   */
+  private async takeOrReadRange(from: number, to: number): Promise<RangeRead> {
+    const ahead = this.prefetched;
+    this.prefetched = undefined;
+    if (ahead && ahead.from === from && ahead.to === to) {
+      try {
+        return await ahead.read;
+      } catch {
+        // Read again below, with this step's own retries and errors.
+      }
+    }
+    return this.readRange(from, to);
+  }
+
   private async fetchHeaders(numbers: number[]): Promise<Map<number, BlockHeader>> {
     const { chain } = this.options;
     const out = new Map<number, BlockHeader>();
@@ -424,12 +478,22 @@ export class Indexer {
   /** Folds freshly stored events into the projection inside the caller's transaction; answers the touched tasks. */
   private async applyEvents(trx: Knex.Transaction, fresh: StoredEvent[]): Promise<Map<number, TaskRecord>> {
     if (fresh.length === 0) return new Map();
-    const taskIds = [...new Set(fresh.filter((e) => e.taskId !== null).map((e) => e.taskId!))];
+    // A task created in this range has no row and no submission stored yet (only its TaskVerifierSet, in the same
+    // transaction, precedes its TaskCreated): only the other tasks the range touches are read. In a backfill those
+    // are few.
+    const created = new Set<number>();
+    const touched = new Set<number>();
+    for (const e of fresh) {
+      if (e.taskId === null) continue;
+      touched.add(e.taskId);
+      if (e.eventName === "TaskCreated") created.add(e.taskId);
+    }
+    const stored = [...touched].filter((id) => !created.has(id));
     const chain = this.chainName;
-    const tasks = await getTasks(trx, chain, taskIds);
+    const tasks = await getTasks(trx, chain, stored);
     const ctx: FoldContext = {
       chain,
-      openSubmissions: await loadOpenSubmissions(trx, chain, taskIds),
+      openSubmissions: await loadOpenSubmissions(trx, chain, stored),
       newSubmissions: [],
     };
     const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
@@ -448,6 +512,8 @@ export class Indexer {
   /** Rolls the index back to the newest stored block still on the chain, then lets the loop re-apply. */
   private async rollBack(checkpoint: Checkpoint): Promise<void> {
     const { db, chain, startBlock, logger } = this.options;
+    // A read-ahead may hold the abandoned fork's blocks, linked to a block both forks share.
+    this.prefetched = undefined;
     let ancestor: BlockHeader | undefined;
     let cursor = checkpoint.blockNumber;
     search: while (cursor >= startBlock) {

@@ -1,5 +1,5 @@
 import type { ChainName, StoredEvent } from "../../escrow/records";
-import { bulkInsert, chunks, insertChunks, type Queryable } from "./util";
+import { bulkInsert, inIds, insertChunks, queryRows, type Queryable } from "./util";
 
 interface EventRow {
   chain: ChainName;
@@ -74,15 +74,14 @@ export async function listEventsOfTasks(
   chain: ChainName,
   taskIds: readonly number[],
 ): Promise<StoredEvent[]> {
-  const out: StoredEvent[] = [];
-  for (const ids of chunks(taskIds, 500)) {
-    const rows = await db("escrow_events")
-      .where({ chain })
-      .whereIn("task_id", ids)
-      .orderBy(["block_number", "log_index"]);
-    out.push(...rows.map(fromRow));
-  }
-  return out.sort((a, b) => a.blockNumber - b.blockNumber || a.logIndex - b.logIndex);
+  if (taskIds.length === 0) return [];
+  const ids = inIds(db, "task_id", taskIds);
+  const rows = await queryRows(
+    db,
+    `select * from "escrow_events" where "chain" = ? and ${ids.sql} order by "block_number", "log_index"`,
+    [chain, ids.binding],
+  );
+  return rows.map(fromRow);
 }
 
 /** Every stored event with one of `names`, in chain order. */

@@ -3,7 +3,7 @@
  * when indexing it. Keyed by the on-chain task id; one listing per task hash. Addresses and hashes are lower-case.
  */
 import type { ChainName } from "../../escrow/records";
-import { chunks, placeholders, queryRows, type Queryable } from "./util";
+import { chunks, inIds, queryRows, type Queryable } from "./util";
 
 export type Privacy = "private" | "public";
 
@@ -96,12 +96,13 @@ async function withCapabilities(db: Queryable, rows: any[]): Promise<ListingReco
   const ids = [...new Set(rows.map((r) => Number(r.task_id)))];
   // Keyed by chain and task id: the same on-chain id may be listed on two chains.
   const caps = new Map<string, string[]>();
-  for (const chunk of chunks(ids, 500)) {
+  if (ids.length > 0) {
+    const inList = inIds(db, "task_id", ids);
     const capRows = await queryRows(
       db,
       `select "chain", "task_id", "capability" from "listing_capabilities" ` +
-        `where "task_id" in (${placeholders(chunk.length)}) order by "task_id", "capability"`,
-      chunk,
+        `where ${inList.sql} order by "task_id", "capability"`,
+      [inList.binding],
     );
     for (const c of capRows) {
       const key = `${c.chain}:${Number(c.task_id)}`;
@@ -164,8 +165,9 @@ export async function getListings(
   taskIds: readonly number[],
   chain: ChainName,
 ): Promise<Map<number, ListingRecord>> {
-  const rows = [];
-  for (const ids of chunks(taskIds, 500)) rows.push(...(await db("listings").where({ chain }).whereIn("task_id", ids)));
+  if (taskIds.length === 0) return new Map();
+  const ids = inIds(db, "task_id", taskIds);
+  const rows = await queryRows(db, `select * from "listings" where "chain" = ? and ${ids.sql}`, [chain, ids.binding]);
   const out = new Map<number, ListingRecord>();
   for (const l of await withCapabilities(db, rows)) out.set(l.taskId, l);
   return out;

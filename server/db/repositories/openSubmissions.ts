@@ -1,6 +1,6 @@
 import type { ChainName } from "../../escrow/records";
 import type { OpenSubmissions } from "../../escrow/records";
-import { bulkInsert, chunks, insertChunks, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, inIds, insertChunks, queryRows, upsertClause, type Queryable } from "./util";
 
 export async function loadOpenSubmissions(
   db: Queryable,
@@ -8,13 +8,17 @@ export async function loadOpenSubmissions(
   taskIds: readonly number[],
 ): Promise<OpenSubmissions> {
   const out: OpenSubmissions = new Map();
-  for (const ids of chunks(taskIds, 500)) {
-    const rows = await db("open_submissions").where({ chain }).whereIn("task_id", ids);
-    for (const r of rows) {
-      const taskId = Number(r.task_id);
-      if (!out.has(taskId)) out.set(taskId, new Map());
-      out.get(taskId)!.set(r.submitter, r.evidence_hash);
-    }
+  if (taskIds.length === 0) return out;
+  const ids = inIds(db, "task_id", taskIds);
+  const rows = await queryRows(
+    db,
+    `select "task_id", "submitter", "evidence_hash" from "open_submissions" where "chain" = ? and ${ids.sql}`,
+    [chain, ids.binding],
+  );
+  for (const r of rows) {
+    const taskId = Number(r.task_id);
+    if (!out.has(taskId)) out.set(taskId, new Map());
+    out.get(taskId)!.set(r.submitter, r.evidence_hash);
   }
   return out;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from "knex";
 import { TASK_STATUS, type ChainName, type TaskRecord } from "../../escrow/records";
-import { bulkInsert, chunks, insertChunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
+import { bulkInsert, chunks, inIds, insertChunks, queryRows, toBool, upsertClause, type Queryable } from "./util";
 
 const toRow = (chain: ChainName, t: TaskRecord) => ({
   chain,
@@ -76,10 +76,10 @@ export async function getTasks(
   taskIds: readonly number[],
 ): Promise<Map<number, TaskRecord>> {
   const out = new Map<number, TaskRecord>();
-  for (const ids of chunks(taskIds, 500)) {
-    const rows = await db("tasks").where({ chain }).whereIn("task_id", ids);
-    for (const r of rows) out.set(Number(r.task_id), taskFromRow(r));
-  }
+  if (taskIds.length === 0) return out;
+  const ids = inIds(db, "task_id", taskIds);
+  const rows = await queryRows(db, `select * from "tasks" where "chain" = ? and ${ids.sql}`, [chain, ids.binding]);
+  for (const r of rows) out.set(Number(r.task_id), taskFromRow(r));
   return out;
 }
 

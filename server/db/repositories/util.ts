@@ -52,13 +52,14 @@ export async function queryArrays(db: Queryable, sql: string, bindings: readonly
 }
 
 async function runStatement(db: Queryable, sql: string, bindings: readonly unknown[], arrays: boolean) {
-  const connection = idleSqliteConnection(db);
+  const connection = await directSqliteConnection(db);
   if (connection && bindings.every(directBinding)) {
     const statement = connection.prepare(sql);
-    if (statement.reader) {
-      db.client.emit("query", { sql, bindings, method: "raw" });
+    // Outside a transaction only a read goes direct: a write goes through knex, in its own implicit transaction.
+    if (statement.reader || (db as Knex.Transaction).isTransaction) {
       // Statements are shared by their text: set the row shape on every run.
-      return statement.raw(arrays).all(bindings.map((b) => (typeof b === "boolean" ? Number(b) : b)));
+      if (statement.reader) statement.raw(arrays);
+      return runDirect(db, connection, statement, sql, bindings);
     }
   }
   const result = await db.raw(sql, bindings as Knex.RawBinding[]);
@@ -70,15 +71,64 @@ interface SqliteStatement {
   reader: boolean;
   raw(arrays: boolean): SqliteStatement;
   all(bindings: unknown[]): unknown[];
+  run(bindings: unknown[]): unknown;
 }
 
 interface SqliteConnection {
   prepare(sql: string): SqliteStatement;
+  /** Set by knex: the connection's id, and the transaction's while one holds it. */
+  __knexUid?: string;
+  __knexTxId?: string;
+}
+
+let directQueries = 0;
+
+/**
+ * Runs `sql` on a better-sqlite3 connection, prepared (cached by its text: knex.ts): its rows for a read (or a write
+ * with RETURNING), else an empty array. The statement is announced to knex's "query" and "query-response" listeners
+ * as knex announces one (with the connection's transaction id), so statement counts and timings still see it.
+ */
+function runDirect(
+  db: Queryable,
+  connection: SqliteConnection,
+  statement: SqliteStatement,
+  sql: string,
+  bindings: readonly unknown[],
+): unknown[] {
+  const query = {
+    sql,
+    bindings,
+    method: "raw",
+    __knexUid: connection.__knexUid,
+    __knexTxId: connection.__knexTxId,
+    __knexQueryUid: `direct${++directQueries}`,
+  };
+  db.client.emit("query", query);
+  const values = bindings.map((b) => (typeof b === "boolean" ? Number(b) : b));
+  const rows = statement.reader ? statement.all(values) : (statement.run(values), []);
+  db.client.emit("query-response", rows, query);
+  return rows;
+}
+
+/**
+ * The better-sqlite3 connection a statement of `db` can run on directly: a transaction's own connection, or the
+ * pool's one connection when nothing holds it (not acquired by a query or a transaction). Safe: a statement runs
+ * synchronously to completion, so nothing else uses the connection meanwhile; inside a transaction it is one of the
+ * transaction's statements, as through knex. A statement that finds the connection held waits for it through knex.
+ */
+async function directSqliteConnection(db: Queryable): Promise<SqliteConnection | undefined> {
+  if (db.client.config.client !== "better-sqlite3") return undefined;
+  const trx = db as Knex.Transaction;
+  if (trx.isTransaction) {
+    // A finished transaction's statement goes through knex, which refuses it.
+    if (trx.isCompleted()) return undefined;
+    return (await trx.client.acquireConnection()) as SqliteConnection;
+  }
+  return idleSqliteConnection(db);
 }
 
 /** The better-sqlite3 connection of `db` when nothing holds it: not a transaction, not acquired by a query. */
 function idleSqliteConnection(db: Queryable): SqliteConnection | undefined {
-  if (db.client.config.client !== "better-sqlite3" || (db as Knex.Transaction).isTransaction) return undefined;
   const pool = db.client.pool as
     { numUsed(): number; numPendingAcquires(): number; free?: { resource: SqliteConnection }[] } | undefined;
   if (!pool || pool.numUsed() !== 0 || pool.numPendingAcquires() !== 0) return undefined;
@@ -87,6 +137,17 @@ function idleSqliteConnection(db: Queryable): SqliteConnection | undefined {
 
 /** A value better-sqlite3 binds as knex would (knex expands arrays and refuses undefined: those go through it). */
 const directBinding = (b: unknown) => b !== undefined && !Array.isArray(b) && !(b instanceof Date);
+
+/**
+ * `"column" in (ids)` as raw SQL with one binding, whatever the number of ids: SQLite reads the list as a JSON array
+ * (`json_each`), PostgreSQL as an array parameter (`any`). A set of thousands of ids is then one statement, one
+ * round trip and one prepared text, where knex's `whereIn` would build and bind a placeholder per id and SQLite's
+ * bound-variable limit would force chunks. Both plans look each id up in the column's index.
+ */
+export function inIds(db: Queryable, column: string, ids: readonly number[]): { sql: string; binding: unknown } {
+  if (db.client.config.client === "pg") return { sql: `"${column}" = any(?::bigint[])`, binding: [...ids] };
+  return { sql: `"${column}" in (select "value" from json_each(?))`, binding: JSON.stringify(ids) };
+}
 
 /** `?, ?, ?` for an IN list of `count` values. */
 export const placeholders = (count: number) => Array(count).fill("?").join(", ");
@@ -133,9 +194,10 @@ export async function bulkInsert(
   }
   const bindings: unknown[] = [];
   for (const row of rows) for (const v of row) bindings.push(v === undefined ? null : v);
-  const result = await db.raw(sql, bindings as Knex.RawBinding[]);
-  if (!returning) return [];
-  return db.client.config.client === "pg" ? result.rows : result;
+  // Through runStatement: on better-sqlite3 inside a transaction (the indexer's ranges) the statement runs on the
+  // transaction's connection directly, where knex's raw would scan the text for each of its thousands of bindings.
+  const result = await runStatement(db, sql, bindings, false);
+  return returning ? result : [];
 }
 
 /** `on conflict (keys) do update set` every other column to the new row's value. */

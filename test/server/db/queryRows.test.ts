@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { createTestDb, usingPostgres, type TestDb } from "../../helpers/db";
-import { queryArrays, queryRows } from "../../../server/db/repositories/util";
+import { bulkInsert, inIds, queryArrays, queryRows } from "../../../server/db/repositories/util";
+import { saveBlocks } from "../../../server/db/repositories/blocks";
 
 /** Rows of the checkpoints table (a small table every migrated database has). */
 const CHECKPOINT = `select "name", "block_number" from "checkpoints" where "name" = ?`;
@@ -84,5 +85,56 @@ describe("queryRows (server/db/repositories/util.ts)", () => {
     } finally {
       await trx.rollback();
     }
+  });
+
+  it("inside a transaction, writes and reads run as its statements, reported with its id, and roll back with it", async () => {
+    const { db } = testDb;
+    const seen: { sql: string; __knexTxId?: string }[] = [];
+    const onQuery = (q: { sql: string; __knexTxId?: string }) => seen.push(q);
+    db.on("query", onQuery);
+    const trx = await db.transaction();
+    try {
+      await bulkInsert(
+        trx,
+        "checkpoints",
+        ["name", "block_number", "block_hash", "updated_at"],
+        [["b", 9, "0x02", 2]],
+        `on conflict ("chain", "name") do nothing`,
+      );
+      const written = await queryRows(trx, CHECKPOINT, ["b"]);
+      expect(written).to.deep.equal([{ name: "b", block_number: 9 }]);
+    } finally {
+      await trx.rollback();
+      db.off("query", onQuery);
+    }
+    expect(await queryRows(db, CHECKPOINT, ["b"])).to.deep.equal([]);
+    const insert = seen.find((q) => q.sql.startsWith(`insert into "checkpoints"`));
+    const read = seen.find((q) => q.sql === CHECKPOINT);
+    expect(insert?.__knexTxId, "the insert's transaction").to.be.a("string");
+    expect(read?.__knexTxId, "the read's transaction").to.equal(insert?.__knexTxId);
+  });
+
+  it("inIds selects thousands of ids in one statement with one binding", async () => {
+    const { db } = testDb;
+    const blocks = Array.from({ length: 1200 }, (_, i) => ({
+      number: i + 1,
+      hash: `0x${(i + 1).toString(16)}`,
+      parentHash: "0x00",
+      timestamp: i,
+    }));
+    await db.transaction((trx) => saveBlocks(trx, "base", blocks));
+    const wanted = [...Array.from({ length: 1100 }, (_, i) => 2 * i + 1).filter((n) => n <= 1200), 5000];
+    const ids = inIds(db, "block_number", wanted);
+    let statements = 0;
+    const onQuery = () => statements++;
+    db.on("query", onQuery);
+    const rows = await queryRows(db, `select "block_number" from "blocks" where "chain" = ? and ${ids.sql}`, [
+      "base",
+      ids.binding,
+    ]).finally(() => db.off("query", onQuery));
+    expect(statements).to.equal(1);
+    expect(rows.map((r) => Number(r.block_number)).sort((a, b) => a - b)).to.deep.equal(
+      wanted.filter((n) => n <= 1200),
+    );
   });
 });

@@ -3,7 +3,13 @@ import { ethers, network } from "hardhat";
 import { loadFixture, mine, time } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, DAY, TASK_HASH, USDC } from "../../helpers/fixtures";
 import { createTestDb } from "../../helpers/db";
-import { expectConfigMatchesChain, expectProjectionMatchesChain, makeIndexer, syncToHead } from "../../helpers/indexer";
+import {
+  expectConfigMatchesChain,
+  expectProjectionMatchesChain,
+  hardhatChain,
+  makeIndexer,
+  syncToHead,
+} from "../../helpers/indexer";
 import { runRandomScenario } from "../../helpers/scenario";
 import { countEvents } from "../../../server/db/repositories/escrowEvents";
 import { getCheckpoint, setCheckpoint } from "../../../server/db/repositories/checkpoints";
@@ -163,6 +169,79 @@ describe("indexer: sync against a Hardhat chain", () => {
       const restarted = makeIndexer(testDb, book.escrow.proxy, book.startBlock, { maxBlockRange: 4 });
       await syncToHead(restarted);
       await expectProjectionMatchesChain(testDb.db, escrow);
+    } finally {
+      await testDb.cleanup();
+    }
+  });
+
+  it("reads each range of a backfill once, the next range's logs before the current range commits", async () => {
+    const actors = await loadFixture(actorsFixture);
+    const { escrow, book } = actors;
+    const testDb = await createTestDb();
+    try {
+      await runRandomScenario(actors, 61, 40);
+      const reads: { from: number; to: number }[] = [];
+      const chain = hardhatChain();
+      const readAheadAtCommit: boolean[] = [];
+      const indexer = makeIndexer(testDb, book.escrow.proxy, book.startBlock, {
+        maxBlockRange: 4,
+        chain: {
+          ...chain,
+          logs: (address, from, to) => {
+            reads.push({ from, to });
+            return chain.logs(address, from, to);
+          },
+        },
+        faults: { beforeCommit: ({ to }) => void readAheadAtCommit.push(reads.some((r) => r.from === to + 1)) },
+      });
+      await syncToHead(indexer);
+      await expectProjectionMatchesChain(testDb.db, escrow);
+      const head = await ethers.provider.getBlockNumber();
+      // Every block read once, in order, in ranges of the configured size.
+      expect(reads[0].from).to.equal(book.startBlock);
+      expect(reads[reads.length - 1].to).to.equal(head);
+      for (const [i, r] of reads.entries()) {
+        if (i > 0) expect(r.from).to.equal(reads[i - 1].to + 1);
+        expect(r.to - r.from + 1).to.be.at.most(4);
+      }
+      // Each range but the last was followed by its successor's read before it committed.
+      expect(readAheadAtCommit).to.have.length(reads.length);
+      expect(readAheadAtCommit.slice(0, -1).every(Boolean)).to.equal(true);
+      expect(readAheadAtCommit[readAheadAtCommit.length - 1]).to.equal(false);
+    } finally {
+      await testDb.cleanup();
+    }
+  });
+
+  it("a reorg of the range read ahead: the index ends on the new branch", async () => {
+    const actors = await loadFixture(actorsFixture);
+    const { escrow, book, usdc, poster } = actors;
+    const testDb = await createTestDb();
+    try {
+      await runRandomScenario(actors, 71, 30);
+      // The fork point ends a range of 4 from the start block, so the range after it is read ahead from branch A.
+      const head = await ethers.provider.getBlockNumber();
+      await mine(3 - ((head - book.startBlock) % 4));
+      const forkPoint = await ethers.provider.getBlockNumber();
+      expect((forkPoint - book.startBlock + 1) % 4).to.equal(0);
+      const snapshot = await network.provider.send("evm_snapshot");
+      await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(7), "general", "branch-a", DAY);
+      await mine(8);
+      const indexer = makeIndexer(testDb, book.escrow.proxy, book.startBlock, { maxBlockRange: 4 });
+      while ((await getCheckpoint(testDb.db, "base", CHECKPOINT_NAME))?.blockNumber !== forkPoint) {
+        expect(await indexer.step()).to.equal(true);
+      }
+
+      await network.provider.send("evm_revert", [snapshot]);
+      await time.increase(17);
+      await escrow.connect(poster).createTask(TASK_HASH, await usdc.getAddress(), USDC(9), "general", "branch-b", DAY);
+      await mine(10);
+      await syncToHead(indexer);
+
+      await expectProjectionMatchesChain(testDb.db, escrow);
+      const [only] = await findTasksByHash(testDb.db, TASK_HASH);
+      expect(only.locationZone).to.equal("branch-b");
+      expect(await testDb.db("escrow_events").where("args", "like", "%branch-a%")).to.have.length(0);
     } finally {
       await testDb.cleanup();
     }
