@@ -21,7 +21,12 @@ const DERIVE: Record<string, (e: StoredEvent, task: TaskRecord, ruled: boolean) 
     fields: {},
     worker: String(e.args.worker),
   }),
-  WinnerSelected: (e, task) => ({ type: "task.assigned", status: task.status, fields: {}, worker: String(e.args.winner) }),
+  WinnerSelected: (e, task) => ({
+    type: "task.assigned",
+    status: task.status,
+    fields: {},
+    worker: String(e.args.winner),
+  }),
   EvidenceSubmitted: (e) => ({
     type: "task.submitted",
     status: TASK_STATUS.Submitted,
@@ -74,9 +79,7 @@ export async function writeChainEvents(
   if (relevant.length === 0) return 0;
   const listings = await getListings(trx, [...new Set(relevant.map((e) => e.taskId!))], chain);
   // Transactions that ruled on a task's dispute: their TaskCancelled is a refund.
-  const rulings = new Set(
-    fresh.filter((e) => e.eventName === "DisputeResolved").map((e) => `${e.txHash}:${e.taskId}`),
-  );
+  const rulings = new Set(fresh.filter((e) => e.eventName === "DisputeResolved").map((e) => `${e.txHash}:${e.taskId}`));
   const rows: NewMarketEvent[] = [];
   for (const e of relevant) {
     const task = tasks.get(e.taskId!)!;
