@@ -48,6 +48,8 @@ describe("web: agent work (offered, accept, submit, verdict)", function () {
       .getByTestId("verdict")
       .filter({ hasText: /^Passed: paid/ })
       .waitFor({ timeout: 90_000 });
+    // The verdict can be heard on the event stream before the refetched list shows the indexed completion.
+    await work.getByTestId("task-status").filter({ hasText: "Paid" }).waitFor({ timeout: 60_000 });
     expect(await work.getByTestId("task-status").textContent()).to.equal("Paid");
 
     // The chain agrees: the task is completed with agent-2 as its worker.
