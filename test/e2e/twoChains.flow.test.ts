@@ -127,7 +127,11 @@ describe("two settlement chains at once: a task on arc and a task on base, build
     await runtime.start();
     expect(runtime.chains).to.have.members(["base", "arc"]);
     const paid = (hash: string) => stages.some((j) => j.taskHash === hash.toLowerCase() && j.stage === "paid");
-    await waitFor(() => paid(onArc.taskHash) && paid(onBase.taskHash), 120_000, "both tasks paid");
+    await waitFor(() => paid(onArc.taskHash) && paid(onBase.taskHash), 120_000, "both tasks paid").catch((error) => {
+      // The stages the runtime went through name where a task stopped.
+      const seen = stages.map((j) => `${j.chain} ${j.taskHash.slice(0, 10)} ${j.stage}`).join("; ");
+      throw new Error(`${(error as Error).message}; stages seen: ${seen || "none"}`);
+    });
     expect(stages.find((j) => j.taskHash === onArc.taskHash.toLowerCase())!.chain).to.equal("arc");
 
     const payout = (amount: bigint) => amount - (amount * BigInt(FEE_BPS)) / 10_000n;
