@@ -6,6 +6,7 @@
  * `arcFixture()` works as `loadFixture` does on base: the first call deploys and snapshots, every later call reverts
  * the arc chain to that snapshot, so each test starts from the same arc state.
  */
+import { ethers } from "hardhat";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import { deployAll } from "../../scripts/deploy";
@@ -42,8 +43,30 @@ export function arcRuntime(): HardhatRuntimeEnvironment {
   return runtime;
 }
 
-/** arc deployed as base's deployEscrowFixture deploys (same roles, fee, balances and approvals), reverted per call. */
+/**
+ * arc deployed as base's deployEscrowFixture deploys (same roles, fee, balances and approvals), reverted per call,
+ * with its clock at least at base's.
+ */
 export async function arcFixture(): Promise<ArcFixture> {
+  const fixture = await deployedArc();
+  await catchUpWithBase(fixture.provider);
+  return fixture;
+}
+
+/**
+ * Each in-process chain keeps its own clock, and a file run earlier in this process may have moved base's ahead of
+ * arc's. The open listing's deadline filter and the reputation's ages take the posting chain's (base's) clock as now,
+ * so arc starts at base's time: an arc task is neither expired nor aged by whatever ran before.
+ */
+async function catchUpWithBase(provider: ArcFixture["provider"]): Promise<void> {
+  const baseNow = (await ethers.provider.getBlock("latest"))!.timestamp;
+  if ((await provider.getBlock("latest"))!.timestamp < baseNow) {
+    await provider.send("evm_setNextBlockTimestamp", [baseNow]);
+    await provider.send("evm_mine", []);
+  }
+}
+
+async function deployedArc(): Promise<ArcFixture> {
   const arc = arcRuntime();
   if (deployed) {
     await arc.network.provider.send("evm_revert", [deployed.snapshot]);

@@ -35,14 +35,6 @@ export interface TwoChains {
 export async function twoChains(): Promise<TwoChains> {
   const base = await loadFixture(deployEscrowFixture);
   const arc = await arcFixture();
-  // Each in-process chain keeps its own clock, and a file run earlier in this process may have moved base's ahead of
-  // arc's. Reads that weigh an outcome by its age (reputation) take the posting chain's clock as now: arc starts at
-  // base's time, so its events are as fresh as base's whatever ran before.
-  const baseNow = (await ethers.provider.getBlock("latest"))!.timestamp;
-  if ((await arc.provider.getBlock("latest"))!.timestamp < baseNow) {
-    await arc.provider.send("evm_setNextBlockTimestamp", [baseNow]);
-    await arc.provider.send("evm_mine", []);
-  }
   const api = await startTestApi(base.book, ENV, { arc });
   try {
     const posterKey = await api.createKey(base.poster.address);
