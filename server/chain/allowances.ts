@@ -11,7 +11,8 @@
  */
 import type { Provider } from "ethers";
 import { decodeAllowance, encodeAllowance } from "./erc20Calls";
-import { blockNumberReader, freshShared, rawRpcOf } from "./head";
+import { freshShared } from "../freshShared";
+import { blockNumberReader, rawRpcOf } from "./head";
 
 /**
  * Least time between two head reads' starts: bounds the head reads to 500 a second (a build waits up to this much
@@ -33,7 +34,7 @@ export interface AllowanceSource {
 export function providerAllowanceSource(provider: Provider, token: string, spender: string): AllowanceSource {
   const rpc = rawRpcOf(provider);
   return {
-    head: freshShared(blockNumberReader(provider), HEAD_READ_SPACING_MS),
+    head: freshShared(blockNumberReader(provider), { minIntervalMs: HEAD_READ_SPACING_MS }),
     async readAt(owner, block) {
       const tx = { to: token, data: encodeAllowance(owner, spender) };
       const result = rpc

@@ -16,6 +16,7 @@
  * entry computed under a version is never older than its key says.
  */
 import type { Knex } from "knex";
+import { freshShared } from "../../freshShared";
 import { queryArrays } from "./util";
 
 const SQLITE = `select total_changes() || ':' || "data_version" from pragma_data_version()`;
@@ -28,41 +29,18 @@ export async function readDataVersion(db: Knex): Promise<string> {
 }
 
 /**
- * Reads of the data version shared by concurrent requests: a call joins the next read to start, never one already
- * running (which may have begun before the call, and so may miss a write its client has seen committed). The next
- * read starts in the event loop's check phase (setImmediate) after the running one ends, so every request whose
- * handler ran in this turn of the loop shares one statement (on SQLite a statement pays about as much in locking as
- * the task's whole row costs: db/repositories/taskRows.ts), and on PostgreSQL one round trip answers every request
- * that arrived while the previous one ran.
+ * Reads of the data version shared by concurrent requests (`freshShared`): a call joins the next read to start, never
+ * one already running (which may have begun before the call, and so may miss a write its client has seen committed).
+ * The next read starts in the event loop's check phase, so every request whose handler ran in this turn of the loop
+ * shares one statement (on SQLite a statement pays about as much in locking as the task's whole row costs:
+ * db/repositories/taskRows.ts), and on PostgreSQL one round trip answers every request that arrived while the
+ * previous one ran.
  */
-class VersionReader {
-  private running?: Promise<unknown>;
-  private next?: Promise<string>;
-
-  constructor(private readonly db: Knex) {}
-
-  read(): Promise<string> {
-    this.next ??= new Promise<string>((resolve, reject) => {
-      const start = () => {
-        this.next = undefined; // later calls wait for the read after this one
-        const read = readDataVersion(this.db);
-        this.running = read.then(
-          () => undefined,
-          () => undefined,
-        );
-        read.then(resolve, reject);
-      };
-      void (this.running ?? Promise.resolve()).then(() => setImmediate(start));
-    });
-    return this.next;
-  }
-}
-
-const readers = new WeakMap<Knex, VersionReader>();
+const readers = new WeakMap<Knex, () => Promise<string>>();
 
 /** The data version of `db` now, read after this call began (concurrent calls share one read). */
 export function dataVersion(db: Knex): Promise<string> {
-  let reader = readers.get(db);
-  if (!reader) readers.set(db, (reader = new VersionReader(db)));
-  return reader.read();
+  let read = readers.get(db);
+  if (!read) readers.set(db, (read = freshShared(() => readDataVersion(db), { start: "loopTurn" })));
+  return read();
 }

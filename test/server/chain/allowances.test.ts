@@ -1,6 +1,5 @@
 /**
- * Posters' allowances kept per chain head: a head read shared only with callers that asked before it started, one
- * allowance read per poster per head block, and never the allowance of an older block once a newer head is read.
+ * Posters' allowances kept per chain head: one allowance read per poster per head block, and never the allowance of an older block once a newer head is read.
  */
 import { expect } from "chai";
 import { ethers } from "hardhat";
@@ -9,32 +8,6 @@ import { loadFixture, mine } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture } from "../../helpers/fixtures";
 import { allowancesPerBlock, providerAllowanceSource, type AllowanceSource } from "../../../server/chain/allowances";
 import { decodeAllowance, encodeAllowance } from "../../../server/chain/erc20Calls";
-import { freshShared } from "../../../server/chain/head";
-
-/** A promise settled by hand. */
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
-/** Lets every settled promise's callbacks run. */
-const flush = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** A read whose calls the test settles one by one, in order. */
-function manualReads<T>() {
-  const calls: ReturnType<typeof deferred<T>>[] = [];
-  const read = () => {
-    const call = deferred<T>();
-    calls.push(call);
-    return call.promise;
-  };
-  return { calls, read };
-}
 
 /** A chain whose head and allowances the test sets, counting the reads of each. */
 function fakeChain() {
@@ -56,64 +29,6 @@ const OWNER = "0x70997970c51812dc3a010c7d01b50e0d17dc79c8";
 const SPENDER = "0x5FbDB2315678afecb367f032d93F642f64180aa3";
 
 describe("chain head and allowances", () => {
-  describe("freshShared", () => {
-    it("shares a read between callers that asked while it was queued, never one that started before they asked", async () => {
-      const { calls, read } = manualReads<number>();
-      const head = freshShared(read);
-      const first = head();
-      expect(calls).to.have.length(1);
-      // Two callers while the first read runs: they wait for a second read, not the first's answer.
-      const second = head();
-      const third = head();
-      expect(calls).to.have.length(1);
-      calls[0].resolve(1);
-      expect(await first).to.equal(1);
-      await flush();
-      expect(calls).to.have.length(2);
-      calls[1].resolve(2);
-      expect([await second, await third]).to.deep.equal([2, 2]);
-    });
-
-    it("starts a new read for a caller after the last one settled", async () => {
-      const { calls, read } = manualReads<number>();
-      const head = freshShared(read);
-      const first = head();
-      calls[0].resolve(1);
-      await first;
-      const later = head();
-      expect(calls).to.have.length(2);
-      calls[1].resolve(5);
-      expect(await later).to.equal(5);
-    });
-
-    it("fails the callers of a failed read only; queued callers get the next read", async () => {
-      const { calls, read } = manualReads<number>();
-      const head = freshShared(read);
-      const failing = head();
-      const queued = head();
-      calls[0].reject(new Error("node down"));
-      await expect(failing).to.be.rejectedWith("node down");
-      await flush();
-      calls[1].resolve(7);
-      expect(await queued).to.equal(7);
-    });
-
-    it("starts reads at least the interval apart, serving every caller that asked meanwhile with the later read", async () => {
-      const starts: number[] = [];
-      let value = 0;
-      const head = freshShared(async () => {
-        starts.push(performance.now());
-        return ++value;
-      }, 30);
-      expect(await head()).to.equal(1);
-      // The first read is over: callers now wait for the interval, then share one read started after they asked.
-      const later = [head(), head(), head()];
-      expect(await Promise.all(later)).to.deep.equal([2, 2, 2]);
-      expect(starts).to.have.length(2);
-      expect(starts[1] - starts[0]).to.be.at.least(29);
-    });
-  });
-
   describe("allowancesPerBlock", () => {
     it("reads a poster's allowance once per head block, for any number of builds within it", async () => {
       const { chain, source } = fakeChain();
