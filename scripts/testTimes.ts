@@ -9,15 +9,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-
-interface Row {
-  file: string;
-  ms: number;
-  cpuMs: number | null;
-  passed: number;
-  failed: number;
-  pending: number;
-}
+import type { FileTime as Row } from "../test/helpers/fileTime";
 
 const DURATIONS = path.join(__dirname, "..", "test", "durations.json");
 const TOP = 25;

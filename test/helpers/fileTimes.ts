@@ -9,17 +9,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import Mocha from "mocha";
-
-interface FileTime {
-  file: string;
-  /** Wall time, first top-level suite start to last top-level suite end. */
-  ms: number;
-  /** CPU time (user + system) of this process and its reaped children over the same span; null without /proc. */
-  cpuMs: number | null;
-  passed: number;
-  failed: number;
-  pending: number;
-}
+import type { FileTime } from "./fileTime";
 
 /** User + system CPU of this process and its reaped children, in ms (clock ticks of 10 ms), or null. */
 function cpuWithChildrenMs(): number | null {
