@@ -24,7 +24,7 @@ import {
   type TaskCall,
 } from "../chain/escrowCalls";
 import { encodeApprove } from "../chain/erc20Calls";
-import { claimHash } from "../db/repositories/hashReservations";
+import { claimHash, claimUnusedHash } from "../db/repositories/hashReservations";
 import { taskIdUsingHash } from "../db/repositories/tasks";
 import { AppError, fail, type ErrorCode, type ItemError, fieldName } from "../errors";
 import { requireSettlesOn } from "./marketplace/chainRules";
@@ -113,6 +113,23 @@ async function claim(
 }
 
 /**
+ * One task's hash rules: TASK_HASH_IN_USE when it is on the market, else the claim (TASK_HASH_TAKEN while another
+ * poster holds it). A build that may claim does so in one statement (claimUnusedHash, which checks the market first);
+ * when that claims nothing, the check and the claim run again one by one to tell which refusal it is, so a refused
+ * build answers as the separate statements would.
+ */
+async function reserve(
+  db: Knex,
+  taskHash: string,
+  poster: string,
+  now: number,
+  ttlSeconds: number,
+): Promise<Problem | undefined> {
+  if (await claimUnusedHash(db, { taskHash, poster, now, ttlSeconds })) return undefined;
+  return (await hashInUse(db, taskHash)) ?? (await claim(db, taskHash, poster, now, ttlSeconds));
+}
+
+/**
  * The unsigned `approve(escrow, total)` on the settlement token that lets the escrow pull exactly the build's reward,
  * or null when the poster's allowance already covers it. The allowance is the one at the chain head read during this
  * build (kept per poster per head block, server/chain/allowances.ts), so the first build after a block that spent or
@@ -148,9 +165,7 @@ export async function buildTask(deps: Deps, poster: string, body: TaskBuildBody)
   if (body.verifierAddress) {
     await requireSettlesOn(deps.db, "VERIFIER_CHAIN_UNSUPPORTED", body.verifierAddress, chain.name, "the task");
   }
-  const refused =
-    (await hashInUse(deps.db, body.taskHash)) ??
-    (await claim(deps.db, body.taskHash, poster, deps.clock.wallNow(), hashReservationSeconds));
+  const refused = await reserve(deps.db, body.taskHash, poster, deps.clock.wallNow(), hashReservationSeconds);
   if (refused) throw new AppError(refused);
   const call = toCall(body);
   return {

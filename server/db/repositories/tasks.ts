@@ -133,9 +133,17 @@ export async function findTasksByHash(db: Queryable, taskHash: string): Promise<
 }
 
 /**
+ * SQL true when no task uses the hash bound twice (lowercase): none listed and none funded, on any chain; the
+ * condition taskIdUsingHash answers the task of. A task build's claim runs it inside the claim (claimUnusedHash).
+ */
+export const taskHashUnusedSql =
+  `not exists (select 1 from "listings" where "task_hash" = ?) ` +
+  `and not exists (select 1 from "tasks" where "task_hash" = ?)`;
+
+/**
  * The task already using `taskHash`, on any chain: the listed one (the listings table; a hash is listed once across
  * chains), else the oldest funded with it (the indexers' tasks table). One statement: a task build asks this of
- * every hash.
+ * every hash it cannot claim at once, and a batch of each of its hashes.
  */
 export async function taskIdUsingHash(
   db: Queryable,

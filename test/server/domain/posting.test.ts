@@ -459,6 +459,62 @@ describe("POST /api/v1/tasks", () => {
         }
       }));
 
+    it("checks the market and claims a free hash in one statement", () =>
+      withApi(async ({ api, key }) => {
+        const hashStatements: string[] = [];
+        const onQuery = (query: { sql: string }) => {
+          if (/"(hash_reservations|listings|tasks)"/.test(query.sql)) hashStatements.push(query.sql);
+        };
+        api.testDb.db.client.on("query", onQuery);
+        try {
+          expect((await api.request("POST", "/api/v1/tasks", { key, body: task("one statement") })).status).to.equal(
+            200,
+          );
+        } finally {
+          api.testDb.db.client.removeListener("query", onQuery);
+        }
+        expect(hashStatements).to.have.length(1);
+        expect(hashStatements[0]).to.match(/^insert into "hash_reservations"/);
+      }));
+
+    it("reserves nothing for a hash already on the market", () =>
+      withApi(async ({ api, key, stranger }) => {
+        const listed = task("listed, not reserved");
+        await api.testDb.db("listings").insert({
+          task_id: 98,
+          task_hash: listed.taskHash,
+          chain: "base",
+          poster: stranger.address.toLowerCase(),
+          tx_hash: ZERO_HASH,
+          privacy: "private",
+          verification_mode: "manual",
+          listed_at: Math.floor(Date.now() / 1000),
+        });
+        expectError(await api.request("POST", "/api/v1/tasks", { key, body: listed }), 409, "TASK_HASH_IN_USE");
+        expect(await findReservation(api.testDb.db, listed.taskHash)).to.equal(undefined);
+      }));
+
+    it("answers TASK_HASH_IN_USE rather than TASK_HASH_TAKEN for a hash both reserved by another poster and listed", () =>
+      withApi(async ({ api, key, stranger }) => {
+        const body = task("reserved then listed");
+        const strangerKey = await api.createKey(stranger.address);
+        expect((await api.request("POST", "/api/v1/tasks", { key: strangerKey, body })).status).to.equal(200);
+        await api.testDb.db("listings").insert({
+          task_id: 97,
+          task_hash: body.taskHash,
+          chain: "base",
+          poster: stranger.address.toLowerCase(),
+          tx_hash: ZERO_HASH,
+          privacy: "private",
+          verification_mode: "manual",
+          listed_at: Math.floor(Date.now() / 1000),
+        });
+        const res = await api.request("POST", "/api/v1/tasks", { key, body });
+        expectError(res, 409, "TASK_HASH_IN_USE");
+        expect(res.json.error.message).to.include("task 97");
+        expect((await findReservation(api.testDb.db, body.taskHash))?.poster).to.equal(stranger.address.toLowerCase());
+      }));
+
     it("answers 409 TASK_HASH_IN_USE, to the poster and to others, once a task with the hash is funded and indexed", () =>
       withApi(async ({ api, key, poster, stranger }) => {
         const body = task("funded");
