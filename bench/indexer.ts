@@ -34,11 +34,14 @@
  * Figures that have a target are printed with PASS and UNDER/OVER. The script never asserts and exits 0 unless it
  * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
  * BENCH_LISTED [2000], BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
- * step 4 (and building arc's history), BENCH_FOLLOW [subscription], BENCH_HEAD_POLL_MS [20].
+ * step 4 (and building arc's history), BENCH_FOLLOW [subscription], BENCH_HEAD_POLL_MS [20], BENCH_SQLITE3 [1]: 0 skips
+ * the node-sqlite3 database, BENCH_CPU_PROFILE [unset]: a directory where each one-chain backfill (step 1) writes a
+ * V8 `.cpuprofile` of this process (the indexer and the in-process chain node both), `backfill-<database>.cpuprofile`.
  */
 import { mulberry32 } from "../test/helpers/scenario";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import inspector from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -80,6 +83,8 @@ const BURST_BLOCKS = 200;
 const LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? "warn") as "debug" | "info" | "warn" | "error" | "silent";
 const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_000);
 const TWO_CHAINS = process.env.BENCH_TWO_CHAINS !== "0";
+const SQLITE3 = process.env.BENCH_SQLITE3 !== "0";
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
 
 const TARGETS = { backfillEventsPerSecond: 30_000 } as const;
 /** Receipt to queryable while following the head (issue 31's row). */
@@ -570,6 +575,7 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
 
     // 1. Backfill.
     const head = await ethers.provider.getBlockNumber();
+    const profiling = CPU_PROFILE_DIR ? await startCpuProfile() : undefined;
     const started = now();
     await indexer.start();
     const watchdog = setInterval(() => {
@@ -585,6 +591,11 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
       clearInterval(watchdog);
     }
     const finished = now();
+    if (profiling) {
+      const file = path.join(CPU_PROFILE_DIR!, `backfill-${target.name.replace(/[^a-z0-9-]+/gi, "-")}.cpuprofile`);
+      await profiling.stop(file);
+      console.log(`  CPU profile of the backfill: ${file}`);
+    }
     profiler.finish(finished);
     result.backfillMs = finished - started;
     result.events = await countEvents(db);
@@ -665,6 +676,23 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
     await db.destroy().catch(() => undefined);
   }
   return result;
+}
+
+/** A V8 CPU profile of this process from now until `stop` (BENCH_CPU_PROFILE), sampled every 100 µs. */
+async function startCpuProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
+  const session = new inspector.Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(profile));
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -912,7 +940,8 @@ async function main(): Promise<void> {
     ? await buildHistory("arc", secondChainRuntime(DEVNET_ARC_CHAIN_ID), randomIntOf(rng(SEED)))
     : undefined;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-bench-"));
-  const targets: Target[] = [sqliteTarget("better-sqlite3", dir), sqliteTarget("sqlite3", dir)];
+  const targets: Target[] = [sqliteTarget("better-sqlite3", dir)];
+  if (SQLITE3) targets.push(sqliteTarget("sqlite3", dir));
   if (process.env.DATABASE_URL) targets.push(postgresTarget(process.env.DATABASE_URL));
 
   const results: Result[] = [];
