@@ -36,7 +36,9 @@
  * BENCH_LISTED [2000], BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
  * step 4 (and building arc's history), BENCH_FOLLOW [subscription], BENCH_HEAD_POLL_MS [20], BENCH_SQLITE3 [1]: 0 skips
  * the node-sqlite3 database, BENCH_CPU_PROFILE [unset]: a directory where each one-chain backfill (step 1) writes a
- * V8 `.cpuprofile` of this process (the indexer and the in-process chain node both), `backfill-<database>.cpuprofile`.
+ * V8 `.cpuprofile` of this process (the indexer and the in-process chain node both), `backfill-<database>.cpuprofile`,
+ * BENCH_DUMP [unset]: a file where base's history is written (the escrow's logs as the node answers them, every
+ * block's header, the listings) for `bench/indexerReplay.ts`, which backfills it from memory.
  */
 import { mulberry32 } from "../test/helpers/scenario";
 import crypto from "node:crypto";
@@ -85,6 +87,7 @@ const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_
 const TWO_CHAINS = process.env.BENCH_TWO_CHAINS !== "0";
 const SQLITE3 = process.env.BENCH_SQLITE3 !== "0";
 const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const DUMP_FILE = process.env.BENCH_DUMP;
 
 const TARGETS = { backfillEventsPerSecond: 30_000 } as const;
 /** Receipt to queryable while following the head (issue 31's row). */
@@ -514,7 +517,12 @@ async function countPushEvents(db: Db, chain?: ChainName): Promise<number> {
 
 /** The listings the marketplace would hold for `chain`'s listed tasks (written before the backfill, as at funding). */
 async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
-  const rows = chain.listed.map((t) => ({
+  const rows = listingRows(chain);
+  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
+}
+
+function listingRows(chain: ChainHistory) {
+  return chain.listed.map((t) => ({
     chain: chain.name,
     task_id: t.taskId,
     task_hash: t.taskHash,
@@ -526,7 +534,28 @@ async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
     amount: AMOUNT.toString(),
     listed_at: 1,
   }));
-  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
+}
+
+/** BENCH_DUMP: base's history as the indexer reads it, for bench/indexerReplay.ts (ReplayDump there). */
+async function dumpHistory(file: string, chain: ChainHistory): Promise<void> {
+  const provider = chain.runtime.ethers.provider;
+  const head = await provider.getBlockNumber();
+  const logs = await provider.send("eth_getLogs", [
+    {
+      address: chain.book.escrow.proxy,
+      fromBlock: ethers.toQuantity(chain.book.startBlock),
+      toBlock: ethers.toQuantity(head),
+    },
+  ]);
+  const headers = [];
+  for (let n = chain.book.startBlock - 1; n <= head; n++) {
+    const b = (await provider.getBlock(n))!;
+    headers.push({ number: b.number, hash: b.hash!, parentHash: b.parentHash, timestamp: b.timestamp });
+  }
+  const chainId = Number((await provider.getNetwork()).chainId);
+  const dump = { chainId, escrow: chain.book.escrow.proxy, startBlock: chain.book.startBlock, head, logs, headers };
+  fs.writeFileSync(file, JSON.stringify({ ...dump, listings: listingRows(chain) }));
+  console.log(`history written to ${file}: ${logs.length} logs, ${headers.length} headers`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -935,6 +964,7 @@ async function main(): Promise<void> {
       (process.env.DATABASE_URL ? ", PostgreSQL included (DATABASE_URL)" : ", PostgreSQL skipped (DATABASE_URL unset)"),
   );
   const chainInfo = await buildHistory("base", hre, randomInt);
+  if (DUMP_FILE) await dumpHistory(DUMP_FILE, chainInfo);
   // arc: the same history on a second in-process chain (a generator of its own from the same seed).
   const arc = TWO_CHAINS
     ? await buildHistory("arc", secondChainRuntime(DEVNET_ARC_CHAIN_ID), randomIntOf(rng(SEED)))
