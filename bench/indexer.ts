@@ -34,11 +34,16 @@
  * Figures that have a target are printed with PASS and UNDER/OVER. The script never asserts and exits 0 unless it
  * fails to run: it is a benchmark. Knobs (defaults in brackets): BENCH_TASKS [10000], BENCH_FOLLOW_BLOCKS [60],
  * BENCH_LISTED [2000], BENCH_LOG_LEVEL [warn] for the indexer's own log, BENCH_BACKFILL_TIMEOUT_MS [240000], BENCH_TWO_CHAINS [1]: 0 skips
- * step 4 (and building arc's history), BENCH_FOLLOW [subscription], BENCH_HEAD_POLL_MS [20].
+ * step 4 (and building arc's history), BENCH_FOLLOW [subscription], BENCH_HEAD_POLL_MS [20], BENCH_SQLITE3 [1]: 0 skips
+ * the node-sqlite3 database, BENCH_CPU_PROFILE [unset]: a directory where each one-chain backfill (step 1) writes a
+ * V8 `.cpuprofile` of this process (the indexer and the in-process chain node both), `backfill-<database>.cpuprofile`,
+ * BENCH_DUMP [unset]: a file where base's history is written (the escrow's logs as the node answers them, every
+ * block's header, the listings) for `bench/indexerReplay.ts`, which backfills it from memory.
  */
 import { mulberry32 } from "../test/helpers/scenario";
 import crypto from "node:crypto";
 import fs from "node:fs";
+import inspector from "node:inspector/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -80,6 +85,9 @@ const BURST_BLOCKS = 200;
 const LOG_LEVEL = (process.env.BENCH_LOG_LEVEL ?? "warn") as "debug" | "info" | "warn" | "error" | "silent";
 const BACKFILL_TIMEOUT_MS = Number(process.env.BENCH_BACKFILL_TIMEOUT_MS ?? 240_000);
 const TWO_CHAINS = process.env.BENCH_TWO_CHAINS !== "0";
+const SQLITE3 = process.env.BENCH_SQLITE3 !== "0";
+const CPU_PROFILE_DIR = process.env.BENCH_CPU_PROFILE;
+const DUMP_FILE = process.env.BENCH_DUMP;
 
 const TARGETS = { backfillEventsPerSecond: 30_000 } as const;
 /** Receipt to queryable while following the head (issue 31's row). */
@@ -509,7 +517,12 @@ async function countPushEvents(db: Db, chain?: ChainName): Promise<number> {
 
 /** The listings the marketplace would hold for `chain`'s listed tasks (written before the backfill, as at funding). */
 async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
-  const rows = chain.listed.map((t) => ({
+  const rows = listingRows(chain);
+  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
+}
+
+function listingRows(chain: ChainHistory) {
+  return chain.listed.map((t) => ({
     chain: chain.name,
     task_id: t.taskId,
     task_hash: t.taskHash,
@@ -521,7 +534,28 @@ async function insertListings(db: Db, chain: ChainHistory): Promise<void> {
     amount: AMOUNT.toString(),
     listed_at: 1,
   }));
-  for (let i = 0; i < rows.length; i += 200) await db("listings").insert(rows.slice(i, i + 200));
+}
+
+/** BENCH_DUMP: base's history as the indexer reads it, for bench/indexerReplay.ts (ReplayDump there). */
+async function dumpHistory(file: string, chain: ChainHistory): Promise<void> {
+  const provider = chain.runtime.ethers.provider;
+  const head = await provider.getBlockNumber();
+  const logs = await provider.send("eth_getLogs", [
+    {
+      address: chain.book.escrow.proxy,
+      fromBlock: ethers.toQuantity(chain.book.startBlock),
+      toBlock: ethers.toQuantity(head),
+    },
+  ]);
+  const headers = [];
+  for (let n = chain.book.startBlock - 1; n <= head; n++) {
+    const b = (await provider.getBlock(n))!;
+    headers.push({ number: b.number, hash: b.hash!, parentHash: b.parentHash, timestamp: b.timestamp });
+  }
+  const chainId = Number((await provider.getNetwork()).chainId);
+  const dump = { chainId, escrow: chain.book.escrow.proxy, startBlock: chain.book.startBlock, head, logs, headers };
+  fs.writeFileSync(file, JSON.stringify({ ...dump, listings: listingRows(chain) }));
+  console.log(`history written to ${file}: ${logs.length} logs, ${headers.length} headers`);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -570,6 +604,7 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
 
     // 1. Backfill.
     const head = await ethers.provider.getBlockNumber();
+    const profiling = CPU_PROFILE_DIR ? await startCpuProfile() : undefined;
     const started = now();
     await indexer.start();
     const watchdog = setInterval(() => {
@@ -585,6 +620,11 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
       clearInterval(watchdog);
     }
     const finished = now();
+    if (profiling) {
+      const file = path.join(CPU_PROFILE_DIR!, `backfill-${target.name.replace(/[^a-z0-9-]+/gi, "-")}.cpuprofile`);
+      await profiling.stop(file);
+      console.log(`  CPU profile of the backfill: ${file}`);
+    }
     profiler.finish(finished);
     result.backfillMs = finished - started;
     result.events = await countEvents(db);
@@ -665,6 +705,23 @@ async function benchDatabase(target: Target, chainInfo: ChainHistory): Promise<R
     await db.destroy().catch(() => undefined);
   }
   return result;
+}
+
+/** A V8 CPU profile of this process from now until `stop` (BENCH_CPU_PROFILE), sampled every 100 µs. */
+async function startCpuProfile(): Promise<{ stop: (file: string) => Promise<void> }> {
+  const session = new inspector.Session();
+  session.connect();
+  await session.post("Profiler.enable");
+  await session.post("Profiler.setSamplingInterval", { interval: 100 });
+  await session.post("Profiler.start");
+  return {
+    stop: async (file) => {
+      const { profile } = await session.post("Profiler.stop");
+      session.disconnect();
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, JSON.stringify(profile));
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -907,12 +964,14 @@ async function main(): Promise<void> {
       (process.env.DATABASE_URL ? ", PostgreSQL included (DATABASE_URL)" : ", PostgreSQL skipped (DATABASE_URL unset)"),
   );
   const chainInfo = await buildHistory("base", hre, randomInt);
+  if (DUMP_FILE) await dumpHistory(DUMP_FILE, chainInfo);
   // arc: the same history on a second in-process chain (a generator of its own from the same seed).
   const arc = TWO_CHAINS
     ? await buildHistory("arc", secondChainRuntime(DEVNET_ARC_CHAIN_ID), randomIntOf(rng(SEED)))
     : undefined;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "escrow-bench-"));
-  const targets: Target[] = [sqliteTarget("better-sqlite3", dir), sqliteTarget("sqlite3", dir)];
+  const targets: Target[] = [sqliteTarget("better-sqlite3", dir)];
+  if (SQLITE3) targets.push(sqliteTarget("sqlite3", dir));
   if (process.env.DATABASE_URL) targets.push(postgresTarget(process.env.DATABASE_URL));
 
   const results: Result[] = [];

@@ -112,38 +112,62 @@ function jsonValue(value: unknown): string | boolean | number {
 interface EventPlan {
   name: string;
   fragment: EventFragment;
-  inputs: { name: string; type: string; indexed: boolean }[];
+  inputs: PlannedInput[];
   simple: boolean;
+}
+interface PlannedInput {
+  name: string;
+  type: string;
+  indexed: boolean;
+  /** For integers: the width in bits, and whether signed. */
+  bits: number;
+  signed: boolean;
 }
 const SIMPLE = /^(address|bool|bytes32|u?int\d*|string)$/;
 const EVENT_PLANS = new Map<string, EventPlan>();
 escrowInterface.forEachEvent((fragment) => {
-  const inputs = fragment.inputs.map((p) => ({ name: p.name, type: p.type, indexed: p.indexed === true }));
+  const inputs = fragment.inputs.map((p) => ({
+    name: p.name,
+    type: p.type,
+    indexed: p.indexed === true,
+    bits: /^u?int/.test(p.type) ? Number(p.type.replace(/^u?int/, "") || 256) : 0,
+    signed: p.type.startsWith("int"),
+  }));
   const simple = !fragment.anonymous && inputs.every((p) => SIMPLE.test(p.type) && !(p.indexed && p.type === "string"));
   EVENT_PLANS.set(fragment.topicHash, { name: fragment.name, fragment, inputs, simple });
 });
 
+const ZERO_WORD = "0".repeat(64);
+const ONE_WORD = "0".repeat(63) + "1";
+const ADDRESS_PADDING = "0".repeat(24);
+/** A word starting with these 51 zeros holds an integer below 2^52, which a double (parseInt) represents exactly. */
+const SMALL_PREFIX = "0".repeat(51);
+
 /** One 32-byte word (64 hex characters, lower case) as jsonValue would give the ethers-decoded value. */
-function wordValue(type: string, hex: string): string | boolean {
+function wordValue(input: PlannedInput, hex: string): string | boolean {
   if (hex.length !== 64) throw new Error("short word");
+  const { type } = input;
   if (type === "address") {
-    if (!hex.startsWith("000000000000000000000000")) throw new Error("dirty address");
+    if (!hex.startsWith(ADDRESS_PADDING)) throw new Error("dirty address");
     return "0x" + hex.slice(24);
   }
   if (type === "bool") {
-    const v = BigInt("0x" + hex);
-    if (v > 1n) throw new Error("dirty bool");
-    return v === 1n;
+    if (hex === ZERO_WORD) return false;
+    if (hex === ONE_WORD) return true;
+    throw new Error("dirty bool");
   }
   if (type === "bytes32") return "0x" + hex;
+  // Most integers are ids, amounts and times far below 2^52: no BigInt for them. (A signed type of 52 bits or fewer
+  // takes the BigInt path: its sign bit may lie inside the last 13 digits.)
+  if (input.bits > 52 && hex.startsWith(SMALL_PREFIX)) return String(parseInt(hex.slice(51), 16));
   const v = BigInt("0x" + hex);
-  if (type.startsWith("int")) return BigInt.asIntN(Number(type.slice(3) || 256), v).toString();
-  if (type !== "uint256" && type !== "uint" && v >> BigInt(type.slice(4)) !== 0n) throw new Error("dirty uint");
+  if (input.signed) return BigInt.asIntN(input.bits, v).toString();
+  if (input.bits < 256 && v >> BigInt(input.bits) !== 0n) throw new Error("dirty uint");
   return v.toString();
 }
 
 function decodeSimple(plan: EventPlan, log: Log): EventArgs {
-  const data = log.data.slice(2).toLowerCase();
+  const data = lowerHex(log.data);
   const args: EventArgs = {};
   let topic = 1;
   let slot = 0;
@@ -151,13 +175,13 @@ function decodeSimple(plan: EventPlan, log: Log): EventArgs {
     if (input.indexed) {
       const t = log.topics[topic++];
       if (t === undefined) throw new Error("missing topic");
-      args[input.name] = wordValue(input.type, t.slice(2).toLowerCase());
+      args[input.name] = wordValue(input, lowerHex(t));
       continue;
     }
     const hex = data.slice(slot * 64, slot * 64 + 64);
     slot++;
     if (input.type !== "string") {
-      args[input.name] = wordValue(input.type, hex);
+      args[input.name] = wordValue(input, hex);
       continue;
     }
     const offset = Number(BigInt("0x" + hex)) * 2;
@@ -168,6 +192,12 @@ function decodeSimple(plan: EventPlan, log: Log): EventArgs {
     args[input.name] = Buffer.from(bytes, "hex").toString("utf8");
   }
   return args;
+}
+
+/** `0x…` hex without its prefix, in lower case (nodes answer in lower case: then no copy is made). */
+function lowerHex(hex: string): string {
+  const digits = hex.slice(2);
+  return /[A-F]/.test(digits) ? digits.toLowerCase() : digits;
 }
 
 /** Decodes an escrow log; undefined for a log the escrow's ABI does not know. */

@@ -20,7 +20,7 @@ import {
   listEventsNamed,
   listEventsOfTasks,
 } from "../db/repositories/escrowEvents";
-import { deleteTasks, getTasks, upsertTasks } from "../db/repositories/tasks";
+import { deleteTasks, getTasks, insertTasks, upsertTasks } from "../db/repositories/tasks";
 import {
   deleteOpenSubmissionsOf,
   insertOpenSubmissions,
@@ -499,11 +499,12 @@ export class Indexer {
     const hasConfig = fresh.some((e) => isConfigEvent(e.eventName));
     const config = hasConfig ? await loadConfig(trx, chain) : emptyConfig();
     const { touchedTasks } = foldEvents(fresh, tasks, config, ctx);
-    await upsertTasks(
-      trx,
-      chain,
-      [...touchedTasks].map((id) => tasks.get(id)!),
-    );
+    // The range's new tasks are inserted (their rows cannot exist yet, see above), the others upserted.
+    const inserted: TaskRecord[] = [];
+    const updated: TaskRecord[] = [];
+    for (const id of touchedTasks) (created.has(id) ? inserted : updated).push(tasks.get(id)!);
+    await insertTasks(trx, chain, inserted);
+    await upsertTasks(trx, chain, updated);
     await insertOpenSubmissions(trx, chain, ctx.newSubmissions);
     if (hasConfig) await saveConfig(trx, chain, config);
     return tasks;
@@ -603,7 +604,7 @@ export async function rebuildTasks(trx: Knex.Transaction, taskIds: number[], cha
   const tasks = new Map<number, TaskRecord>();
   const ctx: FoldContext = { chain, openSubmissions: new Map(), newSubmissions: [] };
   foldEvents(events, tasks, emptyConfig(), ctx);
-  await upsertTasks(trx, chain, [...tasks.values()]);
+  await insertTasks(trx, chain, [...tasks.values()]);
   await insertOpenSubmissions(trx, chain, ctx.newSubmissions);
 }
 

@@ -24,6 +24,7 @@ import { twoChains } from "./014_two_chains";
 import { hostedAgentChains } from "./017_hosted_agent_chains";
 import { verifierIntentsPerChain } from "./018_verifier_intents_per_chain";
 import { chainReadIndexes } from "./019_chain_read_indexes";
+import { dropTaskHashIndex } from "./020_drop_task_hash_index";
 import type { ChainName } from "../../escrow/records";
 
 export type { Migration };
@@ -43,6 +44,7 @@ export function migrations(postingChain: ChainName = "base"): readonly Migration
     hostedAgentChains(postingChain),
     verifierIntentsPerChain(postingChain),
     chainReadIndexes,
+    dropTaskHashIndex,
   ];
 }
 

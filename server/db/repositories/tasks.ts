@@ -106,9 +106,22 @@ const TASK_PG_TYPES = TASK_COLUMNS.map((c) =>
 );
 
 export async function upsertTasks(db: Queryable, chain: ChainName, tasks: readonly TaskRecord[]): Promise<void> {
+  await writeTasks(db, chain, tasks, TASK_UPSERT);
+}
+
+/**
+ * Inserts tasks that have no row yet (the indexer's tasks created in the range it writes, a rebuild's after their
+ * delete): a plain insert, without the upsert's conflict handling, and a row already there is an error rather than
+ * overwritten.
+ */
+export async function insertTasks(db: Queryable, chain: ChainName, tasks: readonly TaskRecord[]): Promise<void> {
+  await writeTasks(db, chain, tasks, "");
+}
+
+async function writeTasks(db: Queryable, chain: ChainName, tasks: readonly TaskRecord[], onConflict: string) {
   for (const chunk of insertChunks(db, tasks, 200)) {
     const rows = chunk.map((t) => Object.values(toRow(chain, t)));
-    await bulkInsert(db, "tasks", TASK_COLUMNS, rows, TASK_UPSERT, TASK_PG_TYPES);
+    await bulkInsert(db, "tasks", TASK_COLUMNS, rows, onConflict, TASK_PG_TYPES);
   }
 }
 

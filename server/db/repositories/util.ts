@@ -51,15 +51,25 @@ export async function queryArrays(db: Queryable, sql: string, bindings: readonly
   return runStatement(db, sql, bindings, true);
 }
 
-async function runStatement(db: Queryable, sql: string, bindings: readonly unknown[], arrays: boolean) {
+/**
+ * `sqliteReady`: the caller built `bindings` in better-sqlite3's form already (no undefined, array or Date; booleans
+ * as 0 and 1: `sqliteBindings`), so they are neither checked nor copied again (a bulk insert has thousands).
+ */
+async function runStatement(
+  db: Queryable,
+  sql: string,
+  bindings: readonly unknown[],
+  arrays: boolean,
+  sqliteReady = false,
+) {
   const connection = await directSqliteConnection(db);
-  if (connection && bindings.every(directBinding)) {
+  if (connection && (sqliteReady || bindings.every(directBinding))) {
     const statement = connection.prepare(sql);
     // Outside a transaction only a read goes direct: a write goes through knex, in its own implicit transaction.
     if (statement.reader || (db as Knex.Transaction).isTransaction) {
       // Statements are shared by their text: set the row shape on every run.
       if (statement.reader) statement.raw(arrays);
-      return runDirect(db, connection, statement, sql, bindings);
+      return runDirect(db, connection, statement, sql, bindings, sqliteReady);
     }
   }
   const result = await db.raw(sql, bindings as Knex.RawBinding[]);
@@ -94,6 +104,7 @@ function runDirect(
   statement: SqliteStatement,
   sql: string,
   bindings: readonly unknown[],
+  sqliteReady: boolean,
 ): unknown[] {
   const query = {
     sql,
@@ -104,7 +115,7 @@ function runDirect(
     __knexQueryUid: `direct${++directQueries}`,
   };
   db.client.emit("query", query);
-  const values = bindings.map((b) => (typeof b === "boolean" ? Number(b) : b));
+  const values = sqliteReady ? (bindings as unknown[]) : bindings.map((b) => (typeof b === "boolean" ? Number(b) : b));
   const rows = statement.reader ? statement.all(values) : (statement.run(values), []);
   db.client.emit("query-response", rows, query);
   return rows;
@@ -192,12 +203,39 @@ export async function bulkInsert(
     sql = `insert into "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) values ${Array(rows.length).fill(tuple).join(", ")} ${onConflict}${tail}`;
     bulkSql.set(key, sql);
   }
-  const bindings: unknown[] = [];
-  for (const row of rows) for (const v of row) bindings.push(v === undefined ? null : v);
   // Through runStatement: on better-sqlite3 inside a transaction (the indexer's ranges) the statement runs on the
   // transaction's connection directly, where knex's raw would scan the text for each of its thousands of bindings.
-  const result = await runStatement(db, sql, bindings, false);
+  const sqlite = db.client.config.client === "better-sqlite3" ? sqliteBindings(rows) : undefined;
+  const result = sqlite
+    ? await runStatement(db, sql, sqlite, false, true)
+    : await runStatement(db, sql, flatBindings(rows), false);
   return returning ? result : [];
+}
+
+/** The rows' values in one list, undefined as null. */
+function flatBindings(rows: readonly (readonly unknown[])[]): unknown[] {
+  const bindings: unknown[] = [];
+  for (const row of rows) for (const v of row) bindings.push(v === undefined ? null : v);
+  return bindings;
+}
+
+/**
+ * The rows' values in one list as better-sqlite3 binds them (undefined as null, booleans as 0 and 1, as knex binds
+ * them on SQLite), built in one pass; undefined when a value must go through knex (an array or a Date).
+ */
+function sqliteBindings(rows: readonly (readonly unknown[])[]): unknown[] | undefined {
+  const bindings = new Array<unknown>(rows.length * rows[0].length);
+  let i = 0;
+  for (const row of rows) {
+    for (const v of row) {
+      if (typeof v === "boolean") bindings[i++] = v ? 1 : 0;
+      else if (v === undefined) bindings[i++] = null;
+      else if (typeof v === "object" && v !== null) return undefined;
+      else bindings[i++] = v;
+    }
+  }
+  // Rows of unequal length: not this fast path's case.
+  return i === bindings.length ? bindings : undefined;
 }
 
 /** `on conflict (keys) do update set` every other column to the new row's value. */

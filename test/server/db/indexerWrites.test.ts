@@ -18,6 +18,8 @@ import { insertMarketEvents, listEventsAfter, type NewMarketEvent } from "../../
 import { findDeployFeePayments, recordIndexedDeployFees } from "../../../server/db/repositories/deployFees";
 import { insertOpenSubmissions, loadOpenSubmissions } from "../../../server/db/repositories/openSubmissions";
 import { listBlocksDownFrom, saveBlocks } from "../../../server/db/repositories/blocks";
+import { TASK_COLUMNS, insertTasks, upsertTasks } from "../../../server/db/repositories/tasks";
+import { taskRecord } from "../../helpers/taskRecord";
 
 const isPg = (db: Db) => db.client.config.client === "pg";
 const hex = (bytes: number) => `0x${crypto.randomBytes(bytes).toString("hex")}`;
@@ -206,4 +208,41 @@ describe("indexer writes: multi-row statements (server/db/repositories)", functi
     expect(loaded.get(1)!.get(submitters[1])).to.equal(submissions[1].evidenceHash);
     expect(loaded.get(300)!.get(submitters[2])).to.equal(submissions[899].evidenceHash);
   });
+
+  onEachDriver(
+    "tasks: a bulk insert stores the values knex's insert stores (booleans, nulls, big numbers)",
+    async (db) => {
+      const record = taskRecord(1, {
+        escalated: true,
+        isOpen: false,
+        heldReleased: true,
+        openOutcome: null,
+        payout: "115792089237316195423570985008687907853269984665640564039457584007913129639935",
+        deadline: 2 ** 52 + 1,
+      });
+      await db.transaction((trx) => insertTasks(trx, "base", [record]));
+      const [bulk] = await db("tasks").where({ task_id: 1 });
+      // The same values through knex's builder, the booleans and the null as JavaScript values, as task 2.
+      await db("tasks").insert({
+        ...bulk,
+        task_id: 2,
+        escalated: true,
+        is_open: false,
+        held_released: true,
+        open_outcome: null,
+      });
+      const [viaKnex] = await db("tasks").where({ task_id: 2 });
+      expect(Object.keys(bulk)).to.include.members(TASK_COLUMNS);
+      expect({ ...bulk, task_id: viaKnex.task_id }).to.deep.equal(viaKnex);
+      expect(bulk.payout).to.equal(record.payout);
+      expect(Number(bulk.deadline)).to.equal(record.deadline);
+      // A task that has a row already: insertTasks refuses it (upsertTasks overwrites it).
+      let refused = false;
+      await db.transaction((trx) => insertTasks(trx, "base", [record])).catch(() => (refused = true));
+      expect(refused).to.equal(true);
+      await db.transaction((trx) => upsertTasks(trx, "base", [{ ...record, escalated: false }]));
+      const [after] = await db("tasks").where({ task_id: 1 });
+      expect(Boolean(Number(after.escalated))).to.equal(false);
+    },
+  );
 });

@@ -14,7 +14,13 @@ import { runRandomScenario } from "../../helpers/scenario";
 import { countEvents } from "../../../server/db/repositories/escrowEvents";
 import { getCheckpoint, setCheckpoint } from "../../../server/db/repositories/checkpoints";
 import { CHECKPOINT_NAME } from "../../../server/indexer/sync";
-import { findTasksByHash, listOpenTasks, listTasksByPoster, taskStats } from "../../../server/db/repositories/tasks";
+import {
+  TASK_COLUMNS,
+  findTasksByHash,
+  listOpenTasks,
+  listTasksByPoster,
+  taskStats,
+} from "../../../server/db/repositories/tasks";
 
 async function actorsFixture() {
   const base = await deployEscrowFixture();
@@ -208,6 +214,35 @@ describe("indexer: sync against a Hardhat chain", () => {
       expect(readAheadAtCommit).to.have.length(reads.length);
       expect(readAheadAtCommit.slice(0, -1).every(Boolean)).to.equal(true);
       expect(readAheadAtCommit[readAheadAtCommit.length - 1]).to.equal(false);
+    } finally {
+      await testDb.cleanup();
+    }
+  });
+
+  it("inserts each task once, in the range that created it, and upserts it in later ranges", async () => {
+    const actors = await loadFixture(actorsFixture);
+    const { escrow, book } = actors;
+    const testDb = await createTestDb();
+    try {
+      await runRandomScenario(actors, 61, 40);
+      // The task ids each statement into tasks wrote, by kind (with or without the upsert's conflict clause).
+      const written = { insert: [] as number[], upsert: [] as number[] };
+      const pg = testDb.db.client.config.client === "pg";
+      const onQuery = (q: { sql: string; bindings?: unknown[] }) => {
+        if (!/^insert into ["`]tasks["`]/i.test(q.sql.trim())) return;
+        const b = q.bindings ?? [];
+        // task_id is the second column: PostgreSQL binds one array per column, SQLite 30 values per row.
+        const ids = pg ? (b[1] as unknown[]) : b.filter((_, i) => i % TASK_COLUMNS.length === 1);
+        written[/on conflict/i.test(q.sql) ? "upsert" : "insert"].push(...ids.map(Number));
+      };
+      testDb.db.on("query", onQuery);
+      const indexer = makeIndexer(testDb, book.escrow.proxy, book.startBlock, { maxBlockRange: 4 });
+      await syncToHead(indexer);
+      testDb.db.off("query", onQuery);
+      await expectProjectionMatchesChain(testDb.db, escrow);
+      const stored = (await testDb.db("tasks").select("task_id")).map((r) => Number(r.task_id)).sort((a, b) => a - b);
+      expect(written.insert.slice().sort((a, b) => a - b)).to.deep.equal(stored);
+      expect(written.upsert.length).to.be.greaterThan(0);
     } finally {
       await testDb.cleanup();
     }
