@@ -72,15 +72,22 @@ export function hostAllowed(deps: Deps, host: string | undefined, origin: string
  * URL parses cost 2% of a browse_tasks call (bench:api). At most HOST_ANSWERS pairs (emptied when full).
  */
 function hostCheck(deps: Deps) {
-  const answers = new Map<string, boolean>();
+  // Host, then Origin (undefined: none sent) -> the answer; looked up without building a key for each request.
+  const answers = new Map<string | undefined, Map<string | undefined, boolean>>();
+  let size = 0;
   return (host: string | undefined, origin: string | undefined): boolean => {
-    // A header value never holds a newline: "\n" separates the two, and stands for "no Origin" (a browser-less client).
-    const key = `${host ?? ""}\n${origin ?? "\n"}`;
-    let allowed = answers.get(key);
+    let byOrigin = answers.get(host);
+    let allowed = byOrigin?.get(origin);
     if (allowed === undefined) {
       allowed = hostAllowed(deps, host, origin);
-      if (answers.size >= HOST_ANSWERS) answers.clear();
-      answers.set(key, allowed);
+      if (size >= HOST_ANSWERS) {
+        answers.clear();
+        size = 0;
+        byOrigin = undefined;
+      }
+      if (!byOrigin) answers.set(host, (byOrigin = new Map()));
+      byOrigin.set(origin, allowed);
+      size++;
     }
     return allowed;
   };
