@@ -9,8 +9,10 @@ import { operationTool } from "../../../server/protocols/mcp/tools";
 import { defineOperation } from "../../../server/operations/operation";
 import { AppError } from "../../../server/errors";
 import type { Deps } from "../../../server/domain/deps";
+import type { Caller } from "../../../server/domain/callers";
 
-const call = { caller: undefined, deps: {} as Deps, ctx: {} as Context };
+const caller: Caller = { wallet: "0x00000000000000000000000000000000000000a1", keyId: 1, via: "api-key" };
+const call = { caller, deps: {} as Deps, ctx: {} as Context };
 
 describe("MCP operation tools", () => {
   describe("#run", () => {
