@@ -303,7 +303,7 @@ export function isPlainRequest(value: unknown): value is JSONRPCRequest {
   );
 }
 
-/** A tools/call dispatched here (the rest of a request's checks: isPlainRequest). */
+/** A tools/call dispatched here: plain params (its envelope was checked by isPlainRequest or by the schema). */
 function isDirectToolCall(request: JSONRPCRequest): boolean {
   return request.method === "tools/call" && isPlainToolCall(request.params);
 }
