@@ -12,7 +12,12 @@ import type { Context, Middleware } from "koa";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema,
+  CallToolResultSchema,
+  ListToolsRequestSchema,
+  type CallToolResult,
+} from "@modelcontextprotocol/sdk/types.js";
 import type { Deps } from "../../domain/deps";
 import { AppError } from "../../errors";
 import { AuthFailure, callerFor, missingCredential, type RequestMemo } from "../../domain/callers";
@@ -21,6 +26,7 @@ import { API_VERSION, type Caller } from "../../operations/operation";
 import { MCP_TOOLS, plain } from "./tools";
 import { SerializedData } from "../../domain/readCache";
 import { SharedPostTransport } from "./transport";
+import type { ToolCallExtra, ToolCallHandler } from "./directCall";
 import { takeStreamSlot } from "../../domain/events";
 import { countRequests } from "../../operations/postingLimits";
 import { oauthUrls } from "../../domain/oauth";
@@ -66,15 +72,22 @@ export function hostAllowed(deps: Deps, host: string | undefined, origin: string
  * URL parses cost 2% of a browse_tasks call (bench:api). At most HOST_ANSWERS pairs (emptied when full).
  */
 function hostCheck(deps: Deps) {
-  const answers = new Map<string, boolean>();
+  // Host, then Origin (undefined: none sent) -> the answer; looked up without building a key for each request.
+  const answers = new Map<string | undefined, Map<string | undefined, boolean>>();
+  let size = 0;
   return (host: string | undefined, origin: string | undefined): boolean => {
-    // A header value never holds a newline: "\n" separates the two, and stands for "no Origin" (a browser-less client).
-    const key = `${host ?? ""}\n${origin ?? "\n"}`;
-    let allowed = answers.get(key);
+    let byOrigin = answers.get(host);
+    let allowed = byOrigin?.get(origin);
     if (allowed === undefined) {
       allowed = hostAllowed(deps, host, origin);
-      if (answers.size >= HOST_ANSWERS) answers.clear();
-      answers.set(key, allowed);
+      if (size >= HOST_ANSWERS) {
+        answers.clear();
+        size = 0;
+        byOrigin = undefined;
+      }
+      if (!byOrigin) answers.set(host, (byOrigin = new Map()));
+      byOrigin.set(origin, allowed);
+      size++;
     }
     return allowed;
   };
@@ -91,9 +104,10 @@ function toolError(error: AppError): CallToolResult {
 }
 
 /**
- * The tool result of each pre-serialized page and its JSON, built once (a hot page is answered many times), found by
- * the page's text: also how the transport's encoder finds it (the server hands the transport a validated copy of the
- * result object). At most PAGE_RESULTS entries (emptied when full).
+ * The tool result of each pre-serialized page and its JSON, built once (a hot page is answered many times) and checked
+ * once with CallToolResultSchema, found by the page's text: also how the transport's encoder finds it (the SDK's
+ * dispatch hands the transport a validated copy of the result object, a direct call the object itself). At most
+ * PAGE_RESULTS entries (emptied when full).
  */
 const pageResultsByText = new Map<string, { result: CallToolResult; json: Buffer }>();
 const PAGE_RESULTS = 64;
@@ -103,6 +117,7 @@ function pageResult(page: SerializedData): CallToolResult {
   if (!entry) {
     const data = plain(page) as Record<string, unknown>;
     const result: CallToolResult = { content: [{ type: "text", text: page.json }], structuredContent: data };
+    CallToolResultSchema.parse(result);
     entry = {
       result,
       json: Buffer.from(
@@ -117,18 +132,26 @@ function pageResult(page: SerializedData): CallToolResult {
 
 /**
  * The JSON of a page's tool result, encoded (SharedPostTransport's encoder): found by its text, used only when the
- * result carries nothing else (same keys, the same structured values).
+ * result is that page's (the same object, or one with the same keys, one text block and the same structured values).
+ * Never throws, whatever the result.
  */
 function encodePageResult(result: unknown): Buffer | undefined {
-  const r = result as Partial<CallToolResult> | undefined;
-  const text = r?.content?.length === 1 && r.content[0].type === "text" ? r.content[0].text : undefined;
-  const entry = text === undefined ? undefined : pageResultsByText.get(text);
-  if (!entry || !r?.structuredContent || Object.keys(r).length !== 2) return undefined;
+  const r = result as Partial<CallToolResult> | null | undefined;
+  const content = r?.content;
+  const block = Array.isArray(content) && content.length === 1 ? (content[0] as unknown) : undefined;
+  const text =
+    typeof block === "object" && block !== null && (block as { type?: unknown }).type === "text"
+      ? (block as { text?: unknown }).text
+      : undefined;
+  const entry = typeof text === "string" ? pageResultsByText.get(text) : undefined;
+  if (!entry || !r) return undefined;
+  if (entry.result === r) return entry.json;
+  const structured = r.structuredContent;
+  if (Object.keys(block!).length !== 2 || Object.keys(r).length !== 2) return undefined;
+  if (typeof structured !== "object" || structured === null) return undefined;
   const mine = entry.result.structuredContent!;
-  const keys = Object.keys(r.structuredContent);
-  if (keys.length !== Object.keys(mine).length || keys.some((k) => r.structuredContent![k] !== mine[k])) {
-    return undefined;
-  }
+  const keys = Object.keys(structured);
+  if (keys.length !== Object.keys(mine).length || keys.some((k) => structured[k] !== mine[k])) return undefined;
   return entry.json;
 }
 
@@ -161,7 +184,7 @@ function scopeOf(extra: { authInfo?: { extra?: Record<string, unknown> } }): Req
   return extra.authInfo!.extra!.scope as RequestScope;
 }
 
-function mcpServer(deps: Deps): Server {
+function mcpServer(deps: Deps, callTool: ToolCallHandler): Server {
   const server = new Server(
     { name: "escrow-task-marketplace", version: API_VERSION },
     {
@@ -181,9 +204,16 @@ function mcpServer(deps: Deps): Server {
       annotations: tool.annotations,
     })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler(CallToolRequestSchema, callTool);
+  return server;
+}
+
+/** The tools/call handler: the caller's per-key limit, then the tool, its answer or refusal as a tool result. */
+function toolCallHandler(deps: Deps): ToolCallHandler {
+  const tools = new Map(MCP_TOOLS.map((tool) => [tool.name, tool]));
+  return async (request, extra: ToolCallExtra) => {
     const { caller, ctx } = scopeOf(extra);
-    const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
+    const tool = tools.get(request.params.name);
     if (!tool) {
       return toolError(new AppError({ code: "NOT_FOUND", message: `no tool named ${request.params.name}` }));
     }
@@ -206,8 +236,7 @@ function mcpServer(deps: Deps): Server {
       deps.logger.error("mcp tool failed", { tool: tool.name, error });
       return toolError(new AppError({ code: "INTERNAL_ERROR", message: "internal error" }));
     }
-  });
-  return server;
+  };
 }
 
 /**
@@ -215,10 +244,10 @@ function mcpServer(deps: Deps): Server {
  * per request as the SDK requires, with servers built once and reused, one request at a time each (a server costs
  * more to build than a tool call).
  */
-function serverPool(deps: Deps, size = 32) {
+function serverPool(deps: Deps, callTool: ToolCallHandler, size = 32) {
   const idle: Server[] = [];
   return {
-    take: () => idle.pop() ?? mcpServer(deps),
+    take: () => idle.pop() ?? mcpServer(deps, callTool),
     give: (server: Server) => {
       if (idle.length < size) idle.push(server);
     },
@@ -226,7 +255,8 @@ function serverPool(deps: Deps, size = 32) {
 }
 
 export function mcpEndpoint(deps: Deps): Middleware {
-  const pool = serverPool(deps);
+  const callTool = toolCallHandler(deps);
+  const pool = serverPool(deps, callTool);
   const allowedHost = hostCheck(deps);
   // POST (every call): one server for all requests, over a transport that answers each POST as the SDK's stateless
   // transport would (./transport.ts: why).
@@ -235,7 +265,7 @@ export function mcpEndpoint(deps: Deps): Middleware {
     const { caller, ctx } = authInfo.extra!.scope as RequestScope;
     return countRequests(deps.limits, deps.config.api.limits, ctx, caller.agentId, extraItems);
   });
-  void shared.attach(mcpServer(deps));
+  void shared.attach(mcpServer(deps, callTool), callTool);
   return async (ctx, next) => {
     if (ctx.path !== MCP_PATH) return next();
     if (!allowedHost(ctx.get("host") || undefined, ctx.get("origin") || undefined)) {

@@ -345,8 +345,18 @@ export function operationTool(name: string, operation: AnyOperation, description
     ...(reads ? { outputSchema: outputSchemaOf(operation.response) } : {}),
     operation,
     async run({ args, caller, deps, ctx }) {
-      const pick = (keys: Set<string>) => Object.fromEntries(Object.entries(args).filter(([k]) => keys.has(k)));
-      const rest = Object.fromEntries(Object.entries(args).filter(([k]) => !paramKeys.has(k) && !queryKeys.has(k)));
+      // The arguments split in one pass (a call's own cost: three passes of entries and fromEntries were a tenth of
+      // a browse_tasks call).
+      const params: Record<string, unknown> = {};
+      const query: Record<string, unknown> = {};
+      const rest: Record<string, unknown> = {};
+      for (const key of Object.keys(args)) {
+        const path = paramKeys.has(key);
+        const inQuery = queryKeys.has(key);
+        if (path) put(params, key, args[key]);
+        if (inQuery) put(query, key, args[key]);
+        if (!path && !inQuery) put(rest, key, args[key]);
+      }
       checkAgentTokenAllowed(operation, caller); // before any argument error, as on REST
       if (!operation.request?.body && Object.keys(rest).length > 0) {
         throw new AppError({
@@ -355,13 +365,12 @@ export function operationTool(name: string, operation: AnyOperation, description
           details: { field: "arguments" },
         });
       }
-      const query = pick(queryKeys);
       // A pre-serialized page stays so: the tool result reuses its JSON text (endpoint.ts toolResult).
       return invoke(
         operation,
         caller,
         {
-          params: pick(paramKeys),
+          params,
           query,
           body: rest,
           strings: { root: args, location: "arguments" },
@@ -372,6 +381,13 @@ export function operationTool(name: string, operation: AnyOperation, description
       );
     },
   };
+}
+
+/** Sets `target[key]` as an own property, as Object.fromEntries would (also for a key named `__proto__`). */
+function put(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === "__proto__")
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 const platformStatus: McpTool = {

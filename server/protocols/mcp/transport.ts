@@ -14,6 +14,10 @@
  * replaced by ids unique to this transport on the way in and restored on the way out, so two clients both sending
  * id 1 never meet. A client's cancellation or response refers to its own ids, which name nothing on a stateless
  * server: they are dropped (still 202), as a per-request server would have ignored them.
+ *
+ * Each message is checked by JSONRPCMessageSchema as the SDK's transport does, except a request of the common shape
+ * (isPlainRequest), which the schema would return unchanged. A `tools/call` of the plain shape is dispatched here
+ * (./directCall.ts: why, and what it keeps of the SDK's dispatch); every other request goes to the Server.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
@@ -23,8 +27,10 @@ import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
   isInitializeRequest,
+  type CallToolRequest,
   type JSONRPCMessage,
   type JSONRPCRequest,
+  type JSONRPCResponse,
   type MessageExtraInfo,
   type RequestId,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -35,18 +41,25 @@ import {
   MAX_BATCH_SIZE,
   requestBodyTooLargeMessage,
 } from "@modelcontextprotocol/sdk/server/requestBody.js";
+import { DirectCall, checkedToolResult, errorAnswer, isPlainToolCall, type ToolCallHandler } from "./directCall";
 
-/** One POST's pending requests: the client's id of each internal id, and the answers (UTF-8 JSON) gathered so far. */
+/**
+ * One POST's requests in their order: the internal id of each, the client's id, the answers (UTF-8 JSON) gathered so
+ * far and how many are still awaited. (Arrays, not maps: a POST is nearly always one request.)
+ */
 interface Exchange {
-  clientIds: Map<number, RequestId>;
-  answers: Map<number, Buffer[]>;
+  ids: number[];
+  clientIds: RequestId[];
+  answers: Buffer[][];
+  awaited: number;
   done: (answers: Buffer[][]) => void;
 }
 
 /**
  * The JSON of a result, encoded, when the server already has it (a cached page answered again), else undefined: the
  * answer is then serialized here as usual. (A page's answer is tens of kilobytes: encoding it for every request cost
- * more than the rest of the call.)
+ * more than the rest of the call.) Only for a result equal to one the encoder checked with CallToolResultSchema,
+ * whose parse returns it unchanged: a direct tools/call does not parse it again.
  */
 export type ResultEncoder = (result: unknown) => Buffer | undefined;
 
@@ -67,6 +80,10 @@ export class SharedPostTransport implements Transport {
    * browse_tasks call in a CPU profile) before finding it is a request. This transport knows what it forwards.
    */
   private dispatchRequest?: (request: JSONRPCRequest, extra?: MessageExtraInfo) => void;
+  /** The server and its tools/call handler, for the calls dispatched here (attach). */
+  private direct?: { server: Server; callTool: ToolCallHandler };
+  /** The calls dispatched here and not answered yet: close() cancels them, as the Protocol does its own. */
+  private readonly calls = new Set<DirectCall>();
   /** Internal id -> the exchange (POST) waiting for its answer. */
   private readonly pending = new Map<number, Exchange>();
 
@@ -78,17 +95,23 @@ export class SharedPostTransport implements Transport {
 
   async start(): Promise<void> {}
 
-  /** Connects `server` to this transport (for the life of the app). */
-  async attach(server: Server): Promise<void> {
+  /**
+   * Connects `server` to this transport (for the life of the app). With `callTool`, the handler the server has for
+   * tools/call, a plain tools/call is dispatched here (./directCall.ts); the server must have no task store.
+   */
+  async attach(server: Server, callTool?: ToolCallHandler): Promise<void> {
     await server.connect(this);
     // The SDK's Protocol handles a request in _onrequest (what its onmessage calls for one). Should a later SDK
     // version lack it, requests go through onmessage as any other message (slower, the same answers).
     const onrequest = (server as unknown as { _onrequest?: unknown })._onrequest;
     if (typeof onrequest === "function") this.dispatchRequest = onrequest.bind(server);
+    if (callTool) this.direct = { server, callTool };
   }
 
   async close(): Promise<void> {
     this.pending.clear();
+    for (const call of this.calls) call.abort();
+    this.calls.clear();
     this.onclose?.();
   }
 
@@ -96,21 +119,22 @@ export class SharedPostTransport implements Transport {
     // Only answers to a POST's requests go anywhere: without a session there is no stream for anything else. (The
     // server's own messages: a structural test, not isJSONRPCResultResponse's parse of the whole result.)
     if (!("id" in message) || "method" in message || !("result" in message || "error" in message)) return;
+    this.deliver(message as JSONRPCResponse, "result" in message ? this.encodeResult(message.result) : undefined);
+  }
+
+  /** Gathers an answer for its POST, the result's JSON `encoded` already when the encoder has it. */
+  private deliver(message: JSONRPCResponse, encoded: Buffer | undefined): void {
     const id = message.id as number;
     const exchange = this.pending.get(id);
     if (!exchange) return; // its client went away
     this.pending.delete(id);
-    const clientId = exchange.clientIds.get(id)!;
-    const encoded = "result" in message ? this.encodeResult(message.result) : undefined;
-    exchange.answers.set(
-      id,
+    const index = exchange.ids.indexOf(id);
+    const clientId = exchange.clientIds[index];
+    exchange.answers[index] =
       encoded === undefined
         ? [Buffer.from(JSON.stringify({ ...message, id: clientId }))]
-        : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":`), encoded, CLOSE_OBJECT],
-    );
-    if (exchange.answers.size === exchange.clientIds.size) {
-      exchange.done([...exchange.clientIds.keys()].map((internal) => exchange.answers.get(internal)!));
-    }
+        : [Buffer.from(`{"jsonrpc":"2.0","id":${JSON.stringify(clientId)},"result":`), encoded, CLOSE_OBJECT];
+    if (--exchange.awaited === 0) exchange.done(exchange.answers);
   }
 
   /** Answers one POST /mcp (the caller has checked Host, Origin and the API key). */
@@ -142,7 +166,7 @@ export class SharedPostTransport implements Transport {
     }
     let messages: JSONRPCMessage[];
     try {
-      messages = (Array.isArray(raw) ? raw : [raw]).map((m) => JSONRPCMessageSchema.parse(m));
+      messages = (Array.isArray(raw) ? raw : [raw]).map((m) => (isPlainRequest(m) ? m : JSONRPCMessageSchema.parse(m)));
     } catch {
       return this.refuse(res, 400, -32700, "Parse error: Invalid JSON-RPC message");
     }
@@ -172,8 +196,7 @@ export class SharedPostTransport implements Transport {
       }
     }
     const extra: MessageExtraInfo = { authInfo, requestInfo: { headers: req.headers } };
-    const requests = messages.filter(isRequest);
-    if (requests.length === 0) {
+    if (!messages.some(isRequest)) {
       for (const message of messages) {
         // A client's cancellation or response names its own ids: nothing of it is pending here.
         if ("method" in message && message.method !== "notifications/cancelled") this.onmessage?.(message, extra);
@@ -182,25 +205,29 @@ export class SharedPostTransport implements Transport {
       return;
     }
     const answers = await new Promise<Buffer[][]>((done) => {
-      const exchange: Exchange = { clientIds: new Map(), answers: new Map(), done };
-      const forwarded: { message: JSONRPCMessage; request: boolean }[] = [];
+      const exchange: Exchange = { ids: [], clientIds: [], answers: [], awaited: 0, done };
+      const forwarded: JSONRPCMessage[] = [];
       for (const message of messages) {
         if (isRequest(message)) {
           const id = this.nextId++;
-          exchange.clientIds.set(id, message.id);
+          exchange.ids.push(id);
+          exchange.clientIds.push(message.id);
+          exchange.awaited++;
           this.pending.set(id, exchange);
-          forwarded.push({ message: { ...message, id }, request: true });
+          forwarded.push({ ...message, id });
         } else if ("method" in message && message.method !== "notifications/cancelled") {
-          forwarded.push({ message, request: false });
+          forwarded.push(message);
         }
       }
       res.once("close", () => {
-        for (const id of exchange.clientIds.keys()) this.pending.delete(id);
+        for (const id of exchange.ids) this.pending.delete(id);
         // A client gone before its answers: nothing will answer this POST, so it ends here (nothing is written).
-        if (exchange.answers.size < exchange.clientIds.size) done([]);
+        if (exchange.awaited > 0) done([]);
       });
-      for (const { message, request } of forwarded) {
-        if (request && this.dispatchRequest) this.dispatchRequest(message as JSONRPCRequest, extra);
+      for (const message of forwarded) {
+        if (!isRequest(message)) this.onmessage?.(message, extra);
+        else if (this.direct && isDirectToolCall(message)) void this.callTool(message, extra);
+        else if (this.dispatchRequest) this.dispatchRequest(message, extra);
         else this.onmessage?.(message, extra);
       }
     });
@@ -217,11 +244,68 @@ export class SharedPostTransport implements Transport {
     res.uncork();
   }
 
+  /**
+   * A plain tools/call, answered as Protocol._onrequest answers it through Server's tools/call wrapper: the
+   * handler's checked result, or its error as a JSON-RPC error; nothing once the call was cancelled.
+   */
+  private async callTool(request: JSONRPCRequest, info: MessageExtraInfo): Promise<void> {
+    const { server, callTool } = this.direct!;
+    const call = new DirectCall(server, request.id, info);
+    this.calls.add(call);
+    let answer: JSONRPCResponse | undefined;
+    let encoded: Buffer | undefined;
+    try {
+      const result = await callTool({ method: "tools/call", params: request.params } as CallToolRequest, call);
+      encoded = this.encodeResult(result);
+      const checked = encoded === undefined ? checkedToolResult(result) : result;
+      if (!call.aborted) answer = { result: checked, jsonrpc: "2.0", id: request.id };
+    } catch (error) {
+      try {
+        if (!call.aborted) answer = errorAnswer(request.id, error);
+      } catch (failure) {
+        this.onerror?.(new Error(`Failed to send response: ${failure}`));
+      }
+    } finally {
+      this.calls.delete(call);
+    }
+    if (answer) this.deliver(answer, encoded);
+  }
+
   private refuse(res: ServerResponse, status: number, code: number, message: string): void {
     this.onerror?.(new Error(message));
     const body = JSON.stringify({ jsonrpc: "2.0", error: { code, message }, id: null });
     res.writeHead(status, { "Content-Type": "application/json" }).end(body);
   }
+}
+
+const REQUEST_KEYS = new Set(["jsonrpc", "id", "method", "params"]);
+
+/**
+ * Whether `value` is a JSON-RPC request JSONRPCMessageSchema would return unchanged (so it need not run): "2.0", an id
+ * that is a string or a safe integer, a string method, and params, if any, an object without `_meta` (the schema
+ * checks that one) or an own `__proto__` (its copy would lose it); no other key. Anything else is parsed by the schema,
+ * so a refusal is the SDK's.
+ */
+export function isPlainRequest(value: unknown): value is JSONRPCRequest {
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
+  const message = value as Record<string, unknown>;
+  if (message.jsonrpc !== "2.0" || typeof message.method !== "string") return false;
+  if (typeof message.id !== "string" && !Number.isSafeInteger(message.id)) return false;
+  for (const key of Object.keys(message)) if (!REQUEST_KEYS.has(key)) return false;
+  const { params } = message;
+  return (
+    params === undefined ||
+    (typeof params === "object" &&
+      params !== null &&
+      !Array.isArray(params) &&
+      !Object.hasOwn(params, "_meta") &&
+      !Object.hasOwn(params, "__proto__"))
+  );
+}
+
+/** A tools/call dispatched here: plain params (its envelope was checked by isPlainRequest or by the schema). */
+function isDirectToolCall(request: JSONRPCRequest): boolean {
+  return request.method === "tools/call" && isPlainToolCall(request.params);
 }
 
 /** A request among messages JSONRPCMessageSchema has parsed: a method and an id (not isJSONRPCRequest's parse again). */

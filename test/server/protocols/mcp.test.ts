@@ -380,6 +380,38 @@ describe("Remote MCP at /mcp", () => {
       await client.close();
     }));
 
+  it("answers a plain tools/call (the transport's direct path) byte for byte as through the SDK's dispatch", () =>
+    withMarket(async (m) => {
+      await m.list();
+      await m.list();
+      const headers = {
+        "content-type": "application/json",
+        accept: "application/json, text/event-stream",
+        "x-api-key": m.posterKey,
+      };
+      const answer = async (params: Record<string, unknown>, id: number | string) => {
+        const res = await fetch(`${m.api.url}/mcp`, {
+          method: "POST",
+          headers,
+          body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params }),
+        });
+        return { status: res.status, type: res.headers.get("content-type"), body: await res.text() };
+      };
+      // `_meta` (here empty) sends a call the SDK's way (transport.ts isPlainRequest): the same answer is expected.
+      for (const [params, id] of [
+        [{ name: "browse_tasks", arguments: { limit: 50 } }, 1],
+        [{ name: "browse_tasks", arguments: { limit: 1, offset: 1 } }, "two"],
+        [{ name: "get_task", arguments: { id: "1" } }, 3],
+        [{ name: "get_task", arguments: { id: "zero" } }, 4],
+        [{ name: "get_leaderboard", arguments: { surprise: 1 } }, 5],
+        [{ name: "no_such_tool" }, 6],
+      ] as const) {
+        const direct = await answer(params, id);
+        expect(direct.status).to.equal(200);
+        expect(await answer({ ...params, _meta: {} }, id), JSON.stringify(params)).to.deep.equal(direct);
+      }
+    }));
+
   it("drives a task from post to paid through the tools alone, wallets signing what they return", () =>
     withMarket(async (m) => {
       const poster = await connect(m, m.posterKey);
