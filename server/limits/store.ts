@@ -172,26 +172,14 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
-/** The scripts as commands of the client (`defineCommand`): sent by their SHA1, their text only once per server. */
-interface LimitCommands {
-  limitWindow(key: string, windowMs: number, add: number): Promise<unknown>;
-  /** The number of keys, the keys, then ARGV. */
-  limitTake(keyCount: number, ...args: (string | number)[]): Promise<unknown>;
-}
-
 export class RedisLimitStore implements LimitStore {
-  private readonly redis: Redis & LimitCommands;
+  private readonly redis: Redis;
 
   constructor(
     url: string,
     private readonly prefix = "rl:",
   ) {
-    const redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
-    // EVALSHA, and EVAL only when the server answers NOSCRIPT (a restart, SCRIPT FLUSH): EVAL sent the script's text
-    // with every request, which the server hashed each time (docs/performance.md, "PostgreSQL reads and targets").
-    redis.defineCommand("limitWindow", { numberOfKeys: 1, lua: HIT_WINDOW });
-    redis.defineCommand("limitTake", { lua: TAKE });
-    this.redis = redis as Redis & LimitCommands;
+    this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
   }
 
   async hitWindow(key: string, windowMs: number, count = 1): Promise<WindowHit> {
@@ -203,7 +191,7 @@ export class RedisLimitStore implements LimitStore {
   }
 
   private async window(key: string, windowMs: number, add: number): Promise<WindowHit> {
-    const [count, resetInMs] = (await this.redis.limitWindow(`${this.prefix}w:${key}`, windowMs, add)) as [
+    const [count, resetInMs] = (await this.redis.eval(HIT_WINDOW, 1, `${this.prefix}w:${key}`, windowMs, add)) as [
       number,
       number,
     ];
@@ -213,7 +201,10 @@ export class RedisLimitStore implements LimitStore {
   async take(buckets: readonly Bucket[], cost: number): Promise<BucketTake[]> {
     const keys = buckets.map((b) => `${this.prefix}b:${b.key}`);
     const args = buckets.flatMap((b) => [b.capacity, b.refillMs]);
-    const reply = (await this.redis.limitTake(keys.length, ...keys, cost, ...args)) as [number, ...(string | number)[]];
+    const reply = (await this.redis.eval(TAKE, keys.length, ...keys, cost, ...args)) as [
+      number,
+      ...(string | number)[],
+    ];
     return buckets.map((_, i) => {
       const retryAfterMs = Number(reply[2 + i * 2]);
       return { ok: retryAfterMs === 0, remaining: Number(reply[1 + i * 2]), retryAfterMs };
