@@ -43,6 +43,7 @@ import {
   type ProcessRow,
 } from "./lib/processes";
 import { printPostgresApiTargets, printProcessesTarget } from "./lib/postgresTargets";
+import { countStatements } from "./lib/statements";
 import { CPU_PROFILE_DIR, cpuProfile, profileListing, profileTaskRead, taskReadLayers } from "./lib/profilers";
 import { loadConfig } from "../server/config";
 import { createLogger } from "../server/logger";
@@ -291,6 +292,8 @@ async function main() {
     const serverCpu: string[] = [];
     const loopStalls: string[] = [];
     const collections: string[] = [];
+    const statements = countStatements(api.db);
+    const statementLines: string[] = [];
     const skipped: LoadResult = {
       rps: NaN,
       p50: NaN,
@@ -317,8 +320,12 @@ async function main() {
       const gc = watchCollections();
       const loopDelay = monitorEventLoopDelay({ resolution: 1 });
       loopDelay.enable();
+      statements.reset();
       const r = await load({ ...spec, seconds: SECONDS });
       loopDelay.disable();
+      statementLines.push(
+        ...statements.report(r.total).map((line, i) => (i === 0 ? `  ${name}: ${line}` : `    ${line}`)),
+      );
       collections.push(`  ${name}: ${gc.stop(r.total)}`);
       const cpu = process.cpuUsage(cpuBefore);
       // How long the event loop was held: a stall of the one thread delays every request in flight, which is what a
@@ -463,6 +470,9 @@ async function main() {
     for (const line of loopStalls) console.log(line);
     console.log("\nGarbage collection while measured (perf_hooks 'gc' entries: the pauses of the servers' thread):");
     for (const line of collections) console.log(line);
+    statements.close();
+    console.log("\nStatements the API sent while measured (knex's query event; the most frequent, a request each):");
+    for (const line of statementLines) console.log(line);
 
     if (!ONLY && !CPU_PROFILE_DIR) await profileListing(api.deps, api.url);
     if ((!ONLY || ONLY.has("c")) && !CPU_PROFILE_DIR) {

@@ -87,6 +87,20 @@ describe("queryRows (server/db/repositories/util.ts)", () => {
     }
   });
 
+  it("on PostgreSQL, queryArrays prepares a statement once per connection and runs it again without its text", async function () {
+    if (!usingPostgres()) this.skip(); // better-sqlite3's statements are prepared by knex.ts
+    const { db } = testDb;
+    const sql = `select "name", "block_number" from "checkpoints" where "name" = ?`;
+    // A transaction holds one connection of the pool: both runs are its.
+    const prepared = await db.transaction(async (trx) => {
+      expect(await queryArrays(trx, sql, ["a"])).to.deep.equal([["a", 7]]);
+      expect(await queryArrays(trx, sql, ["b"])).to.deep.equal([]);
+      const rows = await trx.raw(`select "statement" from pg_prepared_statements where not "from_sql"`);
+      return rows.rows.map((r: { statement: string }) => r.statement);
+    });
+    expect(prepared).to.deep.equal([sql.replace("?", "$1")]);
+  });
+
   it("inside a transaction, writes and reads run as its statements, reported with its id, and roll back with it", async () => {
     const { db } = testDb;
     const seen: { sql: string; __knexTxId?: string }[] = [];

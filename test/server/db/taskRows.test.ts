@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { ethers } from "ethers";
-import { createTestDb, type TestDb } from "../../helpers/db";
+import { createTestDb, usingPostgres, type TestDb } from "../../helpers/db";
 import { findTaskRows } from "../../../server/db/repositories/taskRows";
 import { TASK_COLUMNS, findTaskById, upsertTasks } from "../../../server/db/repositories/tasks";
 import {
@@ -132,5 +132,34 @@ describe("findTaskRows (server/db/repositories/taskRows.ts)", () => {
       listing: undefined,
       assignment: undefined,
     });
+  });
+  it("on PostgreSQL, reads each table through an index for the statements it sends, by id and by hash", async function () {
+    if (!usingPostgres()) this.skip(); // SQLite's plans: docs/performance.md, item 7
+    const { db } = testDb;
+    const sent: { sql: string; bindings: unknown[] }[] = [];
+    const onQuery = (q: { sql: string; bindings: unknown[] }) => sent.push(q);
+    db.on("query", onQuery);
+    try {
+      await findTaskRows(db, { taskId: 1 });
+      await findTaskRows(db, { taskHash: ethers.id("brief 1") });
+    } finally {
+      db.off("query", onQuery);
+    }
+    expect(sent).to.have.length(2);
+    for (const [i, { sql, bindings }] of sent.entries()) {
+      // With sequential scans priced out, a plan still holds one only where no index can answer the condition (a
+      // cast on the column's side, a type the index does not hold): what a table of many tasks would then scan.
+      const plan = await db.transaction(async (trx) => {
+        await trx.raw("set local enable_seqscan = off");
+        const explained = await trx.raw(`explain (format json) ${sql.replace(/\$\d+/g, "?")}`, bindings as string[]);
+        return JSON.stringify(explained.rows[0]["QUERY PLAN"]);
+      });
+      const label = i === 0 ? "by id" : "by hash";
+      expect(plan, label).to.not.include("Seq Scan");
+      for (const index of ["tasks_pkey", "listing_capabilities_pkey", "task_assignments_pkey"]) {
+        expect(plan, `${label}: ${index}`).to.include(`"Index Name":"${index}"`);
+      }
+      expect(plan, `${label}: listings`).to.match(/"Relation Name":"listings"/);
+    }
   });
 });
