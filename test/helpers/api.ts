@@ -157,6 +157,20 @@ export interface SecondChain {
 }
 
 /**
+ * Resolves once `api`'s base indexer has indexed up to the chain's head as it is now. `startTestApi` returns with its
+ * indexer still catching up, so a test that reads right after the start what only the indexer records (the token
+ * allowed at deployment, which makes a chain postable in GET /settlement) waits for this first.
+ */
+export async function indexedToHead(api: TestApi, ms = 30_000): Promise<void> {
+  const head = await ethers.provider.getBlockNumber();
+  const end = Date.now() + ms;
+  while ((api.indexer.status().checkpoint ?? -1) < head) {
+    if (Date.now() > end) throw new Error(`the indexer did not reach block ${head} in ${ms} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
  * Starts an API for `book` (the fixture's deployment). `env` overrides configuration (limits, for example). With
  * `arc`, the API settles on two chains (CHAINS=base,arc), base staying the posting chain, each with its own indexer.
  */

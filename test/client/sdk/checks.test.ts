@@ -8,7 +8,7 @@ import { ethers } from "hardhat";
 import { JsonRpcProvider, Wallet, ZeroAddress } from "ethers";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
 import { deployEscrowFixture, USDC } from "../../helpers/fixtures";
-import { freePort, startTestApi, type TestApi } from "../../helpers/api";
+import { freePort, indexedToHead, startTestApi, type TestApi } from "../../helpers/api";
 import { freshWallet, serveChain, type ServedChain } from "../../helpers/rpc";
 import { TaskEscrow__factory, AgentFactory__factory } from "../../../typechain-types";
 import {
@@ -362,6 +362,7 @@ describe("SDK client codes: each check fed a mismatch", () => {
       fixture = await loadFixture(deployEscrowFixture);
       chain = await serveChain();
       api = await startTestApi(fixture.book);
+      await indexedToHead(api); // the settlement's postable flag is the indexed TokenAllowed
       poster = await freshWallet(chain.provider);
       market = new MarketApi({ baseUrl: api.url, apiKey: await api.createKey(poster.address) });
     });
