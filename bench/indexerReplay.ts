@@ -12,8 +12,7 @@ import os from "node:os";
 import path from "node:path";
 import inspector from "node:inspector/promises";
 import { performance } from "node:perf_hooks";
-import type { Log } from "ethers";
-import type { ChainReader } from "../server/chain/escrowLogs";
+import { logFromRpc, type ChainReader, type RpcLog } from "../server/chain/escrowLogs";
 import { createDb } from "../server/db/knex";
 import { migrateLatest } from "../server/db/migrations";
 import { countEvents } from "../server/db/repositories/escrowEvents";
@@ -27,16 +26,7 @@ interface ReplayDump {
   escrow: string;
   startBlock: number;
   head: number;
-  logs: {
-    blockNumber: string;
-    logIndex: string;
-    blockHash: string;
-    transactionHash: string;
-    transactionIndex: string;
-    address: string;
-    topics: string[];
-    data: string;
-  }[];
+  logs: RpcLog[];
   headers: BlockHeader[];
   listings: Record<string, unknown>[];
 }
@@ -47,19 +37,7 @@ const MAX_BLOCK_RANGE = 2_000;
 /** A ChainReader over the dump: logs as providerChainReader shapes them, headers by number. */
 function replayReader(dump: ReplayDump): ChainReader {
   const headers = new Map(dump.headers.map((h) => [h.number, h]));
-  const logs = dump.logs.map(
-    (l) =>
-      ({
-        blockNumber: Number(l.blockNumber),
-        index: Number(l.logIndex),
-        blockHash: l.blockHash,
-        transactionHash: l.transactionHash,
-        transactionIndex: Number(l.transactionIndex),
-        address: l.address,
-        topics: l.topics,
-        data: l.data,
-      }) as unknown as Log,
-  );
+  const logs = dump.logs.map(logFromRpc);
   return {
     chainId: async () => dump.chainId,
     blockNumber: async () => dump.head,

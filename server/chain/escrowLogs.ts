@@ -19,7 +19,8 @@ export interface ChainReader {
   heads?: HeadSource;
 }
 
-interface RpcLog {
+/** A log as `eth_getLogs` answers it (quantities as hex strings). */
+export interface RpcLog {
   blockNumber: string;
   logIndex: string;
   blockHash: string;
@@ -29,6 +30,23 @@ interface RpcLog {
   topics: string[];
   data: string;
   removed?: boolean;
+}
+
+/**
+ * The indexer's Log from the JSON-RPC answer as is: ethers' formatLog checksums every address (a keccak256 per log)
+ * and builds Log objects the indexer does not need.
+ */
+export function logFromRpc(l: RpcLog): Log {
+  return {
+    blockNumber: Number(l.blockNumber),
+    index: Number(l.logIndex),
+    blockHash: l.blockHash,
+    transactionHash: l.transactionHash,
+    transactionIndex: Number(l.transactionIndex),
+    address: l.address,
+    topics: l.topics,
+    data: l.data,
+  } as unknown as Log;
 }
 
 /** Reads through `provider`; `heads`, when given, is where new heads are pushed from (server/chain/heads.ts). */
@@ -44,26 +62,10 @@ export function providerChainReader(provider: Provider, heads?: HeadSource): Cha
     logs: async (address, fromBlock, toBlock) => {
       const send = (provider as unknown as { send?: (m: string, p: unknown[]) => Promise<RpcLog[]> }).send;
       if (typeof send !== "function") return provider.getLogs({ address, fromBlock, toBlock });
-      // The JSON-RPC answer as is: ethers' formatLog checksums every address (a keccak256 per log) and builds Log
-      // objects the indexer does not need.
       const raw = await send.call(provider, "eth_getLogs", [
         { address, fromBlock: "0x" + fromBlock.toString(16), toBlock: "0x" + toBlock.toString(16) },
       ]);
-      return raw
-        .filter((l) => !l.removed)
-        .map(
-          (l) =>
-            ({
-              blockNumber: Number(l.blockNumber),
-              index: Number(l.logIndex),
-              blockHash: l.blockHash,
-              transactionHash: l.transactionHash,
-              transactionIndex: Number(l.transactionIndex),
-              address: l.address,
-              topics: l.topics,
-              data: l.data,
-            }) as unknown as Log,
-        );
+      return raw.filter((l) => !l.removed).map(logFromRpc);
     },
   };
 }
