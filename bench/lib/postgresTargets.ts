@@ -1,6 +1,6 @@
 /**
  * The targets on PostgreSQL (+ Redis for the API), printed beside the SQLite targets when DATABASE_URL is set, and a
- * second API process's gain (docs/performance.md, "PostgreSQL reads and targets (issue 31), 2026-11-28 night", which
+ * second API process's gain (docs/performance.md, "PostgreSQL reads and targets", which
  * gives the figures they come from).
  *
  * The API's are shares within one run, as the SQLite targets are, so a machine's speed cancels out. Each is SQLite's

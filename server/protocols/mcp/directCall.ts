@@ -7,7 +7,7 @@
  *
  * Why: for a cached page (MCP `browse_tasks`) that dispatch cost more than the tool itself: two zod parses of the
  * request (the registered handler's and the wrapper's), one of the result, an AbortController per request (about
- * 5 µs on Node 20) and a chain of promises (docs/performance.md, "MCP browse_tasks (issue 31)"). Here the request's
+ * 5 µs on Node 20) and a chain of promises (docs/performance.md, "MCP browse_tasks"). Here the request's
  * shape is checked by hand (anything else goes the SDK's way, so every refusal stays the SDK's), a result the
  * transport's encoder already holds is not parsed again, and the AbortController is made only if the handler reads
  * `extra.signal`.
